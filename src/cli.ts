@@ -1,0 +1,73 @@
+#!/usr/bin/env -S npx tsx
+import { Command, CommanderError, Option } from "commander";
+import { build, formatProblem, InvalidDumpError, validate, type Problem } from "./index.ts";
+
+/** The command line: a thin shell over the library. Exit codes: 0 ok, 1 invalid input, 2 usage error. */
+
+const program = new Command("mesh-api")
+  .description("Build a static copy of the Mesh Network Topology Read API v1 from raw topology dumps")
+  .exitOverride()
+  .configureOutput({ writeErr: (s) => process.stderr.write(s) });
+
+const quiet = new Option("-q, --quiet", "print nothing but errors");
+const log = (opts: { quiet?: boolean }, line: string) => {
+  if (!opts.quiet) process.stderr.write(line + "\n");
+};
+const report = (problems: readonly Problem[], opts: { quiet?: boolean }) => {
+  for (const p of problems) if (p.severity === "error" || !opts.quiet) process.stderr.write(formatProblem(p) + "\n");
+};
+
+program
+  .command("build")
+  .description("validate the dump and write every API response under <out>/api/v1/")
+  .option("--data <dir>", "dump directory", "data")
+  .option("--out <dir>", "output directory (replaced atomically)", "dist")
+  .addOption(quiet)
+  .action(async (opts: { data: string; out: string; quiet?: boolean }) => {
+    const started = performance.now();
+    try {
+      const r = await build(opts);
+      report(r.problems, opts);
+      const s = r.summary;
+      log(opts, `built ${opts.out}: ${r.output.files} files, ${r.output.bytes} bytes from ${s.files} dump files ` +
+        `(${s.accesspoints} access points, ${s.interfaces} interfaces, ${s.links} links, ${s.sites} sites; taken at ${s.takenAt ?? "unknown"}) ` +
+        `in ${((performance.now() - started) / 1000).toFixed(2)} s`);
+    } catch (err) {
+      if (!(err instanceof InvalidDumpError)) throw err;
+      report(err.problems, opts);
+      process.stderr.write(`${err.message}; ${opts.out} left unchanged\n`);
+      process.exitCode = 1;
+    }
+  });
+
+program
+  .command("validate")
+  .description("check the dump and report every problem, without writing anything")
+  .option("--data <dir>", "dump directory", "data")
+  .addOption(quiet)
+  .action(async (opts: { data: string; quiet?: boolean }) => {
+    const started = performance.now();
+    const r = await validate(opts);
+    report(r.problems, opts);
+    const errors = r.problems.filter((p) => p.severity === "error").length;
+    const warnings = r.problems.length - errors;
+    const s = r.summary;
+    if (errors > 0) {
+      process.stderr.write(`invalid: ${errors} error${errors === 1 ? "" : "s"}, ${warnings} warning${warnings === 1 ? "" : "s"} in ${s.files} files\n`);
+      process.exitCode = 1;
+      return;
+    }
+    log(opts, `valid: ${s.files} files, ${s.accesspoints} access points, ${s.interfaces} interfaces, ${s.links} links, ` +
+      `${s.sites} sites, ${warnings} warnings (${((performance.now() - started) / 1000).toFixed(2)} s)`);
+  });
+
+try {
+  await program.parseAsync();
+} catch (err) {
+  if (err instanceof CommanderError) {
+    process.exitCode = err.exitCode === 0 ? 0 : 2;
+  } else {
+    process.stderr.write(`mesh-api: ${err instanceof Error ? err.message : String(err)}\n`);
+    process.exitCode = 1;
+  }
+}

@@ -1,0 +1,104 @@
+import type { Model, Status } from "./model.ts";
+import { STATUSES, statusOf } from "./model.ts";
+import { fileKey, NULL_KEY } from "./names.ts";
+import { list, Renderer } from "./resources.ts";
+import { API, fileOf, filterDir, NOT_FOUND_BODY, NOT_FOUND_FILE } from "./routes.ts";
+import type { AccesspointRecord } from "./schema.ts";
+import { boundaryVersions, compareVersionKeys, isBefore, versionKey } from "./version.ts";
+import { compareCodePoints } from "./text.ts";
+import type { ResolvedLink } from "./validate.ts";
+
+/**
+ * Every response the API can give for this network, as (file, body) pairs at the places the route
+ * table points to. A generator, so the caller writes as it goes instead of holding every body.
+ */
+export interface OutputFile {
+  /** path under the output root, starting with "/" */
+  readonly path: string;
+  readonly body: string;
+}
+
+export function* outputFiles(model: Model): Generator<OutputFile> {
+  const render = new Renderer(model);
+  const out = (path: string, body: string): OutputFile => ({ path, body });
+  const apList = (aps: readonly AccesspointRecord[]) => list(aps.map((a) => render.accesspoint(a)));
+  const linkList = (links: readonly ResolvedLink[]) => list(links.map((l) => render.link(l)));
+  const apStatus = (a: AccesspointRecord) => statusOf(a.lastseen_timestamp, model.takenAt);
+  const linkStatus = (l: ResolvedLink) => statusOf(l.timestamp, model.takenAt);
+  const byStatus = <T>(items: readonly T[], status: (t: T) => Status, s: Status) => items.filter((i) => status(i) === s);
+
+  yield out(NOT_FOUND_FILE, NOT_FOUND_BODY);
+
+  // Links
+  const link = `${API}/link/`;
+  yield out(fileOf(link), linkList(model.links));
+  for (const s of STATUSES) yield out(fileOf(`${link}_q/status/${s}`), linkList(byStatus(model.links, linkStatus, s)));
+  for (const l of model.links) yield out(fileOf(`${link}${l.id}`), render.link(l));
+  for (const [pair, l] of model.linkByPeers) yield out(fileOf(`${link}${pair}`), render.link(l));
+
+  // Sites
+  const site = `${API}/site/`;
+  yield out(fileOf(site), list(model.sites.map((s) => render.site(s))));
+  for (const s of model.sites) yield out(fileOf(`${site}${s.id}`), render.site(s));
+
+  // Access points and their filters
+  const ap = `${API}/accesspoint/`;
+  const aps = model.accesspoints;
+  yield out(fileOf(ap), apList(aps));
+  for (const s of STATUSES) yield out(fileOf(`${ap}_q/status/${s}`), apList(byStatus(aps, apStatus, s)));
+  const filtered = function* (dir: string, members: readonly AccesspointRecord[]) {
+    yield out(fileOf(dir), apList(members));
+    for (const s of STATUSES) yield out(fileOf(`${dir}status/${s}`), apList(byStatus(members, apStatus, s)));
+  };
+  const versions = [...new Set(aps.map((a) => a.mesh_version))];
+  for (const v of versions) {
+    const dir = filterDir(ap, "firmware_version", v === null ? NULL_KEY : fileKey(v));
+    if (v === "") continue; // no request can ask for "" (an empty value means null)
+    yield* filtered(dir, aps.filter((a) => a.mesh_version === v));
+  }
+  for (const bound of beforeValues(versions)) {
+    const key = versionKey(bound);
+    yield* filtered(filterDir(ap, "firmware_version__before", fileKey(bound)), aps.filter((a) => isBefore(a.mesh_version, key)));
+  }
+  for (const [ip, a] of model.accesspointByIp) {
+    yield out(fileOf(`${ap}${ip}`), render.accesspoint(a));
+    yield out(fileOf(`${ap}${ip}/links/`), linkList(model.linksByAccesspoint.get(a.main_ip) ?? []));
+    const ids = a.interfaces.map((i) => i.id).sort((x, y) => x - y);
+    yield out(fileOf(`${ap}${ip}/interfaces/`), list(ids.map((id) => render.interface(model.interfaceById.get(id)!))));
+  }
+
+  // Interfaces and their filters
+  const iface = `${API}/interface/`;
+  yield out(fileOf(iface), list(model.interfaces.map((e) => render.interface(e))));
+  const bySsid = new Map<string, string[]>();
+  const byMac = new Map<string, string[]>();
+  for (const e of model.interfaces) {
+    const ssid = e.iface.wifi?.wifi_ssid;
+    if (ssid) push(bySsid, ssid, render.interface(e));
+    const mac = e.iface.if_hwaddress?.toLowerCase();
+    if (mac) push(byMac, mac, render.interface(e));
+  }
+  for (const [ssid, items] of bySsid) yield out(fileOf(filterDir(iface, "wifi_ssid", fileKey(ssid))), list(items));
+  for (const [mac, items] of byMac) yield out(fileOf(filterDir(iface, "if_hwaddress", fileKey(mac))), list(items));
+  for (const [address, e] of model.interfaceByAddress) {
+    yield out(fileOf(`${iface}${address}`), render.interface(e));
+    yield out(fileOf(`${iface}${address}/accesspoint/`), render.accesspoint(e.ap));
+  }
+}
+
+function push<K, V>(map: Map<K, V[]>, key: K, value: V) {
+  const list = map.get(key);
+  if (list) list.push(value);
+  else map.set(key, [value]);
+}
+
+/** Every present non-empty version, and the release-line boundaries derived from them, once each. */
+export function beforeValues(versions: readonly (string | null)[]): string[] {
+  const values = new Set<string>();
+  for (const v of versions) {
+    if (!v) continue;
+    values.add(v);
+    for (const b of boundaryVersions(v)) values.add(b);
+  }
+  return [...values].sort((a, b) => compareVersionKeys(versionKey(a), versionKey(b)) || compareCodePoints(a, b));
+}

@@ -1,0 +1,31 @@
+import { Address4, Address6 } from "ip-address";
+
+export type Family = "inet" | "inet6";
+
+/** Canonical text of an IPv4 (dotted quad, no leading zeros) or IPv6 (RFC 5952) address, or undefined. */
+export function canonicalIp(text: string): { address: string; family: Family } | undefined {
+  if (text.includes("/") || text.includes("%")) return undefined; // no prefixes, no zone ids
+  if (Address4.isValid(text)) return { address: new Address4(text).correctForm(), family: "inet" };
+  if (Address6.isValid(text)) return { address: new Address6(text).correctForm(), family: "inet6" };
+  return undefined;
+}
+
+export function canonicalIpv4(text: string): string | undefined {
+  const ip = canonicalIp(text);
+  return ip?.family === "inet" ? ip.address : undefined;
+}
+
+export function canonicalIpv6(text: string): string | undefined {
+  const ip = canonicalIp(text);
+  return ip?.family === "inet6" ? ip.address : undefined;
+}
+
+/** Numeric order for IPv4 text, then IPv6 text; keeps list output independent of input order. */
+export function compareIp(a: string, b: string): number {
+  return ipSortKey(a) < ipSortKey(b) ? -1 : ipSortKey(a) > ipSortKey(b) ? 1 : 0;
+}
+
+function ipSortKey(text: string): string {
+  if (!text.includes(":")) return "4" + text.split(".").map((o) => o.padStart(3, "0")).join(".");
+  return "6" + new Address6(text).canonicalForm();
+}

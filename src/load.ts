@@ -1,0 +1,111 @@
+import { createReadStream } from "node:fs";
+import { readFile, stat } from "node:fs/promises";
+import { createInterface } from "node:readline";
+import path from "node:path";
+import fg from "fast-glob";
+import type { Problem, Source } from "./problems.ts";
+
+/** Stage 1: find the dump files and parse them into raw records, each tagged with its source. */
+
+export type RecordKind = "accesspoint" | "link";
+
+export interface RawRecord {
+  readonly kind: RecordKind;
+  readonly source: Source;
+  readonly value: unknown;
+}
+
+export interface LoadedDump {
+  readonly network?: { readonly source: Source; readonly value: unknown };
+  readonly records: RawRecord[];
+  readonly files: string[];
+  readonly problems: Problem[];
+}
+
+const FOLDERS: Record<string, RecordKind> = { accesspoints: "accesspoint", links: "link" };
+
+export async function loadDump(dataDir: string): Promise<LoadedDump> {
+  const problems: Problem[] = [];
+  const records: RawRecord[] = [];
+  const dirStat = await stat(dataDir).catch(() => undefined);
+  if (!dirStat?.isDirectory()) {
+    problems.push(problem({ file: dataDir }, "the dump directory does not exist"));
+    return { records, files: [], problems };
+  }
+  const files = (
+    await fg(["network.json", "accesspoints/**/*.{json,ndjson}", "links/**/*.{json,ndjson}"], {
+      cwd: dataDir,
+      onlyFiles: true,
+      dot: false,
+      followSymbolicLinks: false,
+    })
+  ).sort();
+  let network: LoadedDump["network"];
+  for (const file of files) {
+    const full = path.join(dataDir, file);
+    if (file === "network.json") {
+      const parsed = await parseJsonFile(full, file, problems);
+      if (parsed !== undefined) network = { source: { file }, value: parsed };
+      continue;
+    }
+    const kind = FOLDERS[file.split("/")[0]];
+    if (file.endsWith(".ndjson")) {
+      await readNdjson(full, file, kind, records, problems);
+    } else {
+      const parsed = await parseJsonFile(full, file, problems);
+      if (Array.isArray(parsed)) parsed.forEach((value, index) => records.push({ kind, source: { file, index }, value }));
+      else if (parsed !== undefined) records.push({ kind, source: { file }, value: parsed });
+    }
+  }
+  if (!files.some((f) => f !== "network.json")) {
+    problems.push(problem({ file: dataDir }, "no dump files found (expected accesspoints/**/*.json|ndjson and links/**/*.json|ndjson)"));
+  }
+  return { network, records, files, problems };
+}
+
+async function parseJsonFile(full: string, file: string, problems: Problem[]): Promise<unknown> {
+  const text = stripBom(await readFile(full, "utf8"));
+  try {
+    return JSON.parse(text);
+  } catch (err) {
+    problems.push(problem({ file }, `malformed JSON: ${describeJsonError(err, text)}`));
+    return undefined;
+  }
+}
+
+async function readNdjson(full: string, file: string, kind: RecordKind, out: RawRecord[], problems: Problem[]) {
+  const lines = createInterface({ input: createReadStream(full, "utf8"), crlfDelay: Infinity });
+  let line = 0;
+  for await (const raw of lines) {
+    line++;
+    const text = line === 1 ? stripBom(raw) : raw;
+    if (text.trim() === "") continue;
+    const source = { file, line };
+    try {
+      out.push({ kind, source, value: JSON.parse(text) });
+    } catch (err) {
+      problems.push(problem(source, `malformed JSON: ${describeJsonError(err, text)}`));
+    }
+  }
+}
+
+function stripBom(text: string): string {
+  return text.charCodeAt(0) === 0xfeff ? text.slice(1) : text;
+}
+
+/** Turns V8's "at position N" into line and column, which people can find in an editor. */
+function describeJsonError(err: unknown, text: string): string {
+  const message = err instanceof Error ? err.message : String(err);
+  const m = /at position (\d+)/.exec(message);
+  const base = message.replace(/ in JSON at position \d+.*$/s, "").replace(/^Unexpected/, "unexpected");
+  if (!m) return base;
+  const pos = Number(m[1]);
+  const before = text.slice(0, pos);
+  const line = before.split("\n").length;
+  const column = pos - before.lastIndexOf("\n");
+  return `${base} at line ${line}, column ${column}`;
+}
+
+function problem(source: Source, message: string): Problem {
+  return { severity: "error", source, path: "$", message };
+}

@@ -1,0 +1,47 @@
+/** Where a record came from: a dump file, plus its NDJSON line or JSON array index. */
+export interface Source {
+  /** path relative to the dump directory, with forward slashes */
+  readonly file: string;
+  readonly line?: number;
+  readonly index?: number;
+}
+
+export interface Problem {
+  readonly severity: "error" | "warning";
+  readonly source: Source;
+  /** JSON path inside the record, `$` for the record itself */
+  readonly path: string;
+  readonly message: string;
+}
+
+export function formatSource(s: Source): string {
+  if (s.line !== undefined) return `${s.file}:${s.line}`;
+  if (s.index !== undefined) return `${s.file} [${s.index}]`;
+  return s.file;
+}
+
+export function formatProblem(p: Problem): string {
+  return `${p.severity}: ${formatSource(p.source)} ${p.path}: ${p.message}`;
+}
+
+export function jsonPath(path: readonly PropertyKey[]): string {
+  let out = "$";
+  for (const part of path) {
+    out += typeof part === "number" ? `[${part}]` : /^[A-Za-z_][A-Za-z0-9_]*$/.test(String(part)) ? `.${String(part)}` : `[${JSON.stringify(String(part))}]`;
+  }
+  return out;
+}
+
+export function compareSources(a: Source, b: Source): number {
+  if (a.file !== b.file) return a.file < b.file ? -1 : 1;
+  return (a.line ?? a.index ?? -1) - (b.line ?? b.index ?? -1);
+}
+
+/** Thrown for invalid input; carries every problem found, so the CLI can list them all. */
+export class InvalidDumpError extends Error {
+  constructor(readonly problems: readonly Problem[]) {
+    const errors = problems.filter((p) => p.severity === "error").length;
+    super(`the dump is invalid: ${errors} problem${errors === 1 ? "" : "s"}`);
+    this.name = "InvalidDumpError";
+  }
+}

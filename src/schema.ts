@@ -1,0 +1,170 @@
+import { z } from "zod";
+import { ACCESSPOINT_FIELDS, DEFAULT_FIRMWARE_TYPE, WIFI_FIELDS, type FieldKind } from "./fields.ts";
+import { canonicalIp, canonicalIpv4, canonicalIpv6, type Family } from "./ip.ts";
+import { checkDate, parseInstant, type Instant } from "./timestamp.ts";
+import { fixedDecimal } from "./text.ts";
+
+/**
+ * zod schemas of the raw dump format `mesh-topology-dump/1`. They validate and normalise in one pass:
+ * addresses become canonical text, timestamps become Instants, decimals become fixed-point text.
+ */
+
+const instant = z.string().transform((text, ctx): Instant => {
+  const parsed = parseInstant(text);
+  if (typeof parsed === "string") {
+    ctx.addIssue({ code: "custom", message: `${parsed}: ${JSON.stringify(text)}` });
+    return z.NEVER;
+  }
+  return parsed;
+});
+
+const date = z.string().superRefine((text, ctx) => {
+  const problem = checkDate(text);
+  if (problem) ctx.addIssue({ code: "custom", message: `${problem}: ${JSON.stringify(text)}` });
+});
+
+const finite = z.number().refine(Number.isFinite, "must be a finite number");
+
+const point = z.strictObject({
+  type: z.literal("Point", { error: 'must be "Point"' }),
+  coordinates: z.tuple([
+    finite.min(-180, "longitude must be between -180 and 180").max(180, "longitude must be between -180 and 180"),
+    finite.min(-90, "latitude must be between -90 and 90").max(90, "latitude must be between -90 and 90"),
+  ]),
+});
+
+const integer = z.number().int("must be an integer").refine(Number.isSafeInteger, "integer out of range");
+const id = integer.min(0, "ids must not be negative");
+
+function ipText(parse: (s: string) => string | undefined, what: string) {
+  return z.string().transform((text, ctx) => {
+    const ip = parse(text);
+    if (ip === undefined) {
+      ctx.addIssue({ code: "custom", message: `not a valid ${what} address: ${JSON.stringify(text)}` });
+      return z.NEVER;
+    }
+    return ip;
+  });
+}
+
+const decimal = (places: number) =>
+  z.union([finite, z.string()]).transform((value, ctx) => {
+    const text = fixedDecimal(value, places);
+    if (text === undefined) {
+      ctx.addIssue({ code: "custom", message: `not a decimal number: ${JSON.stringify(value)}` });
+      return z.NEVER;
+    }
+    return text;
+  });
+
+const kinds = {
+  string: z.string(),
+  integer,
+  float: finite,
+  boolean: z.boolean(),
+  timestamp: instant,
+  date,
+  point,
+  decimal3: decimal(3),
+  decimal1: decimal(1),
+} satisfies Record<FieldKind | "decimal3" | "decimal1", z.ZodType>;
+
+/** Every field may be null and defaults to null when absent. */
+function nullableFields<const T extends readonly (readonly [string, keyof typeof kinds])[]>(fields: T) {
+  return Object.fromEntries(
+    fields.map(([name, kind]) => [name, (kinds[kind] as z.ZodType).nullable().default(null)]),
+  ) as {
+    [K in T[number] as K[0]]: z.ZodDefault<z.ZodNullable<(typeof kinds)[K[1]]>>;
+  };
+}
+
+const address = z
+  .strictObject({
+    id,
+    address: z.string(),
+    netmask_prefixlen: integer,
+  })
+  .transform((a, ctx) => {
+    const ip = canonicalIp(a.address);
+    if (!ip) {
+      ctx.addIssue({ code: "custom", path: ["address"], message: `not a valid IPv4 or IPv6 address: ${JSON.stringify(a.address)}` });
+      return z.NEVER;
+    }
+    const max = ip.family === "inet" ? 32 : 128;
+    if (a.netmask_prefixlen < 0 || a.netmask_prefixlen > max) {
+      ctx.addIssue({ code: "custom", path: ["netmask_prefixlen"], message: `prefix length ${a.netmask_prefixlen} is outside 0..${max} for ${ip.family === "inet" ? "IPv4" : "IPv6"}` });
+      return z.NEVER;
+    }
+    return { id: a.id, address: ip.address, family: ip.family as Family, netmask_prefixlen: a.netmask_prefixlen };
+  });
+
+const wifi = z.strictObject(nullableFields(WIFI_FIELDS));
+
+const iface = z.strictObject({
+  id,
+  if_name: z.string().nullable().default(null),
+  if_hwaddress: z.string().nullable().default(null),
+  addresses: z.array(address).default([]),
+  wifi: wifi.nullable().default(null),
+});
+
+const { firmware_type: _firmwareType, ...otherFields } = nullableFields(ACCESSPOINT_FIELDS);
+
+export const accesspointSchema = z.strictObject({
+  main_ip: ipText(canonicalIpv4, "IPv4"),
+  main_ipv6: ipText(canonicalIpv6, "IPv6").nullable().default(null),
+  ...otherFields,
+  // A missing or null firmware type means the common case of the original importer.
+  firmware_type: z.string().nullable().default(null).transform((t) => t ?? DEFAULT_FIRMWARE_TYPE),
+  site: id.nullable().default(null),
+  interfaces: z.array(iface).default([]),
+});
+
+const quality = finite.min(0, "quality must be between 0 and 1").max(1, "quality must be between 0 and 1");
+
+const endpoint = z
+  .strictObject({
+    interface: id.optional(),
+    address: ipText((s) => canonicalIp(s)?.address, "IPv4 or IPv6").optional(),
+    quality,
+  })
+  .superRefine((e, ctx) => {
+    if ((e.interface === undefined) === (e.address === undefined)) {
+      ctx.addIssue({ code: "custom", message: 'an endpoint names exactly one of "interface" (an interface id) or "address"' });
+    }
+  });
+
+export const linkSchema = z.strictObject({
+  id,
+  timestamp: instant.nullable().default(null),
+  endpoints: z.array(endpoint).length(2, "a link has exactly two endpoints"),
+});
+
+export const NETWORK_FORMAT = "mesh-topology-dump/1";
+
+export const networkSchema = z.strictObject({
+  format: z.literal(NETWORK_FORMAT, { error: `must be "${NETWORK_FORMAT}"` }),
+  name: z.string().nullable().default(null),
+  taken_at: instant.nullable().default(null),
+});
+
+export type AccesspointRecord = z.output<typeof accesspointSchema>;
+export type InterfaceRecord = z.output<typeof iface>;
+export type AddressRecord = z.output<typeof address>;
+export type WifiRecord = z.output<typeof wifi>;
+export type LinkRecord = z.output<typeof linkSchema>;
+export type NetworkRecord = z.output<typeof networkSchema>;
+export type PointRecord = z.output<typeof point>;
+
+/** Field names allowed at a place in a record, for "did you mean" hints on unknown fields. */
+export function knownKeys(kind: "accesspoint" | "link" | "network", path: readonly PropertyKey[]): string[] {
+  const shape = (s: { shape: Record<string, unknown> }) => Object.keys(s.shape);
+  if (kind === "network") return shape(networkSchema);
+  if (kind === "link") return path.length === 0 ? shape(linkSchema) : ["interface", "address", "quality"];
+  const last = path[path.length - 1];
+  if (path.length === 0) return shape(accesspointSchema);
+  if (path[0] === "position") return ["type", "coordinates"];
+  if (last === "wifi") return shape(wifi);
+  if (path.includes("addresses")) return ["id", "address", "netmask_prefixlen"];
+  return shape(iface);
+}

@@ -1,0 +1,183 @@
+import type { z } from "zod";
+import type { LoadedDump, RawRecord } from "./load.ts";
+import { compareSources, formatSource, jsonPath, type Problem, type Source } from "./problems.ts";
+import { accesspointSchema, knownKeys, linkSchema, networkSchema, type AccesspointRecord, type LinkRecord } from "./schema.ts";
+import { nearest } from "./text.ts";
+import { compareIp } from "./ip.ts";
+import type { Instant } from "./timestamp.ts";
+
+/** Stage 2: schema checks per record, then the checks across records. Pure: no I/O. */
+
+export interface Dump {
+  readonly name: string | null;
+  /** the instant status filters are computed against; null when the dump has no timestamp at all */
+  readonly takenAt: Instant | null;
+  /** sorted by main_ip */
+  readonly accesspoints: readonly AccesspointRecord[];
+  /** sorted by id; endpoints resolved to interface ids, in dump order */
+  readonly links: readonly ResolvedLink[];
+}
+
+export interface ResolvedLink {
+  readonly id: number;
+  readonly timestamp: Instant | null;
+  readonly endpoints: readonly { readonly interfaceId: number; readonly quality: number }[];
+}
+
+export interface Validation {
+  /** present when there are no errors */
+  readonly dump?: Dump;
+  /** errors and warnings, in file order */
+  readonly problems: Problem[];
+}
+
+export function validateDump(loaded: LoadedDump): Validation {
+  const problems: Problem[] = [...loaded.problems];
+  const error = (source: Source, path: string, message: string) => problems.push({ severity: "error", source, path, message });
+  const warning = (source: Source, path: string, message: string) => problems.push({ severity: "warning", source, path, message });
+
+  let network: z.output<typeof networkSchema> | undefined;
+  if (loaded.network) network = check(networkSchema, "network", loaded.network.source, loaded.network.value, problems);
+
+  const aps: { source: Source; ap: AccesspointRecord }[] = [];
+  const links: { source: Source; link: LinkRecord }[] = [];
+  for (const record of loaded.records) {
+    if (record.kind === "accesspoint") {
+      const ap = check(accesspointSchema, "accesspoint", record.source, record.value, problems);
+      if (ap) aps.push({ source: record.source, ap });
+    } else {
+      const link = check(linkSchema, "link", record.source, record.value, problems);
+      if (link) links.push({ source: record.source, link });
+    }
+  }
+  aps.sort((a, b) => compareSources(a.source, b.source));
+  links.sort((a, b) => compareSources(a.source, b.source));
+
+  // Uniqueness: the first occurrence in file order keeps the value, later ones are errors.
+  const unique = <K>(what: string) => {
+    const seen = new Map<K, Source>();
+    return (key: K | null, source: Source, path: string) => {
+      if (key === null) return;
+      const first = seen.get(key);
+      if (first) error(source, path, `duplicate ${what} ${JSON.stringify(key)} (first used at ${formatSource(first)})`);
+      else seen.set(key, source);
+    };
+  };
+  const mainIp = unique<string>("main_ip");
+  const mainIpv6 = unique<string>("main_ipv6");
+  const interfaceId = unique<number>("interface id");
+  const addressId = unique<number>("address id");
+  const linkId = unique<number>("link id");
+
+  const ownerOfInterface = new Map<number, string>();
+  const holders = new Map<string, { ifaceId: number; source: Source; path: string }[]>();
+  for (const { source, ap } of aps) {
+    mainIp(ap.main_ip, source, "$.main_ip");
+    mainIpv6(ap.main_ipv6, source, "$.main_ipv6");
+    ap.interfaces.forEach((iface, i) => {
+      interfaceId(iface.id, source, `$.interfaces[${i}].id`);
+      if (!ownerOfInterface.has(iface.id)) ownerOfInterface.set(iface.id, ap.main_ip);
+      iface.addresses.forEach((a, j) => {
+        addressId(a.id, source, `$.interfaces[${i}].addresses[${j}].id`);
+        const list = holders.get(a.address) ?? [];
+        list.push({ ifaceId: iface.id, source, path: `$.interfaces[${i}].addresses[${j}].address` });
+        holders.set(a.address, list);
+      });
+    });
+  }
+  for (const [address, list] of holders) {
+    const ids = [...new Set(list.map((h) => h.ifaceId))].sort((a, b) => a - b);
+    if (ids.length > 1) {
+      const last = list[list.length - 1];
+      warning(last.source, last.path, `address ${address} is held by interfaces ${ids.join(", ")}; lookups by this address use interface ${ids[0]}`);
+    }
+  }
+  const holderOf = (address: string) => {
+    const list = holders.get(address);
+    return list ? Math.min(...list.map((h) => h.ifaceId)) : undefined;
+  };
+
+  const resolved: ResolvedLink[] = [];
+  const pairs = new Map<string, { id: number; source: Source }[]>();
+  for (const { source, link } of links) {
+    linkId(link.id, source, "$.id");
+    const endpoints: { interfaceId: number; quality: number }[] = [];
+    link.endpoints.forEach((e, i) => {
+      const id = e.interface ?? holderOf(e.address!);
+      if (id === undefined) error(source, `$.endpoints[${i}].address`, `no interface holds the address ${e.address}`);
+      else if (!ownerOfInterface.has(id)) error(source, `$.endpoints[${i}].interface`, `no interface has the id ${id}`);
+      else endpoints.push({ interfaceId: id, quality: e.quality });
+    });
+    if (endpoints.length !== 2) continue;
+    resolved.push({ id: link.id, timestamp: link.timestamp, endpoints });
+    const peers = endpoints.map((e) => ownerOfInterface.get(e.interfaceId)!).sort(compareIp);
+    if (peers[0] !== peers[1]) {
+      const key = peers.join(" ");
+      pairs.set(key, [...(pairs.get(key) ?? []), { id: link.id, source }]);
+    }
+  }
+  for (const [key, list] of pairs) {
+    if (list.length < 2) continue;
+    const ids = list.map((l) => l.id).sort((a, b) => a - b);
+    const last = list[list.length - 1];
+    warning(last.source, "$", `links ${ids.join(", ")} all join ${key.replace(" ", " and ")}; the link by peers is link ${ids[0]}`);
+  }
+
+  problems.sort((a, b) => compareSources(a.source, b.source) || (a.path < b.path ? -1 : a.path > b.path ? 1 : 0));
+  if (problems.some((p) => p.severity === "error")) return { problems };
+
+  const accesspoints = aps.map((a) => a.ap).sort((a, b) => compareIp(a.main_ip, b.main_ip));
+  resolved.sort((a, b) => a.id - b.id);
+  return {
+    problems,
+    dump: {
+      name: network?.name ?? null,
+      takenAt: network?.taken_at ?? latestTimestamp(accesspoints, resolved),
+      accesspoints,
+      links: resolved,
+    },
+  };
+}
+
+function latestTimestamp(aps: readonly AccesspointRecord[], links: readonly ResolvedLink[]): Instant | null {
+  let latest: Instant | null = null;
+  for (const t of [...aps.map((a) => a.lastseen_timestamp), ...links.map((l) => l.timestamp)]) {
+    if (t && (!latest || t.micros > latest.micros)) latest = t;
+  }
+  return latest;
+}
+
+function check<S extends z.ZodType>(
+  schema: S,
+  kind: "accesspoint" | "link" | "network",
+  source: Source,
+  value: unknown,
+  problems: Problem[],
+): z.output<S> | undefined {
+  const result = schema.safeParse(value);
+  if (result.success) return result.data;
+  for (const issue of result.error.issues) {
+    if (issue.code === "unrecognized_keys") {
+      for (const key of issue.keys) {
+        const hint = nearest(key, knownKeys(kind, issue.path));
+        problems.push({
+          severity: "error",
+          source,
+          path: jsonPath([...issue.path, key]),
+          message: `unknown field ${JSON.stringify(key)}${hint ? `; did you mean ${JSON.stringify(hint)}?` : ""}`,
+        });
+      }
+      continue;
+    }
+    problems.push({ severity: "error", source, path: jsonPath(issue.path), message: plainMessage(issue) });
+  }
+  return undefined;
+}
+
+function plainMessage(issue: z.core.$ZodIssue): string {
+  if (issue.code === "invalid_type") {
+    const expected = issue.expected === "int" ? "an integer" : issue.expected === "object" ? "an object" : issue.expected === "array" ? "an array" : `a ${issue.expected}`;
+    return issue.message.includes("received undefined") ? `missing required field (${expected})` : `expected ${expected}, ${issue.message.replace(/^.*received /, "got ")}`;
+  }
+  return issue.message.replace(/^Invalid input: /, "");
+}

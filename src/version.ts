@@ -1,0 +1,56 @@
+/**
+ * Sort key of firmware versions for `firmware_version__before`, as the original server compares them:
+ *   opennet0.<n>.sdk                                   -> (-1, n)
+ *   <a>.<b>[.<c>...][-unstable]-<build>[-<hex>]         -> (a, b, c..., -1 if unstable else 0, build)
+ *   <a>.<b>[.<c>...]                                   -> (a, b, c..., 0)
+ *   anything else                                      -> ()
+ * Tuples compare element-wise; a proper prefix sorts first.
+ */
+export type VersionKey = readonly number[];
+
+const SDK = /^opennet0\.(\d+)\.sdk$/;
+const BUILD = /^(\d+(?:\.\d+)+)(-unstable)?-(\d+)(?:-[0-9a-fA-F]+)?$/;
+const PLAIN = /^(\d+(?:\.\d+)+)$/;
+
+export function versionKey(version: string): VersionKey {
+  let m = SDK.exec(version);
+  if (m) return [-1, Number(m[1])];
+  m = BUILD.exec(version);
+  if (m) return [...numbers(m[1]), m[2] ? -1 : 0, Number(m[3])];
+  m = PLAIN.exec(version);
+  if (m) return [...numbers(m[1]), 0];
+  return [];
+}
+
+function numbers(dotted: string): number[] {
+  return dotted.split(".").map(Number);
+}
+
+export function compareVersionKeys(a: VersionKey, b: VersionKey): number {
+  const n = Math.min(a.length, b.length);
+  for (let i = 0; i < n; i++) if (a[i] !== b[i]) return a[i] - b[i];
+  return a.length - b.length;
+}
+
+/** `mesh_version` passes `firmware_version__before=<bound>` when it is non-empty and sorts before the bound. */
+export function isBefore(version: string | null, bound: VersionKey): boolean {
+  return version !== null && version !== "" && compareVersionKeys(versionKey(version), bound) < 0;
+}
+
+/**
+ * The `__before` values a static build answers besides the versions present: the release-line
+ * boundaries a person asks about ("before 0.5", "before 0.5.2", "before 1.0"), derived from the
+ * numeric part of every present version: each prefix of two or more parts, and the next value of
+ * each part (next patch, next minor, next major as `<a+1>.0`).
+ */
+export function boundaryVersions(version: string): string[] {
+  const m = SDK.exec(version) ? null : (BUILD.exec(version) ?? PLAIN.exec(version));
+  if (!m) return [];
+  const parts = numbers(m[1]);
+  const out: string[] = [`${parts[0] + 1}.0`];
+  for (let i = 2; i <= parts.length; i++) out.push(parts.slice(0, i).join("."));
+  for (let i = 1; i < parts.length; i++) {
+    out.push([...parts.slice(0, i), parts[i] + 1].join("."));
+  }
+  return out;
+}

@@ -1,0 +1,76 @@
+import { readFileSync } from "node:fs";
+import { gunzipSync } from "node:zlib";
+
+/** The recorded responses of the original server, and the comparison rule the reference README defines. */
+
+export interface Expected {
+  readonly path: string;
+  readonly status: number;
+  readonly body: unknown;
+  readonly match: "exact" | "not_found" | "empty_or_not_found" | "exact_or_not_found" | "redirect_or_same";
+  readonly source_seq: number;
+  readonly why?: string;
+}
+
+export const PUBLIC_SAMPLE = new URL("../fixtures/public-sample/", import.meta.url).pathname;
+
+export function readExpected(file = `${PUBLIC_SAMPLE}expected.ndjson.gz`): Expected[] {
+  return gunzipSync(readFileSync(file))
+    .toString("utf8")
+    .split("\n")
+    .filter((l) => l.trim() !== "")
+    .map((l) => JSON.parse(l) as Expected);
+}
+
+/** JSON equality where lists are multisets and numbers compare to 12 significant digits. */
+export function canonical(value: unknown): string {
+  if (typeof value === "number") return `n${Number(value.toPrecision(12))}`;
+  if (Array.isArray(value)) return `[${value.map(canonical).sort().join(",")}]`;
+  if (value !== null && typeof value === "object") {
+    const entries = Object.entries(value).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
+    return `{${entries.map(([k, v]) => `${JSON.stringify(k)}:${canonical(v)}`).join(",")}}`;
+  }
+  return JSON.stringify(value);
+}
+
+export interface Answer {
+  readonly status: number;
+  readonly body?: string;
+  readonly location?: string;
+}
+
+const NOT_FOUND = canonical({ detail: "Not found." });
+
+/** Returns undefined when the answer satisfies the expectation, else a short description of the mismatch. */
+export function mismatch(e: Expected, a: Answer): string | undefined {
+  const body = () => {
+    try {
+      return a.body === undefined ? "(no body)" : canonical(JSON.parse(a.body));
+    } catch {
+      return "(not JSON)";
+    }
+  };
+  const isNotFound = a.status === 404 && body() === NOT_FOUND;
+  const isExact = a.status === e.status && body() === canonical(e.body);
+  let ok: boolean;
+  switch (e.match) {
+    case "exact":
+      ok = isExact;
+      break;
+    case "not_found":
+      ok = isNotFound;
+      break;
+    case "empty_or_not_found":
+      ok = isNotFound || (a.status === 200 && body() === "[]");
+      break;
+    case "exact_or_not_found":
+      ok = isExact || isNotFound;
+      break;
+    case "redirect_or_same": {
+      const target = e.path.includes("?") ? e.path.replace("?", "/?") : `${e.path}/`;
+      ok = isExact || ([301, 302, 308].includes(a.status) && a.location !== undefined && new URL(a.location, "http://x").pathname + new URL(a.location, "http://x").search === target);
+      break;
+    }
+  }
+  return ok ? undefined : `${e.match} ${e.path}: got ${a.status} ${(a.body ?? "").slice(0, 120)}`;
+}
