@@ -1,0 +1,14 @@
+import { Command } from "commander";
+import { synthesize, writeSynthDump } from "../src/synth.ts";
+
+/** npm run synth -- --aps N --seed S --out DIR */
+const opts = new Command("synth")
+  .requiredOption("--aps <n>", "number of access points", (v) => Number.parseInt(v, 10))
+  .option("--seed <n>", "random seed", (v) => Number.parseInt(v, 10), 1)
+  .requiredOption("--out <dir>", "dump directory to (re)create")
+  .option("--chunk <n>", "records per file", (v) => Number.parseInt(v, 10), 5000)
+  .parse()
+  .opts<{ aps: number; seed: number; out: string; chunk: number }>();
+const dump = synthesize(opts);
+await writeSynthDump(opts.out, dump, opts.chunk);
+process.stderr.write(`wrote ${opts.out}: ${dump.accesspoints.length} access points, ${dump.links.length} links\n`);

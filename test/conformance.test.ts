@@ -1,0 +1,54 @@
+import { readFileSync } from "node:fs";
+import { beforeAll, describe, expect, it } from "vitest";
+import { build } from "../src/index.ts";
+import { NOT_FOUND_FILE, parseRequest, resolve } from "../src/routes.ts";
+import { mismatch, PUBLIC_SAMPLE, readExpected, type Answer } from "./support/expected.ts";
+import { tempDir } from "./support/tree.ts";
+
+/**
+ * Every recorded response of the original server on the public sample, answered from the files the
+ * build wrote, found through the route table (the HTTP layer has its own test over the preview).
+ */
+const expected = readExpected();
+let out: string;
+
+beforeAll(async () => {
+  out = `${tempDir()}/dist`;
+  await build({ data: `${PUBLIC_SAMPLE}dump`, out });
+}, 60_000);
+
+function answer(target: string): Answer {
+  const req = parseRequest(target);
+  const r = req ? resolve(req) : ({ type: "not-found" } as const);
+  const notFound = () => ({ status: 404, body: readFileSync(out + NOT_FOUND_FILE, "utf8") });
+  if (r.type === "redirect") return { status: 301, location: r.location };
+  if (r.type === "not-found") return notFound();
+  try {
+    return { status: 200, body: readFileSync(out + r.file, "utf8") };
+  } catch {
+    return notFound();
+  }
+}
+
+describe("public sample conformance (files)", () => {
+  it("covers all 4,640 expected responses", () => {
+    expect(expected).toHaveLength(4640);
+  });
+
+  it("answers every expected response by its match rule", () => {
+    const failures = expected.map((e) => mismatch(e, answer(e.path))).filter(Boolean);
+    expect(failures.slice(0, 20)).toEqual([]);
+    expect(failures).toHaveLength(0);
+  });
+
+  it("answers at least one request of every match kind, so the rules themselves are exercised", () => {
+    const kinds = new Set(expected.map((e) => e.match));
+    expect([...kinds].sort()).toEqual(["empty_or_not_found", "exact", "exact_or_not_found", "not_found", "redirect_or_same"]);
+  });
+
+  it("fails on a wrong body (the comparison can fail)", () => {
+    const e = expected.find((x) => x.path === "/api/v1/site/1")!;
+    const a = answer("/api/v1/site/2");
+    expect(mismatch(e, a)).toBeDefined();
+  });
+});

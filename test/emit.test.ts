@@ -1,0 +1,49 @@
+import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
+import path from "node:path";
+import { describe, expect, it } from "vitest";
+import { emitTree } from "../src/emit.ts";
+import { tempDir } from "./support/tree.ts";
+
+describe("atomic output", () => {
+  it("replaces the whole tree, removing files of the previous build", async () => {
+    const out = path.join(tempDir(), "dist");
+    await emitTree(out, [{ path: "/a/index.json", body: "1" }, { path: "/b/index.json", body: "2" }]);
+    await emitTree(out, [{ path: "/a/index.json", body: "3" }]);
+    expect(readFileSync(path.join(out, "a/index.json"), "utf8")).toBe("3");
+    expect(existsSync(path.join(out, "b"))).toBe(false);
+    expect(readdirSync(path.dirname(out))).toEqual(["dist"]);
+  });
+
+  it("leaves the previous tree as it was when writing fails", async () => {
+    const out = path.join(tempDir(), "dist");
+    await emitTree(out, [{ path: "/a/index.json", body: "1" }]);
+    const failing = (function* () {
+      yield { path: "/a/index.json", body: "2" };
+      throw new Error("renderer broke");
+    })();
+    await expect(emitTree(out, failing)).rejects.toThrow("renderer broke");
+    expect(readFileSync(path.join(out, "a/index.json"), "utf8")).toBe("1");
+    expect(readdirSync(path.dirname(out))).toEqual(["dist"]);
+  });
+
+  it("refuses paths that leave the output", async () => {
+    const out = path.join(tempDir(), "dist");
+    await expect(emitTree(out, [{ path: "/../escape.json", body: "x" }])).rejects.toThrow("outside the output");
+    expect(existsSync(path.join(path.dirname(out), "escape.json"))).toBe(false);
+  });
+
+  it("cleans leftovers of a killed build and restores a tree a kill left aside", async () => {
+    const parent = tempDir();
+    mkdirSync(path.join(parent, ".dist.tmp-1-1/x"), { recursive: true });
+    mkdirSync(path.join(parent, ".dist.old-1-1"));
+    writeFileSync(path.join(parent, ".dist.old-1-1/kept.json"), "old");
+    // dist itself is missing: the kill came between the two renames.
+    const out = path.join(parent, "dist");
+    const failing = (function* () {
+      throw new Error("stop before swapping");
+    })();
+    await expect(emitTree(out, failing)).rejects.toThrow();
+    expect(readFileSync(path.join(out, "kept.json"), "utf8")).toBe("old");
+    expect(readdirSync(parent)).toEqual(["dist"]);
+  });
+});

@@ -1,0 +1,35 @@
+import type { LoadedDump } from "../../src/load.ts";
+import { buildModel, type Model } from "../../src/model.ts";
+import { validateDump, type Validation } from "../../src/validate.ts";
+
+/** In-memory dumps for rule tests: records as they would come out of the files. */
+export function loaded(aps: unknown[], links: unknown[] = [], network?: unknown): LoadedDump {
+  return {
+    network: network === undefined ? undefined : { source: { file: "network.json" }, value: network },
+    records: [
+      ...aps.map((value, index) => ({ kind: "accesspoint" as const, source: { file: "accesspoints/a.json", index }, value })),
+      ...links.map((value, index) => ({ kind: "link" as const, source: { file: "links/l.json", index }, value })),
+    ],
+    files: ["accesspoints/a.json", "links/l.json"],
+    problems: [],
+  };
+}
+
+export function validated(aps: unknown[], links: unknown[] = [], network?: unknown): Validation {
+  return validateDump(loaded(aps, links, network));
+}
+
+export function model(aps: unknown[], links: unknown[] = [], network?: unknown): Model {
+  const v = validated(aps, links, network);
+  if (!v.dump) throw new Error(`invalid test dump: ${JSON.stringify(v.problems)}`);
+  return buildModel(v.dump);
+}
+
+let nextId = 1000;
+/** An access point with one wired interface holding its main_ip. */
+export function ap(main_ip: string, extra: Record<string, unknown> = {}, interfaces?: unknown[]): Record<string, unknown> {
+  const id = nextId++;
+  return { main_ip, interfaces: interfaces ?? [{ id, addresses: [{ id, address: main_ip, netmask_prefixlen: 16 }] }], ...extra };
+}
+
+export const at = (lon: number, lat: number) => ({ type: "Point", coordinates: [lon, lat] });

@@ -1,0 +1,27 @@
+import { createHash } from "node:crypto";
+import { mkdtempSync, readFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import path from "node:path";
+import fg from "fast-glob";
+import { spawnSync } from "node:child_process";
+
+/** Every file under `dir` (dot files included) with the SHA-256 of its bytes, sorted by path. */
+export function treeDigest(dir: string): Map<string, string> {
+  const files = fg.sync("**/*", { cwd: dir, dot: true, onlyFiles: true }).sort();
+  return new Map(files.map((f) => [f, createHash("sha256").update(readFileSync(path.join(dir, f))).digest("hex")]));
+}
+
+export function tempDir(prefix = "mesh-api-test-"): string {
+  return mkdtempSync(path.join(tmpdir(), prefix));
+}
+
+export const ROOT = new URL("../../", import.meta.url).pathname;
+
+/** Runs the CLI as a user does (through tsx), returning exit code and output. */
+export function cli(args: string[], cwd = ROOT): { status: number; stdout: string; stderr: string } {
+  const r = spawnSync(process.execPath, [path.join(ROOT, "node_modules/tsx/dist/cli.mjs"), path.join(ROOT, "src/cli.ts"), ...args], {
+    cwd,
+    encoding: "utf8",
+  });
+  return { status: r.status ?? -1, stdout: r.stdout, stderr: r.stderr };
+}
