@@ -1,6 +1,7 @@
 #!/usr/bin/env -S npx tsx
-import { Command, CommanderError, Option } from "commander";
-import { build, formatProblem, InvalidDumpError, validate, type Problem } from "./index.ts";
+import { writeFile } from "node:fs/promises";
+import { Command, CommanderError, InvalidArgumentError, Option } from "commander";
+import { build, formatProblem, InvalidDumpError, netlifyToml, startPreview, validate, type Problem } from "./index.ts";
 
 /** The command line: a thin shell over the library. Exit codes: 0 ok, 1 invalid input, 2 usage error. */
 
@@ -60,6 +61,37 @@ program
     log(opts, `valid: ${s.files} files, ${s.accesspoints} access points, ${s.interfaces} interfaces, ${s.links} links, ` +
       `${s.sites} sites, ${warnings} warnings (${((performance.now() - started) / 1000).toFixed(2)} s)`);
   });
+
+program
+  .command("preview")
+  .description("serve the build like the static host does, on a local address")
+  .option("--dir <dir>", "build output to serve", "dist")
+  .option("--port <port>", "port (0 picks a free one)", port, 8080)
+  .option("--host <host>", "address to listen on", "127.0.0.1")
+  .addOption(quiet)
+  .action(async (opts: { dir: string; port: number; host: string; quiet?: boolean }) => {
+    process.noDeprecation = true; // http-server's router touches OutgoingMessage._headers on every request
+    const preview = await startPreview({ ...opts, log: opts.quiet ? undefined : (line) => process.stderr.write(line + "\n") });
+    process.stdout.write(`serving ${opts.dir} at ${preview.url}/api/v1/\n`);
+    const stop = () => void preview.close().then(() => process.exit(0));
+    process.once("SIGINT", stop);
+    process.once("SIGTERM", stop);
+  });
+
+program
+  .command("netlify-config")
+  .description("print the generic Netlify rules (netlify.toml) generated from the route table")
+  .option("--write", "write them to ./netlify.toml instead")
+  .action(async (opts: { write?: boolean }) => {
+    if (opts.write) await writeFile("netlify.toml", netlifyToml());
+    else process.stdout.write(netlifyToml());
+  });
+
+function port(value: string): number {
+  const n = Number(value);
+  if (!Number.isInteger(n) || n < 0 || n > 65535) throw new InvalidArgumentError("a port is an integer from 0 to 65535");
+  return n;
+}
 
 try {
   await program.parseAsync();

@@ -3,6 +3,7 @@ import { STATUSES, statusOf } from "./model.ts";
 import { fileKey, NULL_KEY } from "./names.ts";
 import { list, Renderer } from "./resources.ts";
 import { API, fileOf, filterDir, NOT_FOUND_BODY, NOT_FOUND_FILE } from "./routes.ts";
+import { dataRules, NOT_FOUND_PAGE, type PlaceholderValues } from "./hosting.ts";
 import type { AccesspointRecord } from "./schema.ts";
 import { boundaryVersions, compareVersionKeys, isBefore, versionKey } from "./version.ts";
 import { compareCodePoints } from "./text.ts";
@@ -28,6 +29,9 @@ export function* outputFiles(model: Model): Generator<OutputFile> {
   const byStatus = <T>(items: readonly T[], status: (t: T) => Status, s: Status) => items.filter((i) => status(i) === s);
 
   yield out(NOT_FOUND_FILE, NOT_FOUND_BODY);
+  // Netlify answers a rewrite to a missing file (an unknown filter value) with this page.
+  yield out("/404.html", NOT_FOUND_PAGE);
+  yield out("/_redirects", dataRules(placeholderValues(model)).text);
 
   // Links
   const link = `${API}/link/`;
@@ -90,6 +94,21 @@ function push<K, V>(map: Map<K, V[]>, key: K, value: V) {
   const list = map.get(key);
   if (list) list.push(value);
   else map.set(key, [value]);
+}
+
+/** The values present in the data for each data placeholder of the route table. */
+export function placeholderValues(model: Model): PlaceholderValues {
+  const ssids = new Set<string>();
+  const macs = new Set<string>();
+  for (const { iface } of model.interfaces) {
+    if (iface.wifi?.wifi_ssid) ssids.add(iface.wifi.wifi_ssid);
+    if (iface.if_hwaddress) macs.add(iface.if_hwaddress.toLowerCase());
+  }
+  return {
+    version: beforeValues(model.accesspoints.map((a) => a.mesh_version)),
+    ssid: [...ssids].sort(compareCodePoints),
+    mac: [...macs].sort(compareCodePoints),
+  };
 }
 
 /** Every present non-empty version, and the release-line boundaries derived from them, once each. */

@@ -57,3 +57,5 @@ export async function build(options: { data: string; out: string }): Promise<Bui
 export { InvalidDumpError, type Problem } from "./problems.ts";
 export { formatProblem } from "./problems.ts";
 export { resolve, parseRequest, RULES } from "./routes.ts";
+export { startPreview, type Preview, type PreviewOptions } from "./serve.ts";
+export { netlifyToml, dataRules } from "./hosting.ts";

@@ -10,6 +10,14 @@ import { fileKey } from "./names.ts";
  */
 
 export const API = "/api/v1";
+
+/** Headers of every API response (preview and hosts). */
+export const API_HEADERS: Readonly<Record<string, string>> = {
+  "Content-Type": "application/json",
+  Allow: "GET, HEAD, OPTIONS",
+  Vary: "Accept",
+  "Access-Control-Allow-Origin": "*",
+};
 export const NOT_FOUND_FILE = "/api/404.json";
 export const NOT_FOUND_BODY = '{"detail":"Not found."}';
 

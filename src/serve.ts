@@ -1,0 +1,146 @@
+import { stat } from "node:fs/promises";
+import type { IncomingMessage, ServerResponse } from "node:http";
+import type { AddressInfo } from "node:net";
+import path from "node:path";
+import httpServer from "http-server";
+import { API_HEADERS, NOT_FOUND_BODY, parseRequest, resolve, type RouteKind } from "./routes.ts";
+
+/**
+ * Stage 6: the local preview. http-server serves the files; a `before` middleware routes every
+ * request under /api/ by the route table (the same rules the Netlify config is generated from) and
+ * answers what a static host would not: OPTIONS, other methods, redirects of list paths without their
+ * slash, malformed requests, and JSON 404s.
+ */
+export interface PreviewOptions {
+  readonly dir: string;
+  readonly port?: number;
+  readonly host?: string;
+  /** called once per request with a log line */
+  readonly log?: (line: string) => void;
+}
+
+export interface Preview {
+  readonly url: string;
+  close(): Promise<void>;
+}
+
+const METHODS = new Set(["GET", "HEAD", "OPTIONS"]);
+const MAX_TARGET = 8192;
+
+const DESCRIPTIONS: Record<RouteKind, string> = {
+  "link-list": "Link List",
+  "link-detail": "Link Detail",
+  "site-list": "Site List",
+  "site-detail": "Site Detail",
+  "accesspoint-list": "Accesspoint List",
+  "accesspoint-detail": "Accesspoint Detail",
+  "accesspoint-links": "Accesspoint Link List",
+  "accesspoint-interfaces": "Accesspoint Interface List",
+  "interface-list": "Interface List",
+  "interface-detail": "Interface Detail",
+  "interface-accesspoint": "Interface Accesspoint Detail",
+  "not-found": "Not Found",
+};
+
+export async function startPreview(options: PreviewOptions): Promise<Preview> {
+  const root = path.resolve(options.dir);
+  const rootStat = await stat(root).catch(() => undefined);
+  if (!rootStat?.isDirectory()) throw new Error(`nothing to serve: ${options.dir} is not a directory (run the build first)`);
+
+  const route = (req: IncomingMessage, res: ServerResponse & { emit(event: "next"): boolean }) => {
+    handle(root, req, res).catch(() => {
+      if (!res.headersSent) json(req, res, 500, '{"detail":"Internal error."}');
+    });
+  };
+  const server = httpServer.createServer({
+    root,
+    cache: -1,
+    showDir: "false",
+    autoIndex: "false",
+    gzip: false,
+    brotli: false,
+    before: [
+      (req: IncomingMessage, res: ServerResponse & { emit(event: "next"): boolean }) => {
+        const started = performance.now();
+        const target = req.url ?? "/";
+        // http-server hands `before` a wrapper (union's ResponseStream); the raw response emits "finish".
+        const raw = (res as unknown as { response?: ServerResponse }).response ?? res;
+        if (options.log) raw.on("finish", () => options.log!(`${req.method} ${target.slice(0, 200)} ${raw.statusCode} ${(performance.now() - started).toFixed(1)}ms`));
+        route(req, res);
+      },
+    ],
+  });
+  const listening = server.server as import("node:http").Server;
+  // What Node's parser refuses (unknown methods, broken request lines, huge headers) still gets JSON.
+  listening.on("clientError", (err: NodeJS.ErrnoException, socket) => {
+    if (!socket.writable) return socket.destroy();
+    const status = err.code === "HPE_HEADER_OVERFLOW" ? 431 : 400;
+    const body = status === 431 ? '{"detail":"Request header fields too large."}' : '{"detail":"Malformed request."}';
+    const headers = Object.entries({ ...API_HEADERS, "Content-Length": String(Buffer.byteLength(body)), Connection: "close" });
+    socket.end(`HTTP/1.1 ${status} ${status === 431 ? "Request Header Fields Too Large" : "Bad Request"}\r\n${headers.map(([k, v]) => `${k}: ${v}\r\n`).join("")}\r\n${body}`);
+  });
+  await new Promise<void>((ok, fail) => {
+    listening.once("error", fail);
+    listening.listen(options.port ?? 8080, options.host ?? "127.0.0.1", () => ok());
+  });
+  const address = listening.address() as AddressInfo;
+  const host = address.family === "IPv6" ? `[${address.address}]` : address.address;
+  return {
+    url: `http://${host}:${address.port}`,
+    close: () => new Promise<void>((ok) => {
+      listening.close(() => ok());
+      listening.closeAllConnections?.();
+    }),
+  };
+}
+
+async function handle(root: string, req: IncomingMessage, res: ServerResponse & { emit(event: "next"): boolean }) {
+  const target = req.url ?? "/";
+  const method = req.method ?? "GET";
+  const pathPart = target.split("?")[0];
+  const isApi = pathPart === "/api" || pathPart.startsWith("/api/");
+  if (target.length > MAX_TARGET) return json(req, res, 414, '{"detail":"Request URI too long."}');
+  const request = parseRequest(target);
+  if (!request || request.path.includes("\0")) return json(req, res, 400, '{"detail":"Malformed request."}');
+  if (!isApi && !request.path.startsWith("/api/")) {
+    // Not the API: static files (snapshots, the 404 page). http-server keeps requests inside the root.
+    const segments = request.path.split("/");
+    if (segments.includes("..")) return json(req, res, 400, '{"detail":"Malformed request."}');
+    // Host configuration (_redirects, _headers) and hidden files are not content; Netlify does not serve them either.
+    if (segments.some((s) => s.startsWith("_") || s.startsWith("."))) return json(req, res, 404, NOT_FOUND_BODY);
+    return void res.emit("next");
+  }
+  if (!METHODS.has(method)) return json(req, res, 405, JSON.stringify({ detail: `Method "${method}" not allowed.` }));
+
+  const resolution = resolve(request);
+  if (resolution.type === "redirect") {
+    const q = target.indexOf("?");
+    res.setHeader("Location", `${pathPart}/${q < 0 ? "" : target.slice(q)}`);
+    return json(req, res, 301, "");
+  }
+  if (resolution.type === "not-found") return json(req, res, 404, NOT_FOUND_BODY);
+  const file = path.join(root, resolution.file);
+  if (!file.startsWith(root + path.sep)) return json(req, res, 404, NOT_FOUND_BODY);
+  const fileStat = await stat(file).catch(() => undefined);
+  if (!fileStat?.isFile()) return json(req, res, 404, NOT_FOUND_BODY);
+  if (method === "OPTIONS") {
+    const kind = resolution.rule.kind;
+    return json(req, res, 200, JSON.stringify({ name: DESCRIPTIONS[kind], description: "", renders: ["application/json"], parses: [] }));
+  }
+  // Hand the file to http-server, with the API's headers; it would add a charset to the type.
+  for (const [name, value] of Object.entries(API_HEADERS)) res.setHeader(name, value);
+  const setHeader = res.setHeader.bind(res);
+  res.setHeader = ((name: string, value: number | string | readonly string[]) =>
+    setHeader(name, name.toLowerCase() === "content-type" ? API_HEADERS["Content-Type"] : value)) as typeof res.setHeader;
+  delete req.headers.range;
+  req.url = resolution.file.split("/").map(encodeURIComponent).join("/");
+  res.emit("next");
+}
+
+function json(req: IncomingMessage, res: ServerResponse, status: number, body: string) {
+  res.statusCode = status;
+  for (const [name, value] of Object.entries(API_HEADERS)) res.setHeader(name, value);
+  if (body === "") res.removeHeader("Content-Type");
+  res.setHeader("Content-Length", Buffer.byteLength(body));
+  res.end(req.method === "HEAD" ? undefined : body);
+}
