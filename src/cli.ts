@@ -33,6 +33,10 @@ program
       log(opts, `built ${opts.out}: ${r.output.files} files, ${r.output.bytes} bytes from ${s.files} dump files ` +
         `(${s.accesspoints} access points, ${s.interfaces} interfaces, ${s.links} links, ${s.sites} sites; taken at ${s.takenAt ?? "unknown"}) ` +
         `in ${((performance.now() - started) / 1000).toFixed(2)} s`);
+      log(opts, `netlify: ${r.netlify.rules} literal rules in ${opts.out}/_redirects`);
+      for (const v of r.netlify.inexpressible) {
+        log(opts, `warning: ${v.param}=${JSON.stringify(v.value)} cannot be written as a Netlify _redirects rule (whitespace, "=" or a leading ":"); Netlify answers 404 for it, the preview serves it`);
+      }
     } catch (err) {
       if (!(err instanceof InvalidDumpError)) throw err;
       report(err.problems, opts);

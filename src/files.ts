@@ -3,7 +3,7 @@ import { STATUSES, statusOf } from "./model.ts";
 import { fileKey, NULL_KEY } from "./names.ts";
 import { list, Renderer } from "./resources.ts";
 import { API, fileOf, filterDir, NOT_FOUND_BODY, NOT_FOUND_FILE } from "./routes.ts";
-import { dataRules, NOT_FOUND_PAGE, type PlaceholderValues } from "./hosting.ts";
+import { dataRules, NOT_FOUND_PAGE, type DataRules, type PlaceholderValues } from "./hosting.ts";
 import type { AccesspointRecord } from "./schema.ts";
 import { boundaryVersions, compareVersionKeys, isBefore, versionKey } from "./version.ts";
 import { compareCodePoints } from "./text.ts";
@@ -19,7 +19,7 @@ export interface OutputFile {
   readonly body: string;
 }
 
-export function* outputFiles(model: Model): Generator<OutputFile> {
+export function* outputFiles(model: Model, netlifyRules: DataRules = dataRules(placeholderValues(model))): Generator<OutputFile> {
   const render = new Renderer(model);
   const out = (path: string, body: string): OutputFile => ({ path, body });
   const apList = (aps: readonly AccesspointRecord[]) => list(aps.map((a) => render.accesspoint(a)));
@@ -31,7 +31,7 @@ export function* outputFiles(model: Model): Generator<OutputFile> {
   yield out(NOT_FOUND_FILE, NOT_FOUND_BODY);
   // Netlify answers a rewrite to a missing file (an unknown filter value) with this page.
   yield out("/404.html", NOT_FOUND_PAGE);
-  yield out("/_redirects", dataRules(placeholderValues(model)).text);
+  yield out("/_redirects", netlifyRules.text);
 
   // Links
   const link = `${API}/link/`;

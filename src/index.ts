@@ -1,5 +1,6 @@
 import { emitTree, type EmitResult } from "./emit.ts";
-import { outputFiles } from "./files.ts";
+import { outputFiles, placeholderValues } from "./files.ts";
+import { dataRules, type DataRules } from "./hosting.ts";
 import { loadDump } from "./load.ts";
 import { buildModel, type Model } from "./model.ts";
 import { InvalidDumpError, type Problem } from "./problems.ts";
@@ -44,14 +45,17 @@ export async function validate(options: { data: string }): Promise<ValidateResul
 
 export interface BuildResult extends ValidateResult {
   readonly output: EmitResult;
+  /** the data-dependent Netlify rules written to `<out>/_redirects` */
+  readonly netlify: DataRules;
 }
 
 /** Validates the dump and writes the API tree to `out`; throws InvalidDumpError (leaving `out` untouched) on bad input. */
 export async function build(options: { data: string; out: string }): Promise<BuildResult> {
   const result = await validate(options);
   if (!result.model) throw new InvalidDumpError(result.problems);
-  const output = await emitTree(options.out, outputFiles(result.model));
-  return { ...result, output };
+  const netlify = dataRules(placeholderValues(result.model));
+  const output = await emitTree(options.out, outputFiles(result.model, netlify));
+  return { ...result, output, netlify };
 }
 
 export { InvalidDumpError, type Problem } from "./problems.ts";
