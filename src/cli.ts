@@ -1,7 +1,9 @@
 #!/usr/bin/env -S npx tsx
 import { writeFile } from "node:fs/promises";
 import { Command, CommanderError, InvalidArgumentError, Option } from "commander";
-import { build, formatProblem, InvalidDumpError, netlifyToml, startPreview, validate, type Problem } from "./index.ts";
+import { checkDeployment, formatCheck } from "./check.ts";
+import { fetchDump } from "./fetch.ts";
+import { build, formatProblem, InvalidDumpError, netlifyToml, snapshot, startPreview, validate, type Problem } from "./index.ts";
 
 /** The command line: a thin shell over the library. Exit codes: 0 ok, 1 invalid input, 2 usage error. */
 
@@ -23,11 +25,15 @@ program
   .description("validate the dump and write every API response under <out>/api/v1/")
   .option("--data <dir>", "dump directory", "data")
   .option("--out <dir>", "output directory (replaced atomically)", "dist")
+  .option("--snapshot", "also write downloadable snapshots under <out>/snapshots/")
+  .option("--previous <dir-or-url>", "with --snapshot: earlier snapshots to carry forward (default: those in <out>)")
+  .option("--keep <n>", "with --snapshot: how many snapshots to keep", count, 30)
   .addOption(quiet)
-  .action(async (opts: { data: string; out: string; quiet?: boolean }) => {
+  .action(async (opts: { data: string; out: string; snapshot?: boolean; previous?: string; keep: number; quiet?: boolean }) => {
     const started = performance.now();
     try {
-      const r = await build(opts);
+      const settings = { previous: opts.previous, keep: opts.keep, warn: (line: string) => process.stderr.write(`warning: ${line}\n`) };
+      const r = await build({ data: opts.data, out: opts.out, snapshot: opts.snapshot ? settings : undefined });
       report(r.problems, opts);
       const s = r.summary;
       log(opts, `built ${opts.out}: ${r.output.files} files, ${r.output.bytes} bytes from ${s.files} dump files ` +
@@ -67,6 +73,58 @@ program
   });
 
 program
+  .command("snapshot")
+  .description("write the validated dump and the API tree as archives under <dist>/snapshots/, with history")
+  .option("--data <dir>", "dump directory the build was made from", "data")
+  .option("--dist <dir>", "build output", "dist")
+  .option("--previous <dir-or-url>", "earlier snapshots to carry forward: a folder or the deployed index.json URL (default: those in <dist>)")
+  .option("--keep <n>", "how many snapshots to keep", count, 30)
+  .addOption(quiet)
+  .action(async (opts: { data: string; dist: string; previous?: string; keep: number; quiet?: boolean }) => {
+    try {
+      const index = await snapshot({ ...opts, warn: (line) => process.stderr.write(`warning: ${line}\n`) });
+      const s = index.snapshots[0];
+      log(opts, `snapshot ${s.date}: ${s.files.map((f) => `${f.file} (${f.bytes} bytes)`).join(", ")}; ${index.snapshots.length} snapshots kept in ${opts.dist}/snapshots`);
+    } catch (err) {
+      if (!(err instanceof InvalidDumpError)) throw err;
+      report(err.problems, opts);
+      process.stderr.write(`${err.message}; no snapshot written\n`);
+      process.exitCode = 1;
+    }
+  });
+
+program
+  .command("check")
+  .description("compare a deployment with the local build: every list and filter route, and a sample of details")
+  .argument("<base-url>", "where the build is served, e.g. https://mesh.example.org")
+  .option("--dist <dir>", "the local build", "dist")
+  .option("--sample <n>", "detail routes to request, spread over all kinds", count, 200)
+  .option("--skip-header <name...>", "headers the host cannot set (e.g. Allow on Netlify)")
+  .action(async (base: string, opts: { dist: string; sample: number; skipHeader?: string[] }) => {
+    const tty = process.stderr.isTTY;
+    const result = await checkDeployment({
+      base,
+      dist: opts.dist,
+      sample: opts.sample,
+      skipHeaders: opts.skipHeader,
+      progress: tty ? (done, total) => process.stderr.write(`\r${done}/${total} requests`) : undefined,
+    });
+    if (tty) process.stderr.write("\n");
+    process.stdout.write(formatCheck(result));
+    if (result.problems.length > 0 || result.rows.length === 0) process.exitCode = 1;
+  });
+
+program
+  .command("fetch-dump")
+  .description("download a dump archive (.tar.gz), verify it against <url>.sha256 when present, unpack it; prints the dump directory")
+  .argument("<url>", "archive URL")
+  .requiredOption("--out <dir>", "folder to unpack into (replaced)")
+  .addOption(quiet)
+  .action(async (url: string, opts: { out: string; quiet?: boolean }) => {
+    process.stdout.write((await fetchDump(url, opts.out, (line) => log(opts, line))) + "\n");
+  });
+
+program
   .command("preview")
   .description("serve the build like the static host does, on a local address")
   .option("--dir <dir>", "build output to serve", "dist")
@@ -90,6 +148,12 @@ program
     if (opts.write) await writeFile("netlify.toml", netlifyToml());
     else process.stdout.write(netlifyToml());
   });
+
+function count(value: string): number {
+  const n = Number(value);
+  if (!Number.isInteger(n) || n < 1) throw new InvalidArgumentError("a count is a positive integer");
+  return n;
+}
 
 function port(value: string): number {
   const n = Number(value);

@@ -14,7 +14,8 @@ export interface EmitResult {
 
 const WRITE_CONCURRENCY = 32;
 
-export async function emitTree(out: string, files: Iterable<OutputFile>): Promise<EmitResult> {
+/** `finish` runs on the complete temporary tree before it replaces `out` (snapshots are made there). */
+export async function emitTree(out: string, files: Iterable<OutputFile>, finish?: (dir: string) => Promise<void>): Promise<EmitResult> {
   const target = path.resolve(out);
   const parent = path.dirname(target);
   const base = path.basename(target);
@@ -24,6 +25,7 @@ export async function emitTree(out: string, files: Iterable<OutputFile>): Promis
   await mkdir(tmp);
   try {
     const result = await writeAll(tmp, files);
+    await finish?.(tmp);
     const old = path.join(parent, `.${base}.old-${process.pid}-${Date.now()}`);
     const hadOld = await exists(target);
     if (hadOld) await rename(target, old);

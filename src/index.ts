@@ -1,4 +1,7 @@
+import { existsSync } from "node:fs";
+import path from "node:path";
 import { emitTree, type EmitResult } from "./emit.ts";
+import { SNAPSHOT_DIR, writeSnapshots, type SnapshotIndex } from "./snapshot.ts";
 import { outputFiles, placeholderValues } from "./files.ts";
 import { dataRules, type DataRules } from "./hosting.ts";
 import { loadDump } from "./load.ts";
@@ -18,6 +21,8 @@ export interface DumpSummary {
 }
 
 export interface ValidateResult {
+  /** dump files found, relative to the dump directory */
+  readonly dumpFiles: readonly string[];
   readonly dump?: Dump;
   readonly model?: Model;
   readonly problems: readonly Problem[];
@@ -29,6 +34,7 @@ export async function validate(options: { data: string }): Promise<ValidateResul
   const { dump, problems } = validateDump(loaded);
   const model = dump ? buildModel(dump) : undefined;
   return {
+    dumpFiles: loaded.files,
     dump,
     model,
     problems,
@@ -49,13 +55,39 @@ export interface BuildResult extends ValidateResult {
   readonly netlify: DataRules;
 }
 
-/** Validates the dump and writes the API tree to `out`; throws InvalidDumpError (leaving `out` untouched) on bad input. */
-export async function build(options: { data: string; out: string }): Promise<BuildResult> {
+export interface SnapshotSettings {
+  /** earlier snapshots to carry forward: a folder or the URL of a deployed index.json */
+  readonly previous?: string;
+  readonly keep?: number;
+  readonly warn?: (line: string) => void;
+}
+
+/**
+ * Validates the dump and writes the API tree to `out` (with snapshots when asked); throws
+ * InvalidDumpError, leaving `out` untouched, on bad input.
+ */
+export async function build(options: { data: string; out: string; snapshot?: SnapshotSettings }): Promise<BuildResult> {
   const result = await validate(options);
   if (!result.model) throw new InvalidDumpError(result.problems);
   const netlify = dataRules(placeholderValues(result.model));
-  const output = await emitTree(options.out, outputFiles(result.model, netlify));
+  const { snapshot } = options;
+  const finish = snapshot
+    ? async (dir: string) => {
+        // Without --previous, the history comes from the output being replaced.
+        const previous = snapshot.previous ?? (existsSync(path.join(options.out, SNAPSHOT_DIR, "index.json")) ? path.join(options.out, SNAPSHOT_DIR) : undefined);
+        await writeSnapshots({ ...snapshot, previous, data: options.data, dumpFiles: result.dumpFiles, summary: result.summary, dist: dir });
+      }
+    : undefined;
+  const output = await emitTree(options.out, outputFiles(result.model, netlify), finish);
   return { ...result, output, netlify };
+}
+
+/** Writes `<dist>/snapshots/` for an existing build of the dump in `data`. */
+export async function snapshot(options: { data: string; dist: string } & SnapshotSettings): Promise<SnapshotIndex> {
+  const result = await validate(options);
+  if (!result.model) throw new InvalidDumpError(result.problems);
+  if (!existsSync(path.join(options.dist, "api"))) throw new Error(`${options.dist} holds no build (no api/ folder); run build first`);
+  return writeSnapshots({ ...options, dumpFiles: result.dumpFiles, summary: result.summary });
 }
 
 export { InvalidDumpError, type Problem } from "./problems.ts";

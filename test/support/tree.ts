@@ -3,7 +3,7 @@ import { mkdtempSync, readFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import fg from "fast-glob";
-import { spawnSync } from "node:child_process";
+import { spawn, spawnSync } from "node:child_process";
 
 /** Every file under `dir` (dot files included) with the SHA-256 of its bytes, sorted by path. */
 export function treeDigest(dir: string): Map<string, string> {
@@ -24,4 +24,16 @@ export function cli(args: string[], cwd = ROOT): { status: number; stdout: strin
     encoding: "utf8",
   });
   return { status: r.status ?? -1, stdout: r.stdout, stderr: r.stderr };
+}
+
+/** The CLI without blocking this process, for commands that talk to a server running in the test. */
+export function cliAsync(args: string[], cwd = ROOT): Promise<{ status: number; stdout: string; stderr: string }> {
+  return new Promise((resolve) => {
+    const child = spawn(process.execPath, [path.join(ROOT, "node_modules/tsx/dist/cli.mjs"), path.join(ROOT, "src/cli.ts"), ...args], { cwd });
+    let stdout = "";
+    let stderr = "";
+    child.stdout.on("data", (c) => (stdout += c));
+    child.stderr.on("data", (c) => (stderr += c));
+    child.on("close", (status) => resolve({ status: status ?? -1, stdout, stderr }));
+  });
 }

@@ -1,0 +1,90 @@
+import { createReadStream, createWriteStream } from "node:fs";
+import { mkdir, stat, writeFile } from "node:fs/promises";
+import path from "node:path";
+import { pipeline } from "node:stream/promises";
+import { Transform, type Readable } from "node:stream";
+import { createGunzip, createGzip } from "node:zlib";
+import tar from "tar-stream";
+
+/**
+ * Deterministic .tar.gz archives with tar-stream: entries sorted, fixed modes, owner root/0, every
+ * mtime the snapshot's taken_at, and a gzip header without name or time (and "unknown" as the OS, so
+ * the bytes do not depend on the platform that packed them).
+ */
+export interface ArchiveEntry {
+  /** path inside the archive, with "/" */
+  readonly name: string;
+  /** the file to read */
+  readonly source: string;
+}
+
+export async function writeArchive(file: string, entries: readonly ArchiveEntry[], mtime: Date): Promise<void> {
+  const pack = tar.pack();
+  const sorted = [...entries].sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
+  const dirs = new Set<string>();
+  for (const e of sorted) for (let d = path.posix.dirname(e.name); d !== "."; d = path.posix.dirname(d)) dirs.add(d);
+  const header = { mtime, uid: 0, gid: 0, uname: "", gname: "" };
+  const written = pipeline(pack, createGzip({ level: 9 }), platformFreeGzipHeader(), createWriteStream(file));
+  const entryDone = (h: Parameters<typeof pack.entry>[0], body?: Readable) =>
+    new Promise<void>((ok, fail) => {
+      const sink = pack.entry(h, (err) => (err ? fail(err) : ok()));
+      if (body) body.pipe(sink);
+    });
+  // Folders first, in order, so extraction never meets a file before its folder.
+  for (const d of [...dirs].sort()) await entryDone({ ...header, name: `${d}/`, type: "directory", mode: 0o755 });
+  for (const e of sorted) {
+    const size = (await stat(e.source)).size;
+    await entryDone({ ...header, name: e.name, type: "file", mode: 0o644, size }, createReadStream(e.source));
+  }
+  pack.finalize();
+  await written;
+}
+
+function platformFreeGzipHeader(): Transform {
+  let first = true;
+  return new Transform({
+    transform(chunk: Buffer, _enc, done) {
+      if (first && chunk.length >= 10) {
+        chunk = Buffer.from(chunk);
+        chunk[9] = 0xff; // OS: unknown
+        first = false;
+      }
+      done(null, chunk);
+    },
+  });
+}
+
+/**
+ * Unpacks a .tar.gz into `dir`, refusing anything but plain files and folders inside it (no absolute
+ * names, no "..", no links), since dump archives come from elsewhere.
+ */
+export async function extractArchive(source: Readable, dir: string): Promise<number> {
+  const extract = tar.extract();
+  const root = path.resolve(dir);
+  await mkdir(root, { recursive: true });
+  let files = 0;
+  const done = pipeline(source, createGunzip(), extract);
+  // When an entry is refused, the loop below stops reading and the pipeline fails too: report the refusal.
+  done.catch(() => {});
+  for await (const entry of extract) {
+    const name = entry.header.name;
+    const target = path.resolve(root, name);
+    if (path.isAbsolute(name) || name.split(/[\\/]/).includes("..") || !(target === root || target.startsWith(root + path.sep))) {
+      throw new Error(`unsafe path in archive: ${JSON.stringify(name)}`);
+    }
+    if (entry.header.type === "directory") {
+      await mkdir(target, { recursive: true });
+      entry.resume();
+    } else if (entry.header.type === "file") {
+      await mkdir(path.dirname(target), { recursive: true });
+      const chunks: Buffer[] = [];
+      for await (const c of entry) chunks.push(c as Buffer);
+      await writeFile(target, Buffer.concat(chunks));
+      files++;
+    } else {
+      throw new Error(`unsupported entry in archive (${entry.header.type}): ${JSON.stringify(name)}`);
+    }
+  }
+  await done;
+  return files;
+}

@@ -1,0 +1,176 @@
+import { createHash } from "node:crypto";
+import { createReadStream, createWriteStream } from "node:fs";
+import { copyFile, mkdir, readFile, rename, rm, stat, writeFile } from "node:fs/promises";
+import path from "node:path";
+import { Readable } from "node:stream";
+import { pipeline } from "node:stream/promises";
+import fg from "fast-glob";
+import { writeArchive } from "./archive.ts";
+import type { DumpSummary } from "./index.ts";
+
+/**
+ * Downloadable snapshots under `<dist>/snapshots/`: the validated dump and the API tree as
+ * deterministic archives, SHA256SUMS, and index.json listing every snapshot kept. Earlier snapshots
+ * are carried forward from a previous index (a folder or the deployed URL), each archive verified
+ * against its recorded size and SHA-256. One snapshot a UTC day: a later one of the same day replaces it.
+ */
+export interface SnapshotFile {
+  readonly file: string;
+  readonly kind: "dump" | "api";
+  readonly bytes: number;
+  readonly sha256: string;
+}
+
+export interface SnapshotEntry {
+  readonly taken_at: string | null;
+  readonly date: string;
+  readonly files: readonly SnapshotFile[];
+  readonly counts: { readonly accesspoints: number; readonly interfaces: number; readonly links: number; readonly sites: number };
+}
+
+export interface SnapshotIndex {
+  readonly format: "mesh-api-snapshots/1";
+  /** newest first */
+  readonly snapshots: readonly SnapshotEntry[];
+}
+
+export interface SnapshotOptions {
+  /** the dump directory and what validation found in it */
+  readonly data: string;
+  readonly dumpFiles: readonly string[];
+  readonly summary: DumpSummary;
+  /** the build output holding `api/`; snapshots go to `<dist>/snapshots/` */
+  readonly dist: string;
+  /** a folder holding index.json (or the index.json file itself), or its URL */
+  readonly previous?: string;
+  readonly keep?: number;
+  readonly warn?: (line: string) => void;
+}
+
+export const SNAPSHOT_DIR = "snapshots";
+
+export async function writeSnapshots(options: SnapshotOptions): Promise<SnapshotIndex> {
+  const keep = options.keep ?? 30;
+  const warn = options.warn ?? (() => {});
+  const takenAt = options.summary.takenAt;
+  const date = (takenAt ?? "1970-01-01T00:00:00Z").slice(0, 10);
+  const mtime = new Date(takenAt ? Date.parse(takenAt.replace(/\.\d+Z$/, "Z")) : 0);
+  const target = path.join(options.dist, SNAPSHOT_DIR);
+  const tmp = path.join(options.dist, `.${SNAPSHOT_DIR}.tmp-${process.pid}`);
+  await rm(tmp, { recursive: true, force: true });
+  await mkdir(tmp, { recursive: true });
+  try {
+    const dumpName = `mesh-topology-${date}`;
+    const apiName = `mesh-api-v1-${date}`;
+    await writeArchive(
+      path.join(tmp, `${dumpName}.tar.gz`),
+      options.dumpFiles.map((f) => ({ name: `${dumpName}/${f}`, source: path.join(options.data, f) })),
+      mtime,
+    );
+    const apiFiles = await fg("api/**", { cwd: options.dist, onlyFiles: true, dot: true });
+    await writeArchive(
+      path.join(tmp, `${apiName}.tar.gz`),
+      apiFiles.map((f) => ({ name: `${apiName}/${f}`, source: path.join(options.dist, f) })),
+      mtime,
+    );
+    const { accesspoints, interfaces, links, sites } = options.summary;
+    const current: SnapshotEntry = {
+      taken_at: takenAt,
+      date,
+      files: [await describe(tmp, `${dumpName}.tar.gz`, "dump"), await describe(tmp, `${apiName}.tar.gz`, "api")],
+      counts: { accesspoints, interfaces, links, sites },
+    };
+
+    const earlier: SnapshotEntry[] = [];
+    const previous = options.previous ?? (await exists(path.join(target, "index.json")) ? target : undefined);
+    if (previous) {
+      const source = await openPrevious(previous);
+      for (const entry of source.index.snapshots) {
+        if (entry.date === date || earlier.some((e) => e.date === entry.date)) continue;
+        if (earlier.length + 1 >= keep) break;
+        const ok = await carry(source, entry, tmp).catch((err: Error) => {
+          warn(`snapshot ${entry.date} dropped: ${err.message}`);
+          return false;
+        });
+        if (ok) earlier.push(entry);
+      }
+    }
+    const snapshots = [current, ...earlier].sort((a, b) => (a.date < b.date ? 1 : a.date > b.date ? -1 : 0)).slice(0, keep);
+    const index: SnapshotIndex = { format: "mesh-api-snapshots/1", snapshots };
+    const all = snapshots.flatMap((s) => s.files).sort((a, b) => (a.file < b.file ? -1 : 1));
+    await writeFile(path.join(tmp, "SHA256SUMS"), all.map((f) => `${f.sha256}  ${f.file}\n`).join(""));
+    await writeFile(path.join(tmp, "index.json"), JSON.stringify(index, null, 2) + "\n");
+    // Archives of snapshots no longer kept are left out of the new folder.
+    const keepNames = new Set([...all.map((f) => f.file), "SHA256SUMS", "index.json"]);
+    for (const f of await fg("*", { cwd: tmp, dot: true })) if (!keepNames.has(f)) await rm(path.join(tmp, f));
+    await rm(target, { recursive: true, force: true });
+    await rename(tmp, target);
+    return index;
+  } catch (err) {
+    await rm(tmp, { recursive: true, force: true });
+    throw err;
+  }
+}
+
+async function describe(dir: string, file: string, kind: SnapshotFile["kind"]): Promise<SnapshotFile> {
+  const data = await readFile(path.join(dir, file));
+  return { file, kind, bytes: data.length, sha256: createHash("sha256").update(data).digest("hex") };
+}
+
+interface PreviousSource {
+  readonly index: SnapshotIndex;
+  fetchTo(file: string, dest: string): Promise<void>;
+}
+
+async function openPrevious(where: string): Promise<PreviousSource> {
+  if (/^https?:\/\//.test(where)) {
+    const indexUrl = where.endsWith(".json") ? where : `${where.replace(/\/?$/, "/")}index.json`;
+    const res = await fetch(indexUrl);
+    if (!res.ok) throw new Error(`previous snapshot index ${indexUrl}: HTTP ${res.status}`);
+    const index = parseIndex(await res.text(), indexUrl);
+    return {
+      index,
+      async fetchTo(file, dest) {
+        const r = await fetch(new URL(encodeURIComponent(file), indexUrl));
+        if (!r.ok || !r.body) throw new Error(`${file}: HTTP ${r.status}`);
+        await pipeline(Readable.fromWeb(r.body as import("node:stream/web").ReadableStream), createWriteStream(dest));
+      },
+    };
+  }
+  const dir = where.endsWith(".json") ? path.dirname(where) : where;
+  const index = parseIndex(await readFile(path.join(dir, "index.json"), "utf8"), path.join(dir, "index.json"));
+  return { index, fetchTo: (file, dest) => copyFile(path.join(dir, file), dest) };
+}
+
+function parseIndex(text: string, where: string): SnapshotIndex {
+  const index = JSON.parse(text) as SnapshotIndex;
+  if (index?.format !== "mesh-api-snapshots/1" || !Array.isArray(index.snapshots)) throw new Error(`${where} is not a snapshot index`);
+  return index;
+}
+
+const SAFE_FILE = /^mesh-(topology|api-v1)-\d{4}-\d{2}-\d{2}\.tar\.gz$/;
+
+/** Copies or downloads an earlier snapshot's archives and checks them against the index. */
+async function carry(source: PreviousSource, entry: SnapshotEntry, dir: string): Promise<boolean> {
+  for (const f of entry.files) {
+    if (!SAFE_FILE.test(f.file)) throw new Error(`unexpected file name ${JSON.stringify(f.file)}`);
+    const dest = path.join(dir, f.file);
+    await source.fetchTo(f.file, dest);
+    const hash = createHash("sha256");
+    await pipeline(createReadStream(dest), hash);
+    const sha256 = hash.digest("hex");
+    const bytes = (await stat(dest)).size;
+    if (sha256 !== f.sha256 || bytes !== f.bytes) {
+      await rm(dest, { force: true });
+      throw new Error(`${f.file} does not match its index entry (sha256 ${sha256}, ${bytes} bytes)`);
+    }
+  }
+  return true;
+}
+
+async function exists(p: string): Promise<boolean> {
+  return stat(p).then(
+    () => true,
+    () => false,
+  );
+}
