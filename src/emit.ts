@@ -1,4 +1,4 @@
-import { mkdir, readdir, rename, rm, stat, writeFile } from "node:fs/promises";
+import { mkdir, open, readdir, rename, rm, stat, writeFile } from "node:fs/promises";
 import path from "node:path";
 import type { OutputFile } from "./files.ts";
 
@@ -12,7 +12,11 @@ export interface EmitResult {
   readonly bytes: number;
 }
 
-const WRITE_CONCURRENCY = 32;
+/** Files written at once, and the bytes they may hold in memory (measured: see README, "Performance"). */
+const WRITE_CONCURRENCY = Number(process.env.MESH_API_WRITE_CONCURRENCY) || 32;
+const BYTES_IN_FLIGHT = 64 * 2 ** 20;
+/** Lists longer than this are written piece by piece. */
+const PIECE = 2 ** 20;
 
 /** `finish` runs on the complete temporary tree before it replaces `out` (snapshots are made there). */
 export async function emitTree(out: string, files: Iterable<OutputFile>, finish?: (dir: string) => Promise<void>): Promise<EmitResult> {
@@ -39,35 +43,79 @@ export async function emitTree(out: string, files: Iterable<OutputFile>, finish?
 }
 
 async function writeAll(root: string, files: Iterable<OutputFile>): Promise<EmitResult> {
-  // One mkdir per folder, shared by every write into it.
-  const folders = new Map<string, Promise<unknown>>([[root, Promise.resolve()]]);
+
   const pending = new Set<Promise<void>>();
   let count = 0;
   let bytes = 0;
+  let inFlight = 0;
   let failure: unknown;
   for (const file of files) {
     if (failure) break;
     const full = path.join(root, file.path);
     if (!full.startsWith(root + path.sep)) throw new Error(`refusing to write outside the output: ${file.path}`);
     const dir = path.dirname(full);
-    const data = Buffer.from(file.body, "utf8");
+    const body = file.body;
+    const small = typeof body === "string" || body.reduce((n, item) => n + item.length + 1, 1) < PIECE;
     count++;
-    bytes += data.length;
     const job = (async () => {
-      let folder = folders.get(dir);
-      if (!folder) folders.set(dir, (folder = mkdir(dir, { recursive: true })));
-      await folder;
-      await writeFile(full, data, { flag: "wx" });
+      await makeFolder(dir);
+      if (small) {
+        const data = Buffer.from(typeof body === "string" ? body : `[${body.join(",")}]`, "utf8");
+        bytes += data.length;
+        inFlight += data.length;
+        await writeFile(full, data, { flag: "wx" }).finally(() => (inFlight -= data.length));
+        return;
+      }
+      const handle = await open(full, "wx");
+      try {
+        for (const piece of listPieces(body as readonly string[])) {
+          const data = Buffer.from(piece, "utf8");
+          bytes += data.length;
+          await handle.write(data);
+        }
+      } finally {
+        await handle.close();
+      }
     })().catch((err) => {
       failure ??= err;
     });
     pending.add(job);
     job.finally(() => pending.delete(job));
-    if (pending.size >= WRITE_CONCURRENCY) await Promise.race(pending);
+    while (pending.size >= WRITE_CONCURRENCY || (inFlight > BYTES_IN_FLIGHT && pending.size > 0)) await Promise.race(pending);
   }
   await Promise.all(pending);
   if (failure) throw failure;
   return { files: count, bytes };
+}
+
+/**
+ * Every response has a folder of its own whose parent usually exists already, so one plain mkdir is
+ * the common case; a missing parent (or a race with a sibling's write) takes the recursive path.
+ */
+async function makeFolder(dir: string): Promise<void> {
+  try {
+    await mkdir(dir);
+  } catch (err) {
+    const code = (err as NodeJS.ErrnoException).code;
+    if (code === "ENOENT") await mkdir(dir, { recursive: true });
+    else if (code !== "EEXIST") throw err;
+  }
+}
+
+/** A JSON list as text pieces of about PIECE characters, so a 60 MB list never exists as one string. */
+function* listPieces(items: readonly string[]): Generator<string> {
+  let batch: string[] = [];
+  let size = 0;
+  let first = true;
+  for (const item of items) {
+    batch.push(item);
+    size += item.length + 1;
+    if (size >= PIECE) {
+      yield (first ? "[" : ",") + batch.join(",");
+      [batch, size, first] = [[], 0, false];
+    }
+  }
+  yield (first ? "[" : batch.length ? "," : "") + batch.join(",") + "]";
 }
 
 async function recoverLeftovers(parent: string, base: string): Promise<void> {

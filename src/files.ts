@@ -1,7 +1,7 @@
 import type { Model, Status } from "./model.ts";
 import { STATUSES, statusOf } from "./model.ts";
 import { fileKey, NULL_KEY } from "./names.ts";
-import { list, Renderer } from "./resources.ts";
+import { Renderer } from "./resources.ts";
 import { API, fileOf, filterDir, NOT_FOUND_BODY, NOT_FOUND_FILE } from "./routes.ts";
 import { dataRules, NOT_FOUND_PAGE, type DataRules, type PlaceholderValues } from "./hosting.ts";
 import type { AccesspointRecord } from "./schema.ts";
@@ -16,14 +16,15 @@ import type { ResolvedLink } from "./validate.ts";
 export interface OutputFile {
   /** path under the output root, starting with "/" */
   readonly path: string;
-  readonly body: string;
+  /** the body, or the items of a JSON list: big lists are written in pieces, never joined in memory */
+  readonly body: string | readonly string[];
 }
 
 export function* outputFiles(model: Model, netlifyRules: DataRules = dataRules(placeholderValues(model))): Generator<OutputFile> {
   const render = new Renderer(model);
-  const out = (path: string, body: string): OutputFile => ({ path, body });
-  const apList = (aps: readonly AccesspointRecord[]) => list(aps.map((a) => render.accesspoint(a)));
-  const linkList = (links: readonly ResolvedLink[]) => list(links.map((l) => render.link(l)));
+  const out = (path: string, body: string | readonly string[]): OutputFile => ({ path, body });
+  const apList = (aps: readonly AccesspointRecord[]) => aps.map((a) => render.accesspoint(a));
+  const linkList = (links: readonly ResolvedLink[]) => links.map((l) => render.link(l));
   const apStatus = (a: AccesspointRecord) => statusOf(a.lastseen_timestamp, model.takenAt);
   const linkStatus = (l: ResolvedLink) => statusOf(l.timestamp, model.takenAt);
   const byStatus = <T>(items: readonly T[], status: (t: T) => Status, s: Status) => items.filter((i) => status(i) === s);
@@ -42,7 +43,7 @@ export function* outputFiles(model: Model, netlifyRules: DataRules = dataRules(p
 
   // Sites
   const site = `${API}/site/`;
-  yield out(fileOf(site), list(model.sites.map((s) => render.site(s))));
+  yield out(fileOf(site), model.sites.map((s) => render.site(s)));
   for (const s of model.sites) yield out(fileOf(`${site}${s.id}`), render.site(s));
 
   // Access points and their filters
@@ -68,12 +69,12 @@ export function* outputFiles(model: Model, netlifyRules: DataRules = dataRules(p
     yield out(fileOf(`${ap}${ip}`), render.accesspoint(a));
     yield out(fileOf(`${ap}${ip}/links/`), linkList(model.linksByAccesspoint.get(a.main_ip) ?? []));
     const ids = a.interfaces.map((i) => i.id).sort((x, y) => x - y);
-    yield out(fileOf(`${ap}${ip}/interfaces/`), list(ids.map((id) => render.interface(model.interfaceById.get(id)!))));
+    yield out(fileOf(`${ap}${ip}/interfaces/`), ids.map((id) => render.interface(model.interfaceById.get(id)!)));
   }
 
   // Interfaces and their filters
   const iface = `${API}/interface/`;
-  yield out(fileOf(iface), list(model.interfaces.map((e) => render.interface(e))));
+  yield out(fileOf(iface), model.interfaces.map((e) => render.interface(e)));
   const bySsid = new Map<string, string[]>();
   const byMac = new Map<string, string[]>();
   for (const e of model.interfaces) {
@@ -82,8 +83,8 @@ export function* outputFiles(model: Model, netlifyRules: DataRules = dataRules(p
     const mac = e.iface.if_hwaddress?.toLowerCase();
     if (mac) push(byMac, mac, render.interface(e));
   }
-  for (const [ssid, items] of bySsid) yield out(fileOf(filterDir(iface, "wifi_ssid", fileKey(ssid))), list(items));
-  for (const [mac, items] of byMac) yield out(fileOf(filterDir(iface, "if_hwaddress", fileKey(mac))), list(items));
+  for (const [ssid, items] of bySsid) yield out(fileOf(filterDir(iface, "wifi_ssid", fileKey(ssid))), items);
+  for (const [mac, items] of byMac) yield out(fileOf(filterDir(iface, "if_hwaddress", fileKey(mac))), items);
   for (const [address, e] of model.interfaceByAddress) {
     yield out(fileOf(`${iface}${address}`), render.interface(e));
     yield out(fileOf(`${iface}${address}/accesspoint/`), render.accesspoint(e.ap));

@@ -7,7 +7,7 @@ import { dataRules, type DataRules } from "./hosting.ts";
 import { loadDump } from "./load.ts";
 import { buildModel, type Model } from "./model.ts";
 import { InvalidDumpError, type Problem } from "./problems.ts";
-import { validateDump, type Dump } from "./validate.ts";
+import { createValidator, type Dump } from "./validate.ts";
 
 /** The library API: the pipeline load -> validate -> model -> resources -> emit, one call per command. */
 
@@ -30,8 +30,10 @@ export interface ValidateResult {
 }
 
 export async function validate(options: { data: string }): Promise<ValidateResult> {
-  const loaded = await loadDump(options.data);
-  const { dump, problems } = validateDump(loaded);
+  // Records are validated as they are read, so the raw parse of the whole dump is never held at once.
+  const validator = createValidator();
+  const loaded = await loadDump(options.data, (record) => validator.accept(record));
+  const { dump, problems } = validator.finish(loaded);
   const model = dump ? buildModel(dump) : undefined;
   return {
     dumpFiles: loaded.files,

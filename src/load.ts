@@ -24,9 +24,14 @@ export interface LoadedDump {
 
 const FOLDERS: Record<string, RecordKind> = { accesspoints: "accesspoint", links: "link" };
 
-export async function loadDump(dataDir: string): Promise<LoadedDump> {
+/**
+ * With `onRecord`, each record is handed over as soon as it is parsed and not kept (validation
+ * consumes the dump as a stream); without it, the records are collected in the result.
+ */
+export async function loadDump(dataDir: string, onRecord?: (record: RawRecord) => void): Promise<LoadedDump> {
   const problems: Problem[] = [];
   const records: RawRecord[] = [];
+  const emit = onRecord ?? ((r: RawRecord) => void records.push(r));
   const dirStat = await stat(dataDir).catch(() => undefined);
   if (!dirStat?.isDirectory()) {
     problems.push(problem({ file: dataDir }, "the dump directory does not exist"));
@@ -50,11 +55,11 @@ export async function loadDump(dataDir: string): Promise<LoadedDump> {
     }
     const kind = FOLDERS[file.split("/")[0]];
     if (file.endsWith(".ndjson")) {
-      await readNdjson(full, file, kind, records, problems);
+      await readNdjson(full, file, kind, emit, problems);
     } else {
       const parsed = await parseJsonFile(full, file, problems);
-      if (Array.isArray(parsed)) parsed.forEach((value, index) => records.push({ kind, source: { file, index }, value }));
-      else if (parsed !== undefined) records.push({ kind, source: { file }, value: parsed });
+      if (Array.isArray(parsed)) parsed.forEach((value, index) => emit({ kind, source: { file, index }, value }));
+      else if (parsed !== undefined) emit({ kind, source: { file }, value: parsed });
     }
   }
   if (!files.some((f) => f !== "network.json")) {
@@ -73,7 +78,7 @@ async function parseJsonFile(full: string, file: string, problems: Problem[]): P
   }
 }
 
-async function readNdjson(full: string, file: string, kind: RecordKind, out: RawRecord[], problems: Problem[]) {
+async function readNdjson(full: string, file: string, kind: RecordKind, emit: (r: RawRecord) => void, problems: Problem[]) {
   const lines = createInterface({ input: createReadStream(full, "utf8"), crlfDelay: Infinity });
   let line = 0;
   for await (const raw of lines) {
@@ -82,7 +87,7 @@ async function readNdjson(full: string, file: string, kind: RecordKind, out: Raw
     if (text.trim() === "") continue;
     const source = { file, line };
     try {
-      out.push({ kind, source, value: JSON.parse(text) });
+      emit({ kind, source, value: JSON.parse(text) });
     } catch (err) {
       problems.push(problem(source, `malformed JSON: ${describeJsonError(err, text)}`));
     }

@@ -134,7 +134,7 @@ export function synthesize(options: SynthOptions): SynthDump {
   let linkId = 0;
   for (let i = 1; i < radios.length; i++) {
     const peers = new Set<number>();
-    for (let p = 1 + Math.floor(rand() * 2); p > 0; p--) peers.add(Math.max(Math.floor(i / 40) * 40, i - 1 - Math.floor(rand() * 4)));
+    for (let p = 1 + Math.floor(rand() * 3); p > 0; p--) peers.add(Math.max(Math.floor(i / 40) * 40, i - 1 - Math.floor(rand() * 6)));
     for (const j of peers) {
       if (j === i) continue;
       const a = pick(radios[i]);

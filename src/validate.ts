@@ -31,25 +31,50 @@ export interface Validation {
   readonly problems: Problem[];
 }
 
+export interface DumpValidator {
+  /** checks one record against its schema and keeps only the validated form */
+  accept(record: RawRecord): void;
+  /** the checks across records, once every record was accepted */
+  finish(loaded: LoadedDump): Validation;
+}
+
 export function validateDump(loaded: LoadedDump): Validation {
-  const problems: Problem[] = [...loaded.problems];
+  const validator = createValidator();
+  for (const record of loaded.records) validator.accept(record);
+  return validator.finish(loaded);
+}
+
+export function createValidator(): DumpValidator {
+  const problems: Problem[] = [];
+  const aps: { source: Source; ap: AccesspointRecord }[] = [];
+  const links: { source: Source; link: LinkRecord }[] = [];
+  return {
+    accept(record) {
+      if (record.kind === "accesspoint") {
+        const ap = check(accesspointSchema, "accesspoint", record.source, record.value, problems);
+        if (ap) aps.push({ source: record.source, ap });
+      } else {
+        const link = check(linkSchema, "link", record.source, record.value, problems);
+        if (link) links.push({ source: record.source, link });
+      }
+    },
+    finish: (loaded) => crossCheck(loaded, aps, links, problems),
+  };
+}
+
+function crossCheck(
+  loaded: LoadedDump,
+  aps: { source: Source; ap: AccesspointRecord }[],
+  links: { source: Source; link: LinkRecord }[],
+  problems: Problem[],
+): Validation {
+  problems.push(...loaded.problems);
   const error = (source: Source, path: string, message: string) => problems.push({ severity: "error", source, path, message });
   const warning = (source: Source, path: string, message: string) => problems.push({ severity: "warning", source, path, message });
 
   let network: z.output<typeof networkSchema> | undefined;
   if (loaded.network) network = check(networkSchema, "network", loaded.network.source, loaded.network.value, problems);
 
-  const aps: { source: Source; ap: AccesspointRecord }[] = [];
-  const links: { source: Source; link: LinkRecord }[] = [];
-  for (const record of loaded.records) {
-    if (record.kind === "accesspoint") {
-      const ap = check(accesspointSchema, "accesspoint", record.source, record.value, problems);
-      if (ap) aps.push({ source: record.source, ap });
-    } else {
-      const link = check(linkSchema, "link", record.source, record.value, problems);
-      if (link) links.push({ source: record.source, link });
-    }
-  }
   aps.sort((a, b) => compareSources(a.source, b.source));
   links.sort((a, b) => compareSources(a.source, b.source));
 

@@ -47,3 +47,20 @@ describe("atomic output", () => {
     expect(readdirSync(parent)).toEqual(["dist"]);
   });
 });
+
+describe("big lists", () => {
+  it("are written in pieces that join to the same JSON", async () => {
+    const out = path.join(tempDir(), "dist");
+    const items = Array.from({ length: 4000 }, (_, i) => JSON.stringify({ i, pad: "é".repeat(i % 700) }));
+    await emitTree(out, [
+      { path: "/big/index.json", body: items },
+      { path: "/empty/index.json", body: [] },
+      { path: "/one/index.json", body: ["1"] },
+    ]);
+    const big = readFileSync(path.join(out, "big/index.json"), "utf8");
+    expect(big.length).toBeGreaterThan(2 ** 21);
+    expect(big).toBe(`[${items.join(",")}]`);
+    expect(readFileSync(path.join(out, "empty/index.json"), "utf8")).toBe("[]");
+    expect(readFileSync(path.join(out, "one/index.json"), "utf8")).toBe("[1]");
+  });
+});

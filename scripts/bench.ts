@@ -1,0 +1,134 @@
+import { execFileSync, spawnSync } from "node:child_process";
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import os from "node:os";
+import path from "node:path";
+import { Command } from "commander";
+import { synthesize, writeSynthDump } from "../src/synth.ts";
+
+/**
+ * npm run bench: builds synthetic networks of 600, 3,000 and 40,000 access points and, right after
+ * each build, copies the output tree with `cp -r`, the floor any build that writes these files has.
+ * The headline is the ratio build / cp -r, measured in the same run; absolute times vary with the
+ * disk. Writes bench/results.json.
+ */
+const opts = new Command("bench")
+  .option("--no-large", "skip the 40,000 access point network")
+  .option("--no-sweep", "skip the write-concurrency sweep")
+  .option("--sizes <list>", "comma-separated network sizes", (v) => v.split(",").map(Number))
+  .option("--work <dir>", "scratch folder (needs ~10 GB for 40,000)", os.tmpdir())
+  .option("--out <file>", "results file", "bench/results.json")
+  .parse()
+  .opts<{ large: boolean; sweep: boolean; sizes?: number[]; work: string; out: string }>();
+
+const sizes = opts.sizes ?? [600, 3000, ...(opts.large ? [40000] : [])];
+const work = mkdtempSync(path.join(opts.work, "mesh-bench-"));
+const root = new URL("../", import.meta.url).pathname;
+
+interface Row {
+  accesspoints: number;
+  interfaces: number;
+  links: number;
+  concurrency: number;
+  buildSeconds: number;
+  cpSeconds: number;
+  ratio: number;
+  files: number;
+  bytes: number;
+  filesPerSecond: number;
+  peakRssMiB: number;
+  secondsPerThousandAps: number;
+}
+
+function clean(dir: string) {
+  rmSync(dir, { recursive: true, force: true });
+  spawnSync("sync");
+}
+
+async function measure(aps: number, concurrency = 32): Promise<Row> {
+  const data = path.join(work, `dump-${aps}`);
+  await writeSynthDump(data, synthesize({ aps, seed: 1 }));
+  const out = path.join(work, `dist-${aps}`);
+  const copy = path.join(work, `copy-${aps}`);
+  clean(out);
+  clean(copy);
+  const b = spawnSync(process.execPath, ["--import", "tsx", path.join(root, "scripts/bench-build.ts"), data, out], {
+    cwd: root,
+    encoding: "utf8",
+    env: { ...process.env, MESH_API_WRITE_CONCURRENCY: String(concurrency) },
+    maxBuffer: 1 << 20,
+  });
+  if (b.status !== 0) throw new Error(`build of ${aps} failed: ${b.stderr}`);
+  const r = JSON.parse(b.stdout) as { seconds: number; files: number; bytes: number; interfaces: number; links: number; peakRssMiB: number };
+  const started = performance.now();
+  execFileSync("cp", ["-r", out, copy]);
+  const cpSeconds = (performance.now() - started) / 1000;
+  clean(out);
+  clean(copy);
+  clean(data);
+  return {
+    accesspoints: aps,
+    interfaces: r.interfaces,
+    links: r.links,
+    concurrency,
+    buildSeconds: round(r.seconds),
+    cpSeconds: round(cpSeconds),
+    ratio: round(r.seconds / cpSeconds),
+    files: r.files,
+    bytes: r.bytes,
+    filesPerSecond: Math.round(r.files / r.seconds),
+    peakRssMiB: Math.round(r.peakRssMiB),
+    secondsPerThousandAps: round((r.seconds / aps) * 1000),
+  };
+}
+
+const round = (x: number) => Math.round(x * 1000) / 1000;
+
+function table(rows: Row[]): string {
+  const cols: [string, (r: Row) => string][] = [
+    ["access points", (r) => String(r.accesspoints)],
+    ["links", (r) => String(r.links)],
+    ["writers", (r) => String(r.concurrency)],
+    ["files", (r) => String(r.files)],
+    ["MB", (r) => (r.bytes / 1e6).toFixed(1)],
+    ["build / cp -r", (r) => r.ratio.toFixed(2)],
+    ["files/s", (r) => String(r.filesPerSecond)],
+    ["peak RSS MiB", (r) => String(r.peakRssMiB)],
+    ["build s", (r) => r.buildSeconds.toFixed(2)],
+    ["cp -r s", (r) => r.cpSeconds.toFixed(2)],
+  ];
+  const cells = [cols.map(([h]) => h), ...rows.map((r) => cols.map(([, f]) => f(r)))];
+  const widths = cols.map((_, i) => Math.max(...cells.map((c) => c[i].length)));
+  return cells.map((c) => c.map((v, i) => v.padStart(widths[i])).join("  ")).join("\n");
+}
+
+try {
+  const rows: Row[] = [];
+  for (const n of sizes) {
+    process.stderr.write(`building ${n} access points…\n`);
+    rows.push(await measure(n));
+  }
+  const sweep: Row[] = [];
+  if (opts.sweep) {
+    for (const c of [4, 8, 16, 32, 64]) {
+      process.stderr.write(`write concurrency ${c} at 3000 access points…\n`);
+      sweep.push(await measure(3000, c));
+    }
+  }
+  const at = (n: number) => rows.find((r) => r.accesspoints === n);
+  const scaling = at(40000) && at(3000) ? round(at(40000)!.secondsPerThousandAps / at(3000)!.secondsPerThousandAps) : null;
+  const results = {
+    date: new Date().toISOString(),
+    machine: { cpus: os.cpus().length, cpu: os.cpus()[0]?.model, memoryGiB: Math.round(os.totalmem() / 2 ** 30), platform: `${os.platform()} ${os.release()}`, node: process.version },
+    rows,
+    scaling: { timePerApAt40000OverAt3000: scaling },
+    sweep,
+  };
+  mkdirSync(path.dirname(opts.out), { recursive: true });
+  writeFileSync(opts.out, JSON.stringify(results, null, 2) + "\n");
+  process.stdout.write(`${table(rows)}\n`);
+  if (scaling !== null) process.stdout.write(`time per access point at 40,000 / at 3,000: ${scaling.toFixed(2)}\n`);
+  if (sweep.length) process.stdout.write(`\nwrite concurrency at 3,000 access points:\n${table(sweep)}\n`);
+  process.stdout.write(`\nwrote ${opts.out}\n`);
+} finally {
+  rmSync(work, { recursive: true, force: true });
+}
