@@ -1,6 +1,5 @@
 import { createReadStream } from "node:fs";
 import { readFile, stat } from "node:fs/promises";
-import { createInterface } from "node:readline";
 import path from "node:path";
 import fg from "fast-glob";
 import type { Problem, Source } from "./problems.ts";
@@ -23,6 +22,12 @@ export interface LoadedDump {
 }
 
 const FOLDERS: Record<string, RecordKind> = { accesspoints: "accesspoint", links: "link" };
+
+/** Limits (README, "Trust and safety"): a record (an NDJSON line) and a .json file, which is parsed whole. */
+export const MAX_RECORD_BYTES = 1024 * 1024;
+export const MAX_JSON_FILE_BYTES = 256 * 1024 * 1024;
+
+const utf8 = new TextDecoder("utf-8", { fatal: true });
 
 /**
  * With `onRecord`, each record is handed over as soon as it is parsed and not kept (validation
@@ -69,7 +74,18 @@ export async function loadDump(dataDir: string, onRecord?: (record: RawRecord) =
 }
 
 async function parseJsonFile(full: string, file: string, problems: Problem[]): Promise<unknown> {
-  const text = stripBom(await readFile(full, "utf8"));
+  const size = (await stat(full)).size;
+  if (size > MAX_JSON_FILE_BYTES) {
+    problems.push(problem({ file }, `file of ${size} bytes is larger than the ${MAX_JSON_FILE_BYTES / 2 ** 20} MiB allowed for .json; split it or write NDJSON, which has no size limit`));
+    return undefined;
+  }
+  let text: string;
+  try {
+    text = stripBom(utf8.decode(await readFile(full)));
+  } catch {
+    problems.push(problem({ file }, "not valid UTF-8"));
+    return undefined;
+  }
   try {
     return JSON.parse(text);
   } catch (err) {
@@ -78,20 +94,45 @@ async function parseJsonFile(full: string, file: string, problems: Problem[]): P
   }
 }
 
+/** NDJSON as a stream of lines, each at most MAX_RECORD_BYTES; longer lines are reported and skipped, never held. */
 async function readNdjson(full: string, file: string, kind: RecordKind, emit: (r: RawRecord) => void, problems: Problem[]) {
-  const lines = createInterface({ input: createReadStream(full, "utf8"), crlfDelay: Infinity });
   let line = 0;
-  for await (const raw of lines) {
+  const take = (bytes: Buffer | undefined) => {
     line++;
-    const text = line === 1 ? stripBom(raw) : raw;
-    if (text.trim() === "") continue;
     const source = { file, line };
+    if (!bytes) return void problems.push(problem(source, `record larger than ${MAX_RECORD_BYTES / 2 ** 20} MiB`));
+    let text: string;
+    try {
+      text = utf8.decode(bytes);
+    } catch {
+      return void problems.push(problem(source, "not valid UTF-8"));
+    }
+    if (line === 1) text = stripBom(text);
+    if (text.endsWith("\r")) text = text.slice(0, -1);
+    if (text.trim() === "") return;
     try {
       emit({ kind, source, value: JSON.parse(text) });
     } catch (err) {
       problems.push(problem(source, `malformed JSON: ${describeJsonError(err, text)}`));
     }
+  };
+  let parts: Buffer[] = [];
+  let length = 0;
+  let oversize = false;
+  for await (const chunk of createReadStream(full) as AsyncIterable<Buffer>) {
+    let start = 0;
+    for (let nl = chunk.indexOf(10, start); nl >= 0; nl = chunk.indexOf(10, start)) {
+      const piece = chunk.subarray(start, nl);
+      oversize ||= length + piece.length > MAX_RECORD_BYTES;
+      take(oversize ? undefined : parts.length ? Buffer.concat([...parts, piece]) : piece);
+      [parts, length, oversize, start] = [[], 0, false, nl + 1];
+    }
+    const rest = chunk.subarray(start);
+    if (!oversize && length + rest.length > MAX_RECORD_BYTES) [parts, oversize] = [[], true];
+    if (!oversize) parts.push(rest);
+    length += rest.length;
   }
+  if (length > 0 || oversize) take(oversize ? undefined : Buffer.concat(parts));
 }
 
 function stripBom(text: string): string {

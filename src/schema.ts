@@ -9,6 +9,12 @@ import { fixedDecimal } from "./text.ts";
  * addresses become canonical text, timestamps become Instants, decimals become fixed-point text.
  */
 
+/**
+ * Free text from routers. A lone UTF-16 surrogate (JSON allows "\ud800") has no UTF-8 form: it would be
+ * written as U+FFFD and collide with a real U+FFFD, so it is refused.
+ */
+const text = z.string().refine((s) => s.isWellFormed(), "not valid Unicode text (it holds a lone surrogate)");
+
 const instant = z.string().transform((text, ctx): Instant => {
   const parsed = parseInstant(text);
   if (typeof parsed === "string") {
@@ -48,7 +54,7 @@ function ipText(parse: (s: string) => string | undefined, what: string) {
 }
 
 const decimal = (places: number) =>
-  z.union([finite, z.string()]).transform((value, ctx) => {
+  z.union([finite, text]).transform((value, ctx) => {
     const text = fixedDecimal(value, places);
     if (text === undefined) {
       ctx.addIssue({ code: "custom", message: `not a decimal number: ${JSON.stringify(value)}` });
@@ -58,7 +64,7 @@ const decimal = (places: number) =>
   });
 
 const kinds = {
-  string: z.string(),
+  string: text,
   integer,
   float: finite,
   boolean: z.boolean(),
@@ -102,8 +108,8 @@ const wifi = z.strictObject(nullableFields(WIFI_FIELDS));
 
 const iface = z.strictObject({
   id,
-  if_name: z.string().nullable().default(null),
-  if_hwaddress: z.string().nullable().default(null),
+  if_name: text.nullable().default(null),
+  if_hwaddress: text.nullable().default(null),
   addresses: z.array(address).default([]),
   wifi: wifi.nullable().default(null),
 });
@@ -115,7 +121,7 @@ export const accesspointSchema = z.strictObject({
   main_ipv6: ipText(canonicalIpv6, "IPv6").nullable().default(null),
   ...otherFields,
   // A missing or null firmware type means the common case of the original importer.
-  firmware_type: z.string().nullable().default(null).transform((t) => t ?? DEFAULT_FIRMWARE_TYPE),
+  firmware_type: text.nullable().default(null).transform((t) => t ?? DEFAULT_FIRMWARE_TYPE),
   site: id.nullable().default(null),
   interfaces: z.array(iface).default([]),
 });
@@ -144,7 +150,7 @@ export const NETWORK_FORMAT = "mesh-topology-dump/1";
 
 export const networkSchema = z.strictObject({
   format: z.literal(NETWORK_FORMAT, { error: `must be "${NETWORK_FORMAT}"` }),
-  name: z.string().nullable().default(null),
+  name: text.nullable().default(null),
   taken_at: instant.nullable().default(null),
 });
 
