@@ -19,6 +19,14 @@ const log = (opts: { quiet?: boolean }, line: string) => {
 const report = (problems: readonly Problem[], opts: { quiet?: boolean }) => {
   for (const p of problems) if (p.severity === "error" || !opts.quiet) process.stderr.write(formatProblem(p) + "\n");
 };
+const warn = (line: string) => void process.stderr.write(`warning: ${line}\n`);
+/** Invalid input: list every problem, say what was left alone, exit 1. Anything else is not ours to explain. */
+const invalid = (err: unknown, opts: { quiet?: boolean }, consequence: string) => {
+  if (!(err instanceof InvalidDumpError)) throw err;
+  report(err.problems, opts);
+  process.stderr.write(`${err.message}; ${consequence}\n`);
+  process.exitCode = 1;
+};
 
 program
   .command("build")
@@ -32,7 +40,7 @@ program
   .action(async (opts: { data: string; out: string; snapshot?: boolean; previous?: string; keep: number; quiet?: boolean }) => {
     const started = performance.now();
     try {
-      const settings = { previous: opts.previous, keep: opts.keep, warn: (line: string) => process.stderr.write(`warning: ${line}\n`) };
+      const settings = { previous: opts.previous, keep: opts.keep, warn };
       const r = await build({ data: opts.data, out: opts.out, snapshot: opts.snapshot ? settings : undefined });
       report(r.problems, opts);
       const s = r.summary;
@@ -41,13 +49,10 @@ program
         `in ${((performance.now() - started) / 1000).toFixed(2)} s`);
       log(opts, `netlify: ${r.netlify.rules} literal rules in ${opts.out}/_redirects`);
       for (const v of r.netlify.inexpressible) {
-        log(opts, `warning: ${v.param}=${JSON.stringify(v.value)} cannot be written as a Netlify _redirects rule (whitespace, "=" or a leading ":"); Netlify answers 404 for it, the preview serves it`);
+        if (!opts.quiet) warn(`${v.param}=${JSON.stringify(v.value)} cannot be written as a Netlify _redirects rule (whitespace, "=" or a leading ":"); Netlify answers 404 for it, the preview serves it`);
       }
     } catch (err) {
-      if (!(err instanceof InvalidDumpError)) throw err;
-      report(err.problems, opts);
-      process.stderr.write(`${err.message}; ${opts.out} left unchanged\n`);
-      process.exitCode = 1;
+      invalid(err, opts, `${opts.out} left unchanged`);
     }
   });
 
@@ -82,14 +87,11 @@ program
   .addOption(quiet)
   .action(async (opts: { data: string; dist: string; previous?: string; keep: number; quiet?: boolean }) => {
     try {
-      const index = await snapshot({ ...opts, warn: (line) => process.stderr.write(`warning: ${line}\n`) });
+      const index = await snapshot({ ...opts, warn });
       const s = index.snapshots[0];
       log(opts, `snapshot ${s.date}: ${s.files.map((f) => `${f.file} (${f.bytes} bytes)`).join(", ")}; ${index.snapshots.length} snapshots kept in ${opts.dist}/snapshots`);
     } catch (err) {
-      if (!(err instanceof InvalidDumpError)) throw err;
-      report(err.problems, opts);
-      process.stderr.write(`${err.message}; no snapshot written\n`);
-      process.exitCode = 1;
+      invalid(err, opts, "no snapshot written");
     }
   });
 
