@@ -1,10 +1,29 @@
+import { execFileSync } from "node:child_process";
+import { statSync } from "node:fs";
+import path from "node:path";
+import { requestsFromTree } from "../src/check.ts";
 import { build } from "../src/index.ts";
 
 /** One measured build, in a process of its own so that its peak RSS is its own: prints a JSON line. */
 const [data, out] = process.argv.slice(2);
 const started = performance.now();
 const r = await build({ data, out });
+execFileSync("sync"); // the files are written when they are on disk
 const seconds = (performance.now() - started) / 1000;
+const peakRssMiB = process.resourceUsage().maxRSS / 1024; // before the layout count below
+
+// What each kind of response costs the host: files and bytes (not timed).
+const layout: Record<string, { files: number; bytes: number }> = {};
+for (const q of await requestsFromTree(out)) {
+  const kind =
+    q.kind === "link-detail" ? (q.target.includes("-") ? "link-by-peers" : "link-by-id")
+    : q.kind === "accesspoint-list" && q.target.includes("firmware") ? "accesspoint-list (firmware filters)"
+    : q.kind.startsWith("accesspoint-") && q.kind !== "accesspoint-list" && q.target.includes(":") ? `${q.kind} (main_ipv6)`
+    : q.kind;
+  const row = (layout[kind] ??= { files: 0, bytes: 0 });
+  row.files++;
+  row.bytes += statSync(path.join(out, q.file)).size;
+}
 process.stdout.write(
   JSON.stringify({
     seconds,
@@ -13,6 +32,7 @@ process.stdout.write(
     accesspoints: r.summary.accesspoints,
     interfaces: r.summary.interfaces,
     links: r.summary.links,
-    peakRssMiB: process.resourceUsage().maxRSS / 1024,
+    peakRssMiB,
+    layout,
   }) + "\n",
 );

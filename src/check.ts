@@ -1,6 +1,8 @@
 import { readFile } from "node:fs/promises";
 import path from "node:path";
 import fg from "fast-glob";
+import { readFile as readText } from "node:fs/promises";
+import { parseDataRules } from "./hosting.ts";
 import { API_HEADERS, parseRequest, resolve, RULES, type Rule, type RouteKind } from "./routes.ts";
 import { NULL_KEY } from "./names.ts";
 
@@ -112,6 +114,7 @@ function spread(details: readonly CheckRequest[], n: number): CheckRequest[] {
 export async function requestsFromTree(dist: string): Promise<CheckRequest[]> {
   const files = (await fg("api/v1/**/index.json", { cwd: dist, onlyFiles: true })).sort().map((f) => `/${f}`);
   const compiled = RULES.filter((r) => r.to !== null).map((rule) => ({ rule, ...compile(rule.to!) }));
+  const dataRules = parseDataRules(await readText(path.join(dist, "_redirects"), "utf8").catch(() => ""));
   const out: CheckRequest[] = [];
   for (const file of files) {
     let best: { rule: Rule; target: string; size: number } | undefined;
@@ -127,7 +130,7 @@ export async function requestsFromTree(dist: string): Promise<CheckRequest[]> {
     if (!best) continue;
     // Only what the route table maps back to this very file (keys it cannot invert are left out).
     const back = parseRequest(best.target);
-    const r = back && resolve(back);
+    const r = back && resolve(back, dataRules);
     if (r?.type === "file" && r.file === file) out.push({ kind: best.rule.kind, target: best.target, file });
   }
   return out;

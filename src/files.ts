@@ -3,7 +3,8 @@ import { STATUSES, statusOf } from "./model.ts";
 import { fileKey, NULL_KEY } from "./names.ts";
 import { Renderer } from "./resources.ts";
 import { API, fileOf, filterDir, NOT_FOUND_BODY, NOT_FOUND_FILE } from "./routes.ts";
-import { dataRules, NOT_FOUND_PAGE, type DataRules, type PlaceholderValues } from "./hosting.ts";
+import { createHash } from "node:crypto";
+import { dataRules, expressible, NOT_FOUND_PAGE, type DataRules, type PlaceholderValues } from "./hosting.ts";
 import type { AccesspointRecord } from "./schema.ts";
 import { boundaryVersions, compareVersionKeys, isBefore, versionKey } from "./version.ts";
 import { compareCodePoints } from "./text.ts";
@@ -61,9 +62,8 @@ export function* outputFiles(model: Model, netlifyRules: DataRules = dataRules(p
     if (v === "") continue; // no request can ask for "" (an empty value means null)
     yield* filtered(dir, aps.filter((a) => a.mesh_version === v));
   }
-  for (const bound of beforeValues(versions)) {
-    const key = versionKey(bound);
-    yield* filtered(filterDir(ap, "firmware_version__before", fileKey(bound)), aps.filter((a) => isBefore(a.mesh_version, key)));
+  for (const { bound, members } of beforeResults(model).written) {
+    yield* filtered(filterDir(ap, "firmware_version__before", fileKey(bound)), members);
   }
   for (const [ip, a] of model.accesspointByIp) {
     yield out(fileOf(`${ap}${ip}`), render.accesspoint(a));
@@ -97,7 +97,7 @@ function push<K, V>(map: Map<K, V[]>, key: K, value: V) {
   else map.set(key, [value]);
 }
 
-/** The values present in the data for each data placeholder of the route table. */
+/** The values present in the data for each data placeholder of the route table, with the aliases among them. */
 export function placeholderValues(model: Model): PlaceholderValues {
   const ssids = new Set<string>();
   const macs = new Set<string>();
@@ -106,10 +106,43 @@ export function placeholderValues(model: Model): PlaceholderValues {
     if (iface.if_hwaddress) macs.add(iface.if_hwaddress.toLowerCase());
   }
   return {
-    version: beforeValues(model.accesspoints.map((a) => a.mesh_version)),
-    ssid: [...ssids].sort(compareCodePoints),
-    mac: [...macs].sort(compareCodePoints),
+    values: {
+      version: [...new Set(model.accesspoints.flatMap((a) => (a.mesh_version ? [a.mesh_version] : [])))].sort(compareCodePoints),
+      bound: beforeValues(model.accesspoints.map((a) => a.mesh_version)),
+      ssid: [...ssids].sort(compareCodePoints),
+      mac: [...macs].sort(compareCodePoints),
+    },
+    aliases: { bound: beforeResults(model).aliases },
   };
+}
+
+/**
+ * `firmware_version__before` bounds and their members. Many bounds select the same access points
+ * ("before 0.5" and "before 0.5.1-unstable-845" often do); only the first bound of each result is
+ * written, the others become aliases of its file, routed by a literal rule. A bound that a
+ * `_redirects` line cannot express keeps a file of its own.
+ */
+export function beforeResults(model: Model): {
+  readonly written: readonly { readonly bound: string; readonly members: readonly AccesspointRecord[] }[];
+  readonly aliases: ReadonlyMap<string, string>;
+} {
+  const written: { bound: string; members: AccesspointRecord[] }[] = [];
+  const aliases = new Map<string, string>();
+  const bySignature = new Map<string, string>();
+  const index = new Map(model.accesspoints.map((a, i) => [a, i]));
+  for (const bound of beforeValues(model.accesspoints.map((a) => a.mesh_version))) {
+    const key = versionKey(bound);
+    const members = model.accesspoints.filter((a) => isBefore(a.mesh_version, key));
+    const signature = createHash("sha256").update(members.map((a) => index.get(a)).join(",")).digest("hex");
+    const first = bySignature.get(signature);
+    if (first !== undefined && expressible(bound)) {
+      aliases.set(bound, fileKey(first));
+      continue;
+    }
+    if (first === undefined) bySignature.set(signature, bound);
+    written.push({ bound, members });
+  }
+  return { written, aliases };
 }
 
 /** Every present non-empty version, and the release-line boundaries derived from them, once each. */

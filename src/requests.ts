@@ -17,7 +17,7 @@ export interface TableRequest {
 const UNKNOWN_IP = "192.0.2.1";
 
 export function tableRequests(model: Model, perPlaceholder = 4): TableRequest[] {
-  const values = placeholderValues(model);
+  const { values, aliases } = placeholderValues(model);
   const some = <T>(items: readonly T[]) => items.slice(0, perPlaceholder);
   // Values that a host can only reach through literal rules come first, so they are always sampled.
   const dataFirst = (items: readonly string[]) =>
@@ -31,7 +31,8 @@ export function tableRequests(model: Model, perPlaceholder = 4): TableRequest[] 
   };
   const queryValues: Record<string, readonly string[]> = {
     status: [...STATUS_VALUES, "bogus"],
-    version: [...dataFirst(values.version), ...some(beforeValues(["0.5.1-1"])), "garbage"],
+    version: [...dataFirst(values.version), "0.5.1-1", "garbage"],
+    bound: [...some([...(aliases?.bound?.keys() ?? [])]), ...dataFirst(values.bound), ...some(beforeValues(["0.5.1-1"])), "garbage"],
     ssid: [...dataFirst(values.ssid), "no such ssid"],
     mac: [...dataFirst(values.mac).flatMap((m) => [m, m.toUpperCase()]), "00:00:00:00:00:00"],
     a: ["x"],

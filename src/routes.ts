@@ -56,6 +56,7 @@ export interface QueryPlaceholder {
 export const QUERY_PLACEHOLDERS: Readonly<Record<string, QueryPlaceholder>> = {
   status: { data: false },
   version: { data: true },
+  bound: { data: true },
   ssid: { data: true },
   mac: { data: true, fold: "lower" },
   a: { data: false },
@@ -110,7 +111,7 @@ function buildRules(): Rule[] {
     ...withStatus("accesspoint-list", ap, { [fv]: "" }, filterDir(ap, fv, "_null")),
     ...withStatus("accesspoint-list", ap, { [fv]: ":version" }, filterDir(ap, fv, ":version")),
     ...withStatus("accesspoint-list", ap, { [fvb]: "" }, ap, `${ap}_q/`),
-    ...withStatus("accesspoint-list", ap, { [fvb]: ":version" }, filterDir(ap, fvb, ":version")),
+    ...withStatus("accesspoint-list", ap, { [fvb]: ":bound" }, filterDir(ap, fvb, ":bound")),
     ...withStatus("accesspoint-list", ap, {}, ap, `${ap}_q/`),
     ...unfiltered("accesspoint-detail", `${ap}:ip`),
     ...unfiltered("accesspoint-links", `${ap}:ip/links/`),
@@ -146,9 +147,10 @@ export type Resolution =
  * Resolves a request the way the preview serves it: Netlify's matching, plus the original API's
  * path-form rules that static hosts cannot express (a list path without its slash redirects; a
  * detail path with a trailing slash is not found). Placeholder values become file-name keys.
+ * `dataRules` are the build's literal rules (its `_redirects`), which come first, as on Netlify.
  */
-export function resolve(req: Request): Resolution {
-  for (const rule of RULES) {
+export function resolve(req: Request, dataRules: readonly Rule[] = []): Resolution {
+  for (const rule of dataRules.length ? [...dataRules, ...RULES] : RULES) {
     const m = matchPath(rule.from, req.path);
     if (!m) continue;
     const values = matchQuery(rule.query, req.params);

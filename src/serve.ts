@@ -1,9 +1,10 @@
-import { stat } from "node:fs/promises";
+import { readFile, stat } from "node:fs/promises";
 import type { IncomingMessage, ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
 import path from "node:path";
 import httpServer from "http-server";
-import { API_HEADERS, NOT_FOUND_BODY, parseRequest, resolve, type RouteKind } from "./routes.ts";
+import { parseDataRules } from "./hosting.ts";
+import { API_HEADERS, NOT_FOUND_BODY, parseRequest, resolve, type Rule, type RouteKind } from "./routes.ts";
 
 /**
  * Stage 6: the local preview. http-server serves the files; a `before` middleware routes every
@@ -47,8 +48,10 @@ export async function startPreview(options: PreviewOptions): Promise<Preview> {
   const rootStat = await stat(root).catch(() => undefined);
   if (!rootStat?.isDirectory()) throw new Error(`nothing to serve: ${options.dir} is not a directory (run the build first)`);
 
+  // The build's literal rules, exactly as Netlify gets them.
+  const dataRules = parseDataRules(await readFile(path.join(root, "_redirects"), "utf8").catch(() => ""));
   const route = (req: IncomingMessage, res: ServerResponse & { emit(event: "next"): boolean }) => {
-    handle(root, req, res).catch(() => {
+    handle(root, dataRules, req, res).catch(() => {
       if (!res.headersSent) json(req, res, 500, '{"detail":"Internal error."}');
     });
   };
@@ -94,7 +97,7 @@ export async function startPreview(options: PreviewOptions): Promise<Preview> {
   };
 }
 
-async function handle(root: string, req: IncomingMessage, res: ServerResponse & { emit(event: "next"): boolean }) {
+async function handle(root: string, dataRules: readonly Rule[], req: IncomingMessage, res: ServerResponse & { emit(event: "next"): boolean }) {
   const target = req.url ?? "/";
   const method = req.method ?? "GET";
   const pathPart = target.split("?")[0];
@@ -112,7 +115,7 @@ async function handle(root: string, req: IncomingMessage, res: ServerResponse & 
   }
   if (!METHODS.has(method)) return json(req, res, 405, JSON.stringify({ detail: `Method "${method}" not allowed.` }));
 
-  const resolution = resolve(request);
+  const resolution = resolve(request, dataRules);
   if (resolution.type === "redirect") {
     const q = target.indexOf("?");
     res.setHeader("Location", `${pathPart}/${q < 0 ? "" : target.slice(q)}`);

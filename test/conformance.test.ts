@@ -1,7 +1,8 @@
 import { readFileSync } from "node:fs";
 import { beforeAll, describe, expect, it } from "vitest";
 import { build } from "../src/index.ts";
-import { NOT_FOUND_FILE, parseRequest, resolve } from "../src/routes.ts";
+import { NOT_FOUND_FILE, parseRequest, resolve, type Rule } from "../src/routes.ts";
+import { parseDataRules } from "../src/hosting.ts";
 import { mismatch, PUBLIC_SAMPLE, readExpected, type Answer } from "./support/expected.ts";
 import { tempDir } from "./support/tree.ts";
 
@@ -11,15 +12,17 @@ import { tempDir } from "./support/tree.ts";
  */
 const expected = readExpected();
 let out: string;
+let dataRules: Rule[];
 
 beforeAll(async () => {
   out = `${tempDir()}/dist`;
   await build({ data: `${PUBLIC_SAMPLE}dump`, out });
+  dataRules = parseDataRules(readFileSync(`${out}/_redirects`, "utf8"));
 }, 60_000);
 
 function answer(target: string): Answer {
   const req = parseRequest(target);
-  const r = req ? resolve(req) : ({ type: "not-found" } as const);
+  const r = req ? resolve(req, dataRules) : ({ type: "not-found" } as const);
   const notFound = () => ({ status: 404, body: readFileSync(out + NOT_FOUND_FILE, "utf8") });
   if (r.type === "redirect") return { status: 301, location: r.location };
   if (r.type === "not-found") return notFound();

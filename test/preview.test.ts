@@ -1,4 +1,4 @@
-import { mkdirSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { build, startPreview, type Preview } from "../src/index.ts";
@@ -113,6 +113,18 @@ describe("preview behaviour", () => {
     const filtered = await get("/api/v1/accesspoint/?firmware_version=0.4-5&status=online");
     expect((await get("/api/v1/accesspoint/?format=api&firmware_version=0.4-5&status=online")).body.equals(filtered.body)).toBe(true);
     expect((await get("/api/v1/accesspoint/?status=online&unknown=1")).body.equals((await get("/api/v1/accesspoint/?status=online")).body)).toBe(true);
+  });
+
+  it("serves firmware_version__before bounds with the same result from one file (aliases)", async () => {
+    const dir = path.join(out, "api/v1/accesspoint/_q/firmware_version__before");
+    expect(existsSync(path.join(dir, "0.5"))).toBe(true);
+    expect(existsSync(path.join(dir, "0.5.1-unstable-845"))).toBe(false);
+    for (const status of ["", "&status=online", "&status=all"]) {
+      const a = await get(`/api/v1/accesspoint/?firmware_version__before=0.5${status}`);
+      const b = await get(`/api/v1/accesspoint/?firmware_version__before=0.5.1-unstable-845${status}`);
+      expect(a.status).toBe(200);
+      expect(b.body.equals(a.body)).toBe(true);
+    }
   });
 
   it("redirects list and sub-resource paths without their slash, keeping the query", async () => {
