@@ -58,9 +58,8 @@ export function* outputFiles(model: Model, netlifyRules: DataRules = dataRules(p
   };
   const versions = [...new Set(aps.map((a) => a.mesh_version))];
   for (const v of versions) {
-    const dir = filterDir(ap, "firmware_version", v === null ? NULL_KEY : fileKey(v));
     if (v === "") continue; // no request can ask for "" (an empty value means null)
-    yield* filtered(dir, aps.filter((a) => a.mesh_version === v));
+    yield* filtered(filterDir(ap, "firmware_version", v === null ? NULL_KEY : fileKey(v)), aps.filter((a) => a.mesh_version === v));
   }
   for (const { bound, members } of beforeResults(model).written) {
     yield* filtered(filterDir(ap, "firmware_version__before", fileKey(bound)), members);

@@ -149,8 +149,9 @@ export type Resolution =
  * detail path with a trailing slash is not found). Placeholder values become file-name keys.
  * `dataRules` are the build's literal rules (its `_redirects`), which come first, as on Netlify.
  */
-export function resolve(req: Request, dataRules: readonly Rule[] = []): Resolution {
-  for (const rule of dataRules.length ? [...dataRules, ...RULES] : RULES) {
+export function resolve(req: Request, dataRules: readonly Rule[] | DataRuleIndex = []): Resolution {
+  const index = dataRules instanceof DataRuleIndex ? dataRules : new DataRuleIndex(dataRules);
+  for (const rule of index.candidates(req)) {
     const m = matchPath(rule.from, req.path);
     if (!m) continue;
     const values = matchQuery(rule.query, req.params);
@@ -162,6 +163,34 @@ export function resolve(req: Request, dataRules: readonly Rule[] = []): Resoluti
     return { type: "file", rule, file: substitute(rule.to, { ...m.values, ...values }) };
   }
   return { type: "not-found" };
+}
+
+/**
+ * A build's literal rules can number hundreds of thousands (two per MAC): indexed by their first
+ * literal query condition, a request only meets the few whose literal it carries, in their order,
+ * followed by the route table.
+ */
+export class DataRuleIndex {
+  readonly #byLiteral = new Map<string, { at: number; rule: Rule }[]>();
+  readonly #always: { at: number; rule: Rule }[] = [];
+
+  constructor(rules: readonly Rule[]) {
+    rules.forEach((rule, at) => {
+      const literal = Object.entries(rule.query).find(([, v]) => !v.startsWith(":"));
+      if (!literal) return void this.#always.push({ at, rule });
+      const key = `${literal[0]}=${literal[1]}`;
+      const list = this.#byLiteral.get(key);
+      if (list) list.push({ at, rule });
+      else this.#byLiteral.set(key, [{ at, rule }]);
+    });
+  }
+
+  candidates(req: Request): readonly Rule[] {
+    const found = [...this.#always];
+    for (const [name, value] of req.params) found.push(...(this.#byLiteral.get(`${name}=${value}`) ?? []));
+    if (found.length === 0) return RULES;
+    return [...found.sort((a, b) => a.at - b.at).map((c) => c.rule), ...RULES];
+  }
 }
 
 function matchPath(pattern: string, path: string): { values: Record<string, string>; slash: boolean } | undefined {

@@ -4,7 +4,7 @@ import type { AddressInfo } from "node:net";
 import path from "node:path";
 import httpServer from "http-server";
 import { parseDataRules } from "./hosting.ts";
-import { API_HEADERS, NOT_FOUND_BODY, parseRequest, resolve, type Rule, type RouteKind } from "./routes.ts";
+import { API_HEADERS, DataRuleIndex, NOT_FOUND_BODY, parseRequest, resolve, type RouteKind } from "./routes.ts";
 
 /**
  * Stage 6: the local preview. http-server serves the files; a `before` middleware routes every
@@ -49,7 +49,7 @@ export async function startPreview(options: PreviewOptions): Promise<Preview> {
   if (!rootStat?.isDirectory()) throw new Error(`nothing to serve: ${options.dir} is not a directory (run the build first)`);
 
   // The build's literal rules, exactly as Netlify gets them.
-  const dataRules = parseDataRules(await readFile(path.join(root, "_redirects"), "utf8").catch(() => ""));
+  const dataRules = new DataRuleIndex(parseDataRules(await readFile(path.join(root, "_redirects"), "utf8").catch(() => "")));
   const route = (req: IncomingMessage, res: ServerResponse & { emit(event: "next"): boolean }) => {
     handle(root, dataRules, req, res).catch(() => {
       if (!res.headersSent) json(req, res, 500, '{"detail":"Internal error."}');
@@ -97,7 +97,7 @@ export async function startPreview(options: PreviewOptions): Promise<Preview> {
   };
 }
 
-async function handle(root: string, dataRules: readonly Rule[], req: IncomingMessage, res: ServerResponse & { emit(event: "next"): boolean }) {
+async function handle(root: string, dataRules: DataRuleIndex, req: IncomingMessage, res: ServerResponse & { emit(event: "next"): boolean }) {
   const target = req.url ?? "/";
   const method = req.method ?? "GET";
   const pathPart = target.split("?")[0];

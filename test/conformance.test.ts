@@ -1,7 +1,7 @@
 import { readFileSync } from "node:fs";
 import { beforeAll, describe, expect, it } from "vitest";
 import { build } from "../src/index.ts";
-import { NOT_FOUND_FILE, parseRequest, resolve, type Rule } from "../src/routes.ts";
+import { DataRuleIndex, NOT_FOUND_FILE, parseRequest, resolve } from "../src/routes.ts";
 import { parseDataRules } from "../src/hosting.ts";
 import { mismatch, PUBLIC_SAMPLE, readExpected, type Answer } from "./support/expected.ts";
 import { tempDir } from "./support/tree.ts";
@@ -12,12 +12,12 @@ import { tempDir } from "./support/tree.ts";
  */
 const expected = readExpected();
 let out: string;
-let dataRules: Rule[];
+let dataRules: DataRuleIndex;
 
 beforeAll(async () => {
   out = `${tempDir()}/dist`;
   await build({ data: `${PUBLIC_SAMPLE}dump`, out });
-  dataRules = parseDataRules(readFileSync(`${out}/_redirects`, "utf8"));
+  dataRules = new DataRuleIndex(parseDataRules(readFileSync(`${out}/_redirects`, "utf8")));
 }, 60_000);
 
 function answer(target: string): Answer {

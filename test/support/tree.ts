@@ -1,5 +1,5 @@
 import { createHash } from "node:crypto";
-import { mkdtempSync, readFileSync } from "node:fs";
+import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import fg from "fast-glob";
@@ -11,8 +11,16 @@ export function treeDigest(dir: string): Map<string, string> {
   return new Map(files.map((f) => [f, createHash("sha256").update(readFileSync(path.join(dir, f))).digest("hex")]));
 }
 
+const made: string[] = [];
+// Test folders go when the test process does, so repeated runs do not fill the disk.
+process.once("exit", () => {
+  for (const dir of made) rmSync(dir, { recursive: true, force: true });
+});
+
 export function tempDir(prefix = "mesh-api-test-"): string {
-  return mkdtempSync(path.join(tmpdir(), prefix));
+  const dir = mkdtempSync(path.join(tmpdir(), prefix));
+  made.push(dir);
+  return dir;
 }
 
 export const ROOT = new URL("../../", import.meta.url).pathname;
