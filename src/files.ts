@@ -121,10 +121,21 @@ export function placeholderValues(model: Model): PlaceholderValues {
  * written, the others become aliases of its file, routed by a literal rule. A bound that a
  * `_redirects` line cannot express keeps a file of its own.
  */
-export function beforeResults(model: Model): {
+export interface BeforeResults {
   readonly written: readonly { readonly bound: string; readonly members: readonly AccesspointRecord[] }[];
   readonly aliases: ReadonlyMap<string, string>;
-} {
+}
+
+const beforeCache = new WeakMap<Model, BeforeResults>();
+
+/** Once per model: both the files and the Netlify rules need it. */
+export function beforeResults(model: Model): BeforeResults {
+  let results = beforeCache.get(model);
+  if (!results) beforeCache.set(model, (results = computeBeforeResults(model)));
+  return results;
+}
+
+function computeBeforeResults(model: Model): BeforeResults {
   const written: { bound: string; members: AccesspointRecord[] }[] = [];
   const aliases = new Map<string, string>();
   const bySignature = new Map<string, string>();

@@ -1,4 +1,5 @@
 import { beforeValues, placeholderValues } from "./files.ts";
+import { isOwnKey } from "./names.ts";
 import type { Model } from "./model.ts";
 import { RULES, STATUS_VALUES, type Rule } from "./routes.ts";
 
@@ -20,8 +21,7 @@ export function tableRequests(model: Model, perPlaceholder = 4): TableRequest[] 
   const { values, aliases } = placeholderValues(model);
   const some = <T>(items: readonly T[]) => items.slice(0, perPlaceholder);
   // Values that a host can only reach through literal rules come first, so they are always sampled.
-  const dataFirst = (items: readonly string[]) =>
-    some([...items.filter((v) => !/^[a-z0-9][a-z0-9.~-]*$/.test(v)), ...items.filter((v) => /^[a-z0-9][a-z0-9.~-]*$/.test(v))]);
+  const dataFirst = (items: readonly string[]) => some([...items.filter((v) => !isOwnKey(v)), ...items.filter(isOwnKey)]);
   const apIps = [...some(model.accesspoints.map((a) => a.main_ip)), ...some(model.accesspoints.flatMap((a) => (a.main_ipv6 ? [a.main_ipv6] : [])))];
   const addresses = [...model.interfaceByAddress.keys()];
   const ifaceIps = [...some(addresses.filter((a) => !a.includes(":"))), ...some(addresses.filter((a) => a.includes(":")))];

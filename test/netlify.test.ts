@@ -1,14 +1,15 @@
 import { readFileSync } from "node:fs";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { build, startPreview, type Preview } from "../src/index.ts";
+import type { Preview } from "../src/index.ts";
+import { sampleSite } from "./support/site.ts";
 import { netlifyToml } from "../src/hosting.ts";
 import { tableRequests } from "../src/requests.ts";
 import { API_HEADERS } from "../src/routes.ts";
-import { PUBLIC_SAMPLE, readExpected } from "./support/expected.ts";
+import { readExpected } from "./support/expected.ts";
 import { pool, rawRequest, type RawResponse } from "./support/http.ts";
 import { loadNetlify, type NetlifySite } from "./support/netlify.ts";
-import { ROOT, tempDir } from "./support/tree.ts";
+import { ROOT } from "./support/tree.ts";
 import type { Model } from "../src/model.ts";
 
 /**
@@ -25,10 +26,9 @@ let port: number;
 let netlify: NetlifySite;
 
 beforeAll(async () => {
-  out = path.join(tempDir(), "dist");
-  model = (await build({ data: `${PUBLIC_SAMPLE}dump`, out })).model!;
-  preview = await startPreview({ dir: out, port: 0 });
-  port = Number(new URL(preview.url).port);
+  const site = await sampleSite();
+  ({ out, preview, port } = site);
+  model = site.result.model!;
   netlify = await loadNetlify(path.join(ROOT, "netlify.toml"), out);
 });
 

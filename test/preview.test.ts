@@ -1,12 +1,12 @@
 import { existsSync, mkdirSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { build, startPreview, type Preview } from "../src/index.ts";
+import type { Preview } from "../src/index.ts";
+import { sampleSite } from "./support/site.ts";
 import { tableRequests } from "../src/requests.ts";
 import { API_HEADERS, RULES } from "../src/routes.ts";
-import { mismatch, PUBLIC_SAMPLE, readExpected } from "./support/expected.ts";
+import { mismatch, readExpected } from "./support/expected.ts";
 import { pool, rawRequest, type RawResponse } from "./support/http.ts";
-import { tempDir } from "./support/tree.ts";
 import type { Model } from "../src/model.ts";
 
 /** The preview over real HTTP on an ephemeral loopback port, serving the built public sample. */
@@ -17,12 +17,11 @@ let model: Model;
 let out: string;
 
 beforeAll(async () => {
-  out = path.join(tempDir(), "dist");
-  model = (await build({ data: `${PUBLIC_SAMPLE}dump`, out })).model!;
+  const site = await sampleSite();
+  ({ out, preview, port } = site);
+  model = site.result.model!;
   mkdirSync(path.join(out, "snapshots"));
   writeFileSync(path.join(out, "snapshots/readme.txt"), "static file");
-  preview = await startPreview({ dir: out, port: 0 });
-  port = Number(new URL(preview.url).port);
 });
 
 afterAll(() => preview?.close());
