@@ -25,10 +25,12 @@ export async function writeArchive(file: string, entries: readonly ArchiveEntry[
   for (const e of sorted) for (let d = path.posix.dirname(e.name); d !== "."; d = path.posix.dirname(d)) dirs.add(d);
   const header = { mtime, uid: 0, gid: 0, uname: "", gname: "" };
   const written = pipeline(pack, createGzip({ level: 9 }), platformFreeGzipHeader(), createWriteStream(file));
+  // Its failure surfaces at the await below (or through the entry that stalls); never as an unhandled rejection.
+  written.catch(() => {});
   const entryDone = (h: Parameters<typeof pack.entry>[0], body?: Readable) =>
     new Promise<void>((ok, fail) => {
       const sink = pack.entry(h, (err) => (err ? fail(err) : ok()));
-      if (body) body.pipe(sink);
+      if (body) pipeline(body, sink).catch(fail);
     });
   // Folders first, in order, so extraction never meets a file before its folder.
   for (const d of [...dirs].sort()) await entryDone({ ...header, name: `${d}/`, type: "directory", mode: 0o755 });

@@ -27,19 +27,36 @@ export async function emitTree(out: string, files: Iterable<OutputFile>, finish?
   await recoverLeftovers(parent, base);
   const tmp = path.join(parent, `.${base}.tmp-${process.pid}-${Date.now()}`);
   await mkdir(tmp);
+  let result: EmitResult;
   try {
-    const result = await writeAll(tmp, files);
+    result = await writeAll(tmp, files);
     await finish?.(tmp);
-    const old = path.join(parent, `.${base}.old-${process.pid}-${Date.now()}`);
-    const hadOld = await exists(target);
-    if (hadOld) await rename(target, old);
-    await rename(tmp, target);
-    if (hadOld) await rm(old, { recursive: true, force: true });
-    return result;
   } catch (err) {
     await rm(tmp, { recursive: true, force: true });
     throw err;
   }
+  await swapDir(tmp, target);
+  return result;
+}
+
+/**
+ * Puts the complete folder `tmp` in the place of `target` with two renames: the old one is moved
+ * aside first and removed last. A failure on the way puts the old one back; a kill between the two
+ * renames is undone by the next run's recoverLeftovers.
+ */
+export async function swapDir(tmp: string, target: string): Promise<void> {
+  const old = path.join(path.dirname(target), `.${path.basename(target)}.old-${process.pid}-${Date.now()}`);
+  const hadOld = await exists(target);
+  try {
+    if (hadOld) await rename(target, old);
+    await rename(tmp, target);
+  } catch (err) {
+    if (hadOld && !(await exists(target))) await rename(old, target);
+    await rm(tmp, { recursive: true, force: true });
+    throw err;
+  }
+  // The new tree is in place; failing to remove the old one does not fail the build.
+  if (hadOld) await rm(old, { recursive: true, force: true }).catch(() => {});
 }
 
 async function writeAll(root: string, files: Iterable<OutputFile>): Promise<EmitResult> {
@@ -49,41 +66,52 @@ async function writeAll(root: string, files: Iterable<OutputFile>): Promise<Emit
   let bytes = 0;
   let inFlight = 0;
   let failure: unknown;
-  for (const file of files) {
-    if (failure) break;
-    const full = path.join(root, file.path);
-    if (!full.startsWith(root + path.sep)) throw new Error(`refusing to write outside the output: ${file.path}`);
-    const dir = path.dirname(full);
-    const body = file.body;
-    const small = typeof body === "string" || body.reduce((n, item) => n + item.length + 1, 1) < PIECE;
-    count++;
-    const job = (async () => {
-      await makeFolder(dir);
-      if (small) {
-        const data = Buffer.from(typeof body === "string" ? body : `[${body.join(",")}]`, "utf8");
-        bytes += data.length;
-        inFlight += data.length;
-        await writeFile(full, data, { flag: "wx" }).finally(() => (inFlight -= data.length));
-        return;
-      }
-      const handle = await open(full, "wx");
-      try {
-        for (const piece of listPieces(body as readonly string[])) {
-          const data = Buffer.from(piece, "utf8");
+  try {
+    for (const file of files) {
+      if (failure) break;
+      const full = path.join(root, file.path);
+      if (!full.startsWith(root + path.sep)) throw new Error(`refusing to write outside the output: ${file.path}`);
+      const dir = path.dirname(full);
+      const body = file.body;
+      const size = typeof body === "string" ? body.length : body.reduce((n, item) => n + item.length + 1, 1);
+      const small = size < PIECE;
+      count++;
+      // Counted before the job starts, so the cap holds back the next one (pieces count at most PIECE).
+      const held = Math.min(size, PIECE);
+      inFlight += held;
+      const job = (async () => {
+        await makeFolder(dir);
+        if (small) {
+          const data = Buffer.from(typeof body === "string" ? body : `[${body.join(",")}]`, "utf8");
           bytes += data.length;
-          await handle.write(data);
+          await writeFile(full, data, { flag: "wx" });
+          return;
         }
-      } finally {
-        await handle.close();
-      }
-    })().catch((err) => {
-      failure ??= err;
-    });
-    pending.add(job);
-    job.finally(() => pending.delete(job));
-    while (pending.size >= WRITE_CONCURRENCY || (inFlight > BYTES_IN_FLIGHT && pending.size > 0)) await Promise.race(pending);
+        const handle = await open(full, "wx");
+        try {
+          for (const piece of listPieces(body as readonly string[])) {
+            const data = Buffer.from(piece, "utf8");
+            bytes += data.length;
+            await handle.write(data);
+          }
+        } finally {
+          await handle.close();
+        }
+      })()
+        .catch((err) => {
+          failure ??= err;
+        })
+        .finally(() => {
+          inFlight -= held;
+          pending.delete(job);
+        });
+      pending.add(job);
+      while (pending.size >= WRITE_CONCURRENCY || (inFlight > BYTES_IN_FLIGHT && pending.size > 0)) await Promise.race(pending);
+    }
+  } finally {
+    // Never leave writes running behind a failure: the caller removes the folder next.
+    await Promise.all(pending);
   }
-  await Promise.all(pending);
   if (failure) throw failure;
   return { files: count, bytes };
 }
@@ -118,7 +146,7 @@ function* listPieces(items: readonly string[]): Generator<string> {
   yield (first ? "[" : batch.length ? "," : "") + batch.join(",") + "]";
 }
 
-async function recoverLeftovers(parent: string, base: string): Promise<void> {
+export async function recoverLeftovers(parent: string, base: string): Promise<void> {
   const names = await readdir(parent);
   const olds = names.filter((n) => n.startsWith(`.${base}.old-`)).sort();
   if (!(await exists(path.join(parent, base))) && olds.length > 0) {

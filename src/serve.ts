@@ -117,8 +117,10 @@ async function handle(root: string, dataRules: DataRuleIndex, req: IncomingMessa
 
   const resolution = resolve(request, dataRules);
   if (resolution.type === "redirect") {
+    // From the normalised path: "//api/v1/link" must not become a redirect to a host named "api".
     const q = target.indexOf("?");
-    res.setHeader("Location", `${pathPart}/${q < 0 ? "" : target.slice(q)}`);
+    const location = resolution.location.split("/").map((seg) => encodeURIComponent(seg).replace(/%3A/gi, ":")).join("/");
+    res.setHeader("Location", `${location}${q < 0 ? "" : target.slice(q)}`);
     return json(req, res, 301, "");
   }
   if (resolution.type === "not-found") return json(req, res, 404, NOT_FOUND_BODY);

@@ -1,11 +1,12 @@
 import { createHash } from "node:crypto";
 import { createReadStream, createWriteStream } from "node:fs";
-import { copyFile, mkdir, readFile, rename, rm, stat, writeFile } from "node:fs/promises";
+import { copyFile, mkdir, readFile, rm, stat, writeFile } from "node:fs/promises";
 import path from "node:path";
 import { Readable } from "node:stream";
 import { pipeline } from "node:stream/promises";
 import fg from "fast-glob";
 import { writeArchive } from "./archive.ts";
+import { recoverLeftovers, swapDir } from "./emit.ts";
 import type { DumpSummary } from "./index.ts";
 
 /**
@@ -56,9 +57,10 @@ export async function writeSnapshots(options: SnapshotOptions): Promise<Snapshot
   const date = (takenAt ?? "1970-01-01T00:00:00Z").slice(0, 10);
   const mtime = new Date(takenAt ? Date.parse(takenAt.replace(/\.\d+Z$/, "Z")) : 0);
   const target = path.join(options.dist, SNAPSHOT_DIR);
-  const tmp = path.join(options.dist, `.${SNAPSHOT_DIR}.tmp-${process.pid}`);
-  await rm(tmp, { recursive: true, force: true });
-  await mkdir(tmp, { recursive: true });
+  const tmp = path.join(options.dist, `.${SNAPSHOT_DIR}.tmp-${process.pid}-${Date.now()}`);
+  await mkdir(options.dist, { recursive: true });
+  await recoverLeftovers(options.dist, SNAPSHOT_DIR);
+  await mkdir(tmp);
   try {
     const dumpName = `mesh-topology-${date}`;
     const apiName = `mesh-api-v1-${date}`;
@@ -103,8 +105,7 @@ export async function writeSnapshots(options: SnapshotOptions): Promise<Snapshot
     // Archives of snapshots no longer kept are left out of the new folder.
     const keepNames = new Set([...all.map((f) => f.file), "SHA256SUMS", "index.json"]);
     for (const f of await fg("*", { cwd: tmp, dot: true })) if (!keepNames.has(f)) await rm(path.join(tmp, f));
-    await rm(target, { recursive: true, force: true });
-    await rename(tmp, target);
+    await swapDir(tmp, target);
     return index;
   } catch (err) {
     await rm(tmp, { recursive: true, force: true });

@@ -131,6 +131,8 @@ describe("preview behaviour", () => {
     expect(r.status).toBe(301);
     expect(r.headers.location).toBe("/api/v1/accesspoint/?status=online&format=api");
     expect((await get("/api/v1/interface/192.168.12.4/accesspoint")).headers.location).toBe("/api/v1/interface/192.168.12.4/accesspoint/");
+    // The location comes from the normalised path, never a scheme-relative "//api/...".
+    expect((await get("//api/v1/link?format=api")).headers.location).toBe("/api/v1/link/?format=api");
   });
 
   it("never answers a filter it did not precompute with another result", async () => {
