@@ -1,9 +1,8 @@
 import { readFile } from "node:fs/promises";
 import path from "node:path";
 import fg from "fast-glob";
-import { readFile as readText } from "node:fs/promises";
-import { parseDataRules } from "./hosting.ts";
-import { API_HEADERS, DataRuleIndex, parseRequest, resolve, RULES, type Rule, type RouteKind } from "./routes.ts";
+import { loadDataRules } from "./hosting.ts";
+import { API_HEADERS, parseRequest, resolve, RULES, type Rule, type RouteKind } from "./routes.ts";
 import { NULL_KEY } from "./names.ts";
 
 /**
@@ -114,7 +113,7 @@ function spread(details: readonly CheckRequest[], n: number): CheckRequest[] {
 export async function requestsFromTree(dist: string): Promise<CheckRequest[]> {
   const files = (await fg("api/v1/**/index.json", { cwd: dist, onlyFiles: true })).sort().map((f) => `/${f}`);
   const compiled = RULES.filter((r) => r.to !== null).map((rule) => ({ rule, ...compile(rule.to!) }));
-  const dataRules = new DataRuleIndex(parseDataRules(await readText(path.join(dist, "_redirects"), "utf8").catch(() => "")));
+  const dataRules = await loadDataRules(dist);
   const out: CheckRequest[] = [];
   for (const file of files) {
     let best: { rule: Rule; target: string; size: number } | undefined;

@@ -1,5 +1,7 @@
+import { readFile } from "node:fs/promises";
+import path from "node:path";
 import { fileKey } from "./names.ts";
-import { API_HEADERS, NOT_FOUND_BODY, NOT_FOUND_FILE, QUERY_PLACEHOLDERS, RULES, type Rule } from "./routes.ts";
+import { API_HEADERS, DataRuleIndex, NOT_FOUND_BODY, NOT_FOUND_FILE, QUERY_PLACEHOLDERS, RULES, type Rule } from "./routes.ts";
 
 /**
  * Netlify's rules, generated from the route table: the generic rules for the committed netlify.toml,
@@ -142,3 +144,8 @@ function tomlKey(k: string): string {
 
 /** The body of Netlify's 404 page for targets that do not exist (unknown filter values). */
 export const NOT_FOUND_PAGE = NOT_FOUND_BODY;
+
+/** The literal rules of a build folder, indexed for routing; none when it has no `_redirects`. */
+export async function loadDataRules(dir: string): Promise<DataRuleIndex> {
+  return new DataRuleIndex(parseDataRules(await readFile(path.join(dir, "_redirects"), "utf8").catch(() => "")));
+}

@@ -1,7 +1,7 @@
 import { beforeValues, placeholderValues } from "./files.ts";
 import { isOwnKey } from "./names.ts";
-import type { Model } from "./model.ts";
-import { RULES, STATUS_VALUES, type Rule } from "./routes.ts";
+import { STATUSES, type Model } from "./model.ts";
+import { RULES, type Rule } from "./routes.ts";
 
 /**
  * Requests that exercise every rule of the route table on a given network: each placeholder filled
@@ -30,7 +30,7 @@ export function tableRequests(model: Model, perPlaceholder = 4): TableRequest[] 
     id: [...some(model.sites.map((s) => String(s.id))), "999999"],
   };
   const queryValues: Record<string, readonly string[]> = {
-    status: [...STATUS_VALUES, "bogus"],
+    status: [...STATUSES, "bogus"],
     version: [...dataFirst(values.version), "0.5.1-1", "garbage"],
     bound: [...some([...(aliases?.bound?.keys() ?? [])]), ...dataFirst(values.bound), ...some(beforeValues(["0.5.1-1"])), "garbage"],
     ssid: [...dataFirst(values.ssid), "no such ssid"],
@@ -45,7 +45,7 @@ export function tableRequests(model: Model, perPlaceholder = 4): TableRequest[] 
       continue;
     }
     const ipValues = rule.kind.startsWith("interface") ? ifaceIps : apIps;
-    const paths = expand(rule.from, (name) => (name === "ip" ? [...ipValues, UNKNOWN_IP] : pathValues[name]), (v) => v);
+    const paths = expand(rule.from, (name) => (name === "ip" ? [...ipValues, UNKNOWN_IP] : pathValues[name]));
     const queries = expandQuery(rule.query, queryValues);
     for (const path of paths) {
       for (const query of queries) {
@@ -60,10 +60,10 @@ export function tableRequests(model: Model, perPlaceholder = 4): TableRequest[] 
   return out;
 }
 
-function expand(pattern: string, valuesOf: (name: string) => readonly string[], encode: (v: string) => string): string[] {
+function expand(pattern: string, valuesOf: (name: string) => readonly string[]): string[] {
   let results = [""];
   for (const [i, segment] of pattern.split("/").entries()) {
-    const options = segment.startsWith(":") ? valuesOf(segment.slice(1)).map(encode) : [segment];
+    const options = segment.startsWith(":") ? valuesOf(segment.slice(1)) : [segment];
     results = results.flatMap((r) => options.map((o) => (i === 0 ? o : `${r}/${o}`)));
   }
   return results;

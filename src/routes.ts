@@ -63,8 +63,6 @@ export const QUERY_PLACEHOLDERS: Readonly<Record<string, QueryPlaceholder>> = {
   b: { data: false },
 };
 
-export const STATUS_VALUES = ["online", "flapping", "offline"] as const;
-
 /** Where a filtered list lives: `<list>/_q/<param>/<key>[/status/<s>]/index.json`. */
 export function filterDir(listPath: string, param: string, key: string): string {
   return `${listPath}_q/${param}/${key}/`;

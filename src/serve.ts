@@ -1,10 +1,10 @@
-import { readFile, stat } from "node:fs/promises";
+import { stat } from "node:fs/promises";
 import type { IncomingMessage, ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
 import path from "node:path";
 import httpServer from "http-server";
-import { parseDataRules } from "./hosting.ts";
-import { API_HEADERS, DataRuleIndex, NOT_FOUND_BODY, parseRequest, resolve, type RouteKind } from "./routes.ts";
+import { loadDataRules } from "./hosting.ts";
+import { API_HEADERS, NOT_FOUND_BODY, parseRequest, resolve, type DataRuleIndex, type RouteKind } from "./routes.ts";
 
 /**
  * Stage 6: the local preview. http-server serves the files; a `before` middleware routes every
@@ -49,7 +49,7 @@ export async function startPreview(options: PreviewOptions): Promise<Preview> {
   if (!rootStat?.isDirectory()) throw new Error(`nothing to serve: ${options.dir} is not a directory (run the build first)`);
 
   // The build's literal rules, exactly as Netlify gets them.
-  const dataRules = new DataRuleIndex(parseDataRules(await readFile(path.join(root, "_redirects"), "utf8").catch(() => "")));
+  const dataRules = await loadDataRules(root);
   const route = (req: IncomingMessage, res: ServerResponse & { emit(event: "next"): boolean }) => {
     handle(root, dataRules, req, res).catch(() => {
       if (!res.headersSent) json(req, res, 500, '{"detail":"Internal error."}');
