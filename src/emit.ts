@@ -60,7 +60,6 @@ export async function swapDir(tmp: string, target: string): Promise<void> {
 }
 
 async function writeAll(root: string, files: Iterable<OutputFile>): Promise<EmitResult> {
-
   const pending = new Set<Promise<void>>();
   let count = 0;
   let bytes = 0;

@@ -171,6 +171,8 @@ export function resolve(req: Request, dataRules: readonly Rule[] | DataRuleIndex
 export class DataRuleIndex {
   readonly #byLiteral = new Map<string, { at: number; rule: Rule }[]>();
   readonly #always: { at: number; rule: Rule }[] = [];
+  /** what a request carrying none of the literals meets: built once, it is most requests */
+  readonly #plain: readonly Rule[];
 
   constructor(rules: readonly Rule[]) {
     rules.forEach((rule, at) => {
@@ -181,13 +183,14 @@ export class DataRuleIndex {
       if (list) list.push({ at, rule });
       else this.#byLiteral.set(key, [{ at, rule }]);
     });
+    this.#plain = [...this.#always.map((c) => c.rule), ...RULES];
   }
 
   candidates(req: Request): readonly Rule[] {
-    const found = [...this.#always];
+    const found: { at: number; rule: Rule }[] = [];
     for (const [name, value] of req.params) found.push(...(this.#byLiteral.get(`${name}=${value}`) ?? []));
-    if (found.length === 0) return RULES;
-    return [...found.sort((a, b) => a.at - b.at).map((c) => c.rule), ...RULES];
+    if (found.length === 0) return this.#plain;
+    return [...[...this.#always, ...found].sort((a, b) => a.at - b.at).map((c) => c.rule), ...RULES];
   }
 }
 
