@@ -12,10 +12,15 @@ export function treeDigest(dir: string): Map<string, string> {
 }
 
 const made: string[] = [];
-// Test folders go when the test process does, so repeated runs do not fill the disk.
-process.once("exit", () => {
-  for (const dir of made) rmSync(dir, { recursive: true, force: true });
-});
+
+/**
+ * Removes the folders made by tempDir so far. Run after each test file (test/support/setup.ts): vitest
+ * ends its workers without an "exit" event, so a process hook alone left every folder behind.
+ */
+export function removeTempDirs(): void {
+  for (const dir of made.splice(0)) rmSync(dir, { recursive: true, force: true });
+}
+process.once("exit", removeTempDirs);
 
 export function tempDir(prefix = "mesh-api-test-"): string {
   const dir = mkdtempSync(path.join(tmpdir(), prefix));
