@@ -157,8 +157,11 @@ export function synthesize(options: SynthOptions): SynthDump {
   };
 }
 
-/** Writes the dump: access points as NDJSON files, links as JSON array files, `chunk` records each. */
-export async function writeSynthDump(dir: string, dump: SynthDump, chunk = 5000): Promise<void> {
+/**
+ * Writes the dump: access points as NDJSON files, links as JSON array files (or NDJSON with
+ * `linksAs: "ndjson"`, for an all-NDJSON dump), `chunk` records each.
+ */
+export async function writeSynthDump(dir: string, dump: SynthDump, chunk = 5000, linksAs: "json" | "ndjson" = "json"): Promise<void> {
   await rm(dir, { recursive: true, force: true });
   await mkdir(path.join(dir, "accesspoints"), { recursive: true });
   await mkdir(path.join(dir, "links"), { recursive: true });
@@ -169,7 +172,8 @@ export async function writeSynthDump(dir: string, dump: SynthDump, chunk = 5000)
   }
   for (let i = 0; i * chunk < Math.max(1, dump.links.length); i++) {
     const part = dump.links.slice(i * chunk, (i + 1) * chunk);
-    await writeFile(path.join(dir, "links", `part-${String(i).padStart(3, "0")}.json`), JSON.stringify(part, null, 1) + "\n");
+    const name = path.join(dir, "links", `part-${String(i).padStart(3, "0")}.${linksAs}`);
+    await writeFile(name, linksAs === "json" ? JSON.stringify(part, null, 1) + "\n" : part.map((r) => JSON.stringify(r) + "\n").join(""));
   }
 }
 
