@@ -1,6 +1,6 @@
 import { mkdir, open, readdir, rename, rm, stat, writeFile } from "node:fs/promises";
 import path from "node:path";
-import type { OutputFile } from "./files.ts";
+import type { Body, OutputFile } from "./files.ts";
 
 /**
  * Stage 5: write the output tree atomically. Files go into a temporary sibling of `out`, which then
@@ -72,26 +72,28 @@ async function writeAll(root: string, files: Iterable<OutputFile>): Promise<Emit
       if (!full.startsWith(root + path.sep)) throw new Error(`refusing to write outside the output: ${file.path}`);
       const dir = path.dirname(full);
       const body = file.body;
-      const size = typeof body === "string" ? body.length : body.reduce((n, item) => n + item.length + 1, 1);
-      const small = size < PIECE;
       count++;
-      // Counted before the job starts, so the cap holds back the next one (pieces count at most PIECE).
-      const held = Math.min(size, PIECE);
+      // Counted before the job starts, so the cap holds back the next one. A list is rendered as it
+      // is written and holds at most about one piece at a time.
+      const held = typeof body === "string" || Buffer.isBuffer(body) ? body.length : PIECE;
       inFlight += held;
       const job = (async () => {
         await makeFolder(dir);
-        if (small) {
-          const data = Buffer.from(typeof body === "string" ? body : `[${body.join(",")}]`, "utf8");
+        const pieces = bodyPieces(body);
+        const first = pieces.next();
+        const second = first.done ? first : pieces.next();
+        if (second.done) {
+          // The common case: the whole body in one piece, written with one call.
+          const data = first.done ? Buffer.alloc(0) : first.value;
           bytes += data.length;
           await writeFile(full, data, { flag: "wx" });
           return;
         }
         const handle = await open(full, "wx");
         try {
-          for (const piece of listPieces(body as readonly string[])) {
-            const data = Buffer.from(piece, "utf8");
-            bytes += data.length;
-            await handle.write(data);
+          for (let piece: IteratorResult<Buffer> = first; !piece.done; piece = piece === first ? second : pieces.next()) {
+            bytes += piece.value.length;
+            await handle.write(piece.value);
           }
         } finally {
           await handle.close();
@@ -129,20 +131,27 @@ async function makeFolder(dir: string): Promise<void> {
   }
 }
 
-/** A JSON list as text pieces of about PIECE characters, so a 60 MB list never exists as one string. */
-function* listPieces(items: readonly string[]): Generator<string> {
-  let batch: string[] = [];
-  let size = 0;
-  let first = true;
-  for (const item of items) {
+const [OPEN, COMMA, CLOSE] = ["[", ",", "]"].map((c) => Buffer.from(c));
+
+/** A body as UTF-8 pieces; a JSON list in pieces of about PIECE bytes, so a 60 MB list never exists whole. */
+function* bodyPieces(body: Body): Generator<Buffer> {
+  if (typeof body === "string") return yield Buffer.from(body, "utf8");
+  if (Buffer.isBuffer(body)) return yield body;
+  let batch: Buffer[] = [OPEN];
+  let size = 1;
+  let empty = true;
+  for (const item of body) {
+    if (!empty) batch.push(COMMA);
     batch.push(item);
+    empty = false;
     size += item.length + 1;
     if (size >= PIECE) {
-      yield (first ? "[" : ",") + batch.join(",");
-      [batch, size, first] = [[], 0, false];
+      yield Buffer.concat(batch);
+      [batch, size] = [[], 0];
     }
   }
-  yield (first ? "[" : batch.length ? "," : "") + batch.join(",") + "]";
+  batch.push(CLOSE);
+  yield Buffer.concat(batch);
 }
 
 export async function recoverLeftovers(parent: string, base: string): Promise<void> {

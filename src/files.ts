@@ -1,11 +1,10 @@
-import type { Model, Status } from "./model.ts";
+import type { AccesspointEntry, Model, Status } from "./model.ts";
 import { STATUSES, statusOf } from "./model.ts";
 import { fileKey, NULL_KEY } from "./names.ts";
-import { Renderer } from "./resources.ts";
+import { renderLink, renderSite } from "./resources.ts";
 import { API, fileOf, filterDir, NOT_FOUND_BODY, NOT_FOUND_FILE } from "./routes.ts";
 import { createHash } from "node:crypto";
 import { dataRules, expressible, NOT_FOUND_PAGE, type DataRules, type PlaceholderValues } from "./hosting.ts";
-import type { AccesspointRecord } from "./schema.ts";
 import { boundaryVersions, compareVersionKeys, isBefore, versionKey } from "./version.ts";
 import { compareCodePoints } from "./text.ts";
 import type { ResolvedLink } from "./validate.ts";
@@ -14,19 +13,24 @@ import type { ResolvedLink } from "./validate.ts";
  * Every response the API can give for this network, as (file, body) pairs at the places the route
  * table points to. A generator, so the caller writes as it goes instead of holding every body.
  */
+/**
+ * A body: text, UTF-8 bytes, or the items of a JSON list as UTF-8 bytes. List items may be rendered
+ * lazily (an iterable used once): a list is written in pieces as its items come, never held whole.
+ */
+export type Body = string | Buffer | Iterable<Buffer>;
+
 export interface OutputFile {
   /** path under the output root, starting with "/" */
   readonly path: string;
-  /** the body, or the items of a JSON list: big lists are written in pieces, never joined in memory */
-  readonly body: string | readonly string[];
+  readonly body: Body;
 }
 
 export function* outputFiles(model: Model, netlifyRules: DataRules = dataRules(placeholderValues(model))): Generator<OutputFile> {
-  const render = new Renderer(model);
-  const out = (path: string, body: string | readonly string[]): OutputFile => ({ path, body });
-  const apList = (aps: readonly AccesspointRecord[]) => aps.map((a) => render.accesspoint(a));
-  const linkList = (links: readonly ResolvedLink[]) => links.map((l) => render.link(l));
-  const apStatus = (a: AccesspointRecord) => statusOf(a.lastseen_timestamp, model.takenAt);
+  const out = (path: string, body: Body): OutputFile => ({ path, body });
+  const link = (l: ResolvedLink) => renderLink(l, model);
+  const apList = (aps: readonly AccesspointEntry[]) => rendered(aps, (a) => a.json);
+  const linkList = (links: readonly ResolvedLink[]) => rendered(links, link);
+  const apStatus = (a: AccesspointEntry) => statusOf(a.lastseen_timestamp, model.takenAt);
   const linkStatus = (l: ResolvedLink) => statusOf(l.timestamp, model.takenAt);
   const byStatus = <T>(items: readonly T[], status: (t: T) => Status, s: Status) => items.filter((i) => status(i) === s);
 
@@ -36,23 +40,23 @@ export function* outputFiles(model: Model, netlifyRules: DataRules = dataRules(p
   yield out("/_redirects", netlifyRules.text);
 
   // Links
-  const link = `${API}/link/`;
-  yield out(fileOf(link), linkList(model.links));
-  for (const s of STATUSES) yield out(fileOf(`${link}_q/status/${s}`), linkList(byStatus(model.links, linkStatus, s)));
-  for (const l of model.links) yield out(fileOf(`${link}${l.id}`), render.link(l));
-  for (const [pair, l] of model.linkByPeers) yield out(fileOf(`${link}${pair}`), render.link(l));
+  const links = `${API}/link/`;
+  yield out(fileOf(links), linkList(model.links));
+  for (const s of STATUSES) yield out(fileOf(`${links}_q/status/${s}`), linkList(byStatus(model.links, linkStatus, s)));
+  for (const l of model.links) yield out(fileOf(`${links}${l.id}`), link(l));
+  for (const [pair, l] of model.linkByPeers) yield out(fileOf(`${links}${pair}`), link(l));
 
   // Sites
   const site = `${API}/site/`;
-  yield out(fileOf(site), model.sites.map((s) => render.site(s)));
-  for (const s of model.sites) yield out(fileOf(`${site}${s.id}`), render.site(s));
+  yield out(fileOf(site), rendered(model.sites, (s) => Buffer.from(renderSite(s))));
+  for (const s of model.sites) yield out(fileOf(`${site}${s.id}`), renderSite(s));
 
   // Access points and their filters
   const ap = `${API}/accesspoint/`;
   const aps = model.accesspoints;
   yield out(fileOf(ap), apList(aps));
   for (const s of STATUSES) yield out(fileOf(`${ap}_q/status/${s}`), apList(byStatus(aps, apStatus, s)));
-  const filtered = function* (dir: string, members: readonly AccesspointRecord[]) {
+  const filtered = function* (dir: string, members: readonly AccesspointEntry[]) {
     yield out(fileOf(dir), apList(members));
     for (const s of STATUSES) yield out(fileOf(`${dir}status/${s}`), apList(byStatus(members, apStatus, s)));
   };
@@ -65,29 +69,31 @@ export function* outputFiles(model: Model, netlifyRules: DataRules = dataRules(p
     yield* filtered(filterDir(ap, "firmware_version__before", fileKey(bound)), members);
   }
   for (const [ip, a] of model.accesspointByIp) {
-    yield out(fileOf(`${ap}${ip}`), render.accesspoint(a));
+    yield out(fileOf(`${ap}${ip}`), a.json);
     yield out(fileOf(`${ap}${ip}/links/`), linkList(model.linksByAccesspoint.get(a.main_ip) ?? []));
-    const ids = a.interfaces.map((i) => i.id).sort((x, y) => x - y);
-    yield out(fileOf(`${ap}${ip}/interfaces/`), ids.map((id) => render.interface(model.interfaceById.get(id)!)));
+    yield out(fileOf(`${ap}${ip}/interfaces/`), rendered(a.interfaces, (id) => model.interfaceById.get(id)!.json));
   }
 
   // Interfaces and their filters
   const iface = `${API}/interface/`;
-  yield out(fileOf(iface), model.interfaces.map((e) => render.interface(e)));
-  const bySsid = new Map<string, string[]>();
-  const byMac = new Map<string, string[]>();
+  yield out(fileOf(iface), rendered(model.interfaces, (e) => e.json));
+  const bySsid = new Map<string, Buffer[]>();
+  const byMac = new Map<string, Buffer[]>();
   for (const e of model.interfaces) {
-    const ssid = e.iface.wifi?.wifi_ssid;
-    if (ssid) push(bySsid, ssid, render.interface(e));
-    const mac = e.iface.if_hwaddress?.toLowerCase();
-    if (mac) push(byMac, mac, render.interface(e));
+    if (e.ssid) push(bySsid, e.ssid, e.json);
+    if (e.mac) push(byMac, e.mac, e.json);
   }
   for (const [ssid, items] of bySsid) yield out(fileOf(filterDir(iface, "wifi_ssid", fileKey(ssid))), items);
   for (const [mac, items] of byMac) yield out(fileOf(filterDir(iface, "if_hwaddress", fileKey(mac))), items);
   for (const [address, e] of model.interfaceByAddress) {
-    yield out(fileOf(`${iface}${address}`), render.interface(e));
-    yield out(fileOf(`${iface}${address}/accesspoint/`), render.accesspoint(e.ap));
+    yield out(fileOf(`${iface}${address}`), e.json);
+    yield out(fileOf(`${iface}${address}/accesspoint/`), e.ap.json);
   }
+}
+
+/** Items rendered when the list is written, not when it is queued: a link list never exists whole. */
+function* rendered<T>(items: readonly T[], render: (item: T) => Buffer): Generator<Buffer> {
+  for (const item of items) yield render(item);
 }
 
 function push<K, V>(map: Map<K, V[]>, key: K, value: V) {
@@ -100,9 +106,9 @@ function push<K, V>(map: Map<K, V[]>, key: K, value: V) {
 export function placeholderValues(model: Model): PlaceholderValues {
   const ssids = new Set<string>();
   const macs = new Set<string>();
-  for (const { iface } of model.interfaces) {
-    if (iface.wifi?.wifi_ssid) ssids.add(iface.wifi.wifi_ssid);
-    if (iface.if_hwaddress) macs.add(iface.if_hwaddress.toLowerCase());
+  for (const e of model.interfaces) {
+    if (e.ssid) ssids.add(e.ssid);
+    if (e.mac) macs.add(e.mac);
   }
   return {
     values: {
@@ -122,7 +128,7 @@ export function placeholderValues(model: Model): PlaceholderValues {
  * `_redirects` line cannot express keeps a file of its own.
  */
 export interface BeforeResults {
-  readonly written: readonly { readonly bound: string; readonly members: readonly AccesspointRecord[] }[];
+  readonly written: readonly { readonly bound: string; readonly members: readonly AccesspointEntry[] }[];
   readonly aliases: ReadonlyMap<string, string>;
 }
 
@@ -136,7 +142,7 @@ export function beforeResults(model: Model): BeforeResults {
 }
 
 function computeBeforeResults(model: Model): BeforeResults {
-  const written: { bound: string; members: AccesspointRecord[] }[] = [];
+  const written: { bound: string; members: AccesspointEntry[] }[] = [];
   const aliases = new Map<string, string>();
   const bySignature = new Map<string, string>();
   const index = new Map(model.accesspoints.map((a, i) => [a, i]));

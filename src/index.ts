@@ -7,7 +7,7 @@ import { dataRules, type DataRules } from "./hosting.ts";
 import { loadDump } from "./load.ts";
 import { buildModel, type Model } from "./model.ts";
 import { InvalidDumpError, type Problem } from "./problems.ts";
-import { createValidator, type Dump } from "./validate.ts";
+import { createValidator } from "./validate.ts";
 
 /** The library API: the pipeline load -> validate -> model -> resources -> emit, one call per command. */
 
@@ -23,7 +23,7 @@ export interface DumpSummary {
 export interface ValidateResult {
   /** dump files found, relative to the dump directory */
   readonly dumpFiles: readonly string[];
-  readonly dump?: Dump;
+  /** present when the dump has no errors */
   readonly model?: Model;
   readonly problems: readonly Problem[];
   readonly summary: DumpSummary;
@@ -34,17 +34,17 @@ export async function validate(options: { data: string }): Promise<ValidateResul
   const validator = createValidator();
   const loaded = await loadDump(options.data, (record) => validator.accept(record));
   const { dump, problems } = validator.finish(loaded);
+  // Only the model is returned: it keeps what the API needs, and the records can go (the memory target).
   const model = dump ? buildModel(dump) : undefined;
   return {
     dumpFiles: loaded.files,
-    dump,
     model,
     problems,
     summary: {
       files: loaded.files.length,
-      accesspoints: dump?.accesspoints.length ?? 0,
+      accesspoints: model?.accesspoints.length ?? 0,
       interfaces: model?.interfaces.length ?? 0,
-      links: dump?.links.length ?? 0,
+      links: model?.links.length ?? 0,
       sites: model?.sites.length ?? 0,
       takenAt: dump?.takenAt?.text ?? null,
     },

@@ -1,19 +1,47 @@
-import type { AccesspointRecord, InterfaceRecord } from "./schema.ts";
+import type { AccesspointRecord, PointRecord } from "./schema.ts";
 import type { Dump, ResolvedLink } from "./validate.ts";
 import { compareIp } from "./ip.ts";
+import { isWireless, renderAccesspoint, renderInterface } from "./records.ts";
 import type { Instant } from "./timestamp.ts";
 
-/** Stage 3: indexes over the validated dump. Pure. */
+/**
+ * Stage 3: indexes over the validated dump. Pure. Each access point and interface is kept as its
+ * rendered JSON and the few fields the filters and the other resources read, not as its record (the
+ * records take several times the memory of their JSON). The JSON is kept as UTF-8 bytes: that is how
+ * it is written, many times over, and bytes outside the JavaScript heap do not make the garbage
+ * collector let the heap grow (README, "Performance": memory).
+ */
+
+export interface AccesspointEntry {
+  readonly main_ip: string;
+  readonly main_ipv6: string | null;
+  readonly mesh_version: string | null;
+  readonly lastseen_timestamp: Instant | null;
+  readonly site: number | null;
+  readonly position: PointRecord | null;
+  readonly post_address: string | null;
+  /** interface ids, ascending */
+  readonly interfaces: readonly number[];
+  /** the access point's API JSON, UTF-8 */
+  readonly json: Buffer;
+}
 
 export interface InterfaceEntry {
-  readonly iface: InterfaceRecord;
-  readonly ap: AccesspointRecord;
+  readonly id: number;
+  readonly ap: AccesspointEntry;
+  /** wifi_ssid of its wifi attributes; null without them */
+  readonly ssid: string | null;
+  /** if_hwaddress in lower case, as the filter compares it */
+  readonly mac: string | null;
+  readonly wireless: boolean;
+  /** the interface's API JSON, UTF-8 */
+  readonly json: Buffer;
 }
 
 export interface SiteEntry {
   readonly id: number;
   /** members in main_ip order */
-  readonly members: readonly AccesspointRecord[];
+  readonly members: readonly AccesspointEntry[];
 }
 
 export type Status = "online" | "flapping" | "offline";
@@ -21,9 +49,10 @@ export const STATUSES: readonly Status[] = ["online", "flapping", "offline"];
 
 export interface Model {
   readonly takenAt: Instant | null;
-  readonly accesspoints: readonly AccesspointRecord[];
+  /** sorted by main_ip */
+  readonly accesspoints: readonly AccesspointEntry[];
   /** by main_ip and by main_ipv6 */
-  readonly accesspointByIp: ReadonlyMap<string, AccesspointRecord>;
+  readonly accesspointByIp: ReadonlyMap<string, AccesspointEntry>;
   /** sorted by id */
   readonly interfaces: readonly InterfaceEntry[];
   readonly interfaceById: ReadonlyMap<number, InterfaceEntry>;
@@ -38,18 +67,34 @@ export interface Model {
 }
 
 export function buildModel(dump: Dump): Model {
-  const accesspointByIp = new Map<string, AccesspointRecord>();
+  const accesspoints: AccesspointEntry[] = [];
+  const accesspointByIp = new Map<string, AccesspointEntry>();
   const interfaces: InterfaceEntry[] = [];
-  for (const ap of dump.accesspoints) {
+  const addresses: { address: string; entry: InterfaceEntry }[] = [];
+  for (const record of dump.accesspoints) {
+    const ap = accesspointEntry(record);
+    accesspoints.push(ap);
     accesspointByIp.set(ap.main_ip, ap);
     if (ap.main_ipv6 !== null) accesspointByIp.set(ap.main_ipv6, ap);
-    for (const iface of ap.interfaces) interfaces.push({ iface, ap });
+    for (const iface of record.interfaces) {
+      const entry: InterfaceEntry = {
+        id: iface.id,
+        ap,
+        ssid: iface.wifi?.wifi_ssid ?? null,
+        mac: iface.if_hwaddress?.toLowerCase() ?? null,
+        wireless: isWireless(iface),
+        json: Buffer.from(renderInterface(iface, ap.main_ip)),
+      };
+      interfaces.push(entry);
+      for (const a of iface.addresses) addresses.push({ address: a.address, entry });
+    }
   }
-  interfaces.sort((a, b) => a.iface.id - b.iface.id);
-  const interfaceById = new Map(interfaces.map((e) => [e.iface.id, e]));
+  interfaces.sort((a, b) => a.id - b.id);
+  const interfaceById = new Map(interfaces.map((e) => [e.id, e]));
   const interfaceByAddress = new Map<string, InterfaceEntry>();
-  for (const entry of interfaces) {
-    for (const a of entry.iface.addresses) if (!interfaceByAddress.has(a.address)) interfaceByAddress.set(a.address, entry);
+  for (const { address, entry } of addresses) {
+    const held = interfaceByAddress.get(address);
+    if (!held || entry.id < held.id) interfaceByAddress.set(address, entry);
   }
 
   const linksByAccesspoint = new Map<string, ResolvedLink[]>();
@@ -66,8 +111,8 @@ export function buildModel(dump: Dump): Model {
     for (const key of [`${a}-${b}`, `${b}-${a}`]) if (!linkByPeers.has(key)) linkByPeers.set(key, link);
   }
 
-  const siteMembers = new Map<number, AccesspointRecord[]>();
-  for (const ap of dump.accesspoints) {
+  const siteMembers = new Map<number, AccesspointEntry[]>();
+  for (const ap of accesspoints) {
     if (ap.site === null) continue;
     const list = siteMembers.get(ap.site) ?? [];
     list.push(ap);
@@ -79,7 +124,7 @@ export function buildModel(dump: Dump): Model {
 
   return {
     takenAt: dump.takenAt,
-    accesspoints: dump.accesspoints,
+    accesspoints,
     accesspointByIp,
     interfaces,
     interfaceById,
@@ -88,6 +133,20 @@ export function buildModel(dump: Dump): Model {
     linksByAccesspoint,
     linkByPeers,
     sites,
+  };
+}
+
+function accesspointEntry(record: AccesspointRecord): AccesspointEntry {
+  return {
+    main_ip: record.main_ip,
+    main_ipv6: record.main_ipv6,
+    mesh_version: record.mesh_version,
+    lastseen_timestamp: record.lastseen_timestamp,
+    site: record.site,
+    position: record.position,
+    post_address: record.post_address,
+    interfaces: record.interfaces.map((i) => i.id).sort((a, b) => a - b),
+    json: Buffer.from(renderAccesspoint(record)),
   };
 }
 

@@ -2,7 +2,7 @@ import { describe, expect, it } from "vitest";
 import { statusOf } from "../src/model.ts";
 import { fileKey, isOwnKey } from "../src/names.ts";
 import { pyFloat } from "../src/pyfloat.ts";
-import { Renderer, sitePostAddress } from "../src/resources.ts";
+import { renderLink, renderSite, sitePostAddress } from "../src/resources.ts";
 import { fixedDecimal } from "../src/text.ts";
 import { parseInstant, type Instant } from "../src/timestamp.ts";
 import { compareVersionKeys, isBefore, versionKey } from "../src/version.ts";
@@ -109,8 +109,7 @@ describe("interfaces", () => {
       { id: 4, if_name: "ath0" },
     ]),
   ]);
-  const r = new Renderer(m);
-  const iface = (id: number) => json(r.interface(m.interfaceById.get(id)!));
+  const iface = (id: number) => json(m.interfaceById.get(id)!.json.toString());
 
   it("is wireless with wifi attributes or a wlan/ath name (any case)", () => {
     expect([1, 2, 3, 4].map((id) => iface(id).is_wireless)).toEqual([true, true, false, true]);
@@ -145,8 +144,7 @@ describe("links", () => {
       { id: 10, endpoints: [{ address: "10.0.0.2", quality: 1 }, { address: "10.0.0.1", quality: 1 }] },
     ],
   );
-  const r = new Renderer(m);
-  const link = (id: number) => r.link(m.links.find((l) => l.id === id)!);
+  const link = (id: number) => renderLink(m.links.find((l) => l.id === id)!, m).toString();
 
   it("multiplies endpoint qualities in dump order without rounding", () => {
     expect(json(link(7)).quality).toBe(0.1 * 0.7);
@@ -182,12 +180,11 @@ describe("sites", () => {
     ...members(9, 2, (i) => ({ post_address: i % 2 ? "x" : "y" })),
     ...members(5, 3, (i) => ({ post_address: ["Zoo", "Ärger", "", "Zoo", "Ärger"][i] })),
   ]);
-  const r = new Renderer(m);
-  const site = (id: number) => json(r.site(m.sites.find((s) => s.id === id)!));
+  const site = (id: number) => json(renderSite(m.sites.find((s) => s.id === id)!));
 
   it("radius is the integer 20 up to four members, else 20*sqrt(n/4) as a float", () => {
-    expect(r.site(m.sites[0])).toContain('"radius":20}');
-    expect(r.site(m.sites[1])).toContain('"radius":30.0}');
+    expect(renderSite(m.sites[0])).toContain('"radius":20}');
+    expect(renderSite(m.sites[1])).toContain('"radius":30.0}');
     expect(site(3).radius).toBe(20 * Math.sqrt(5 / 4));
   });
   it("position is the mean of the members with a position, or null", () => {

@@ -114,8 +114,8 @@ describe("fuzzing load and validation", () => {
         const r = await validate({ data: dir });
         rmSync(dir, { recursive: true, force: true });
         expectLocated(r.problems);
-        expect(r.problems.some((p) => p.severity === "error")).toBe(r.dump === undefined);
-        outcomes[r.dump ? "valid" : "invalid"]++;
+        expect(r.problems.some((p) => p.severity === "error")).toBe(r.model === undefined);
+        outcomes[r.model ? "valid" : "invalid"]++;
       }),
       { seed: SEED, numRuns: 1000 },
     );

@@ -1,0 +1,74 @@
+import { ACCESSPOINT_FIELDS, WIFI_FIELDS } from "./fields.ts";
+import { pyFloat } from "./pyfloat.ts";
+import type { AccesspointRecord, InterfaceRecord, PointRecord } from "./schema.ts";
+import type { Instant } from "./timestamp.ts";
+
+/**
+ * The API JSON of one access point or one interface, rendered once from its validated record when
+ * the model is built (the model keeps the bytes and a few fields, not the record). Keys in the API
+ * description's order, floats the way Python writes them.
+ */
+
+export const str = (v: string | null) => (v === null ? "null" : JSON.stringify(v));
+const float = (v: number | null) => (v === null ? "null" : pyFloat(v));
+const scalar = (v: number | boolean | null) => (v === null ? "null" : String(v));
+const point = (p: PointRecord | null) =>
+  p === null ? "null" : `{"type":"Point","coordinates":[${pyFloat(p.coordinates[0])},${pyFloat(p.coordinates[1])}]}`;
+export const instant = (t: Instant | null) => (t === null ? "null" : `"${t.text}"`);
+
+export function list(items: readonly string[]): string {
+  return `[${items.join(",")}]`;
+}
+
+export function isWireless(iface: InterfaceRecord): boolean {
+  const name = iface.if_name?.toLowerCase() ?? "";
+  return iface.wifi !== null || name.startsWith("wlan") || name.startsWith("ath");
+}
+
+export function renderInterface(iface: InterfaceRecord, mainIp: string): string {
+  const addresses = iface.addresses.map(
+    (a) => `{"id":${a.id},"address":"${a.address}","family":"${a.family}","netmask_prefixlen":${a.netmask_prefixlen},"interface":${iface.id}}`,
+  );
+  let wifi = "[]";
+  if (iface.wifi !== null) {
+    const w = iface.wifi as Record<string, string | number | boolean | null>;
+    const fields = WIFI_FIELDS.map(([name, kind]) => {
+      const v = w[name];
+      return `"${name}":${kind === "string" || kind === "decimal3" || kind === "decimal1" ? str(v as string | null) : scalar(v as number | boolean | null)}`;
+    });
+    wifi = `[{"interface":${iface.id},${fields.join(",")}}]`;
+  }
+  return (
+    `{"addresses":${list(addresses)},"if_name":${str(iface.if_name)},"if_hwaddress":${str(iface.if_hwaddress)},` +
+    `"is_wireless":${isWireless(iface)},"wifi_attributes":${wifi},"accesspoint":"${mainIp}"}`
+  );
+}
+
+export function renderAccesspoint(ap: AccesspointRecord): string {
+  const record = ap as unknown as Record<string, unknown>;
+  const parts = [`"main_ip":"${ap.main_ip}"`, `"main_ipv6":${str(ap.main_ipv6)}`];
+  for (const [name, kind] of ACCESSPOINT_FIELDS) {
+    const v = record[name];
+    let json: string;
+    switch (kind) {
+      case "string":
+      case "date":
+        json = str(v as string | null);
+        break;
+      case "float":
+        json = float(v as number | null);
+        break;
+      case "point":
+        json = point(v as PointRecord | null);
+        break;
+      case "timestamp":
+        json = instant(v as Instant | null);
+        break;
+      default:
+        json = scalar(v as number | boolean | null);
+    }
+    parts.push(`"${name}":${json}`);
+  }
+  parts.push(`"site":${scalar(ap.site)}`);
+  return `{${parts.join(",")}}`;
+}
