@@ -3,8 +3,10 @@ import { statSync } from "node:fs";
 import path from "node:path";
 import { requestsFromTree } from "../src/check.ts";
 import { build } from "../src/index.ts";
+import { limitHeapGrowth } from "../src/memory.ts";
 
 /** One measured build, in a process of its own so that its peak RSS is its own: prints a JSON line. */
+limitHeapGrowth(); // as the command line does
 const [data, out] = process.argv.slice(2);
 const started = performance.now();
 const r = await build({ data, out });

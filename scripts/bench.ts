@@ -1,24 +1,32 @@
 import { execFileSync, spawnSync } from "node:child_process";
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { mkdirSync, mkdtempSync, rmSync, statSync, writeFileSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { Command } from "commander";
+import fg from "fast-glob";
 import { synthesize, writeSynthDump } from "../src/synth.ts";
 
 /**
  * npm run bench: builds synthetic networks of 600, 3,000 and 40,000 access points and, right after
  * each build, copies the output tree with `cp -r`, the floor any build that writes these files has.
  * The headline is the ratio build / cp -r, measured in the same run; absolute times vary with the
- * disk. Writes bench/results.json.
+ * disk. Then the memory case: a dump of at least 100 MiB, all NDJSON, whose build must stay within
+ * 1 GiB peak RSS. Writes bench/results.json.
  */
 const opts = new Command("bench")
   .option("--no-large", "skip the 40,000 access point network")
   .option("--no-sweep", "skip the write-concurrency sweep")
+  .option("--no-memory", "skip the 100 MiB NDJSON dump")
   .option("--sizes <list>", "comma-separated network sizes", (v) => v.split(",").map(Number))
   .option("--work <dir>", "scratch folder (needs ~10 GB for 40,000)", os.tmpdir())
   .option("--out <file>", "results file", "bench/results.json")
   .parse()
-  .opts<{ large: boolean; sweep: boolean; sizes?: number[]; work: string; out: string }>();
+  .opts<{ large: boolean; sweep: boolean; memory: boolean; sizes?: number[]; work: string; out: string }>();
+
+/** The memory case: access points for an all-NDJSON synthetic dump of at least MEMORY_DUMP_BYTES (checked). */
+const MEMORY_APS = 78_000;
+const MEMORY_DUMP_BYTES = 100 * 2 ** 20;
+const MEMORY_TARGET_MIB = 1024;
 
 const sizes = opts.sizes ?? [600, 3000, ...(opts.large ? [40000] : [])];
 const work = mkdtempSync(path.join(opts.work, "mesh-bench-"));
@@ -26,6 +34,8 @@ const root = new URL("../", import.meta.url).pathname;
 
 interface Row {
   accesspoints: number;
+  dumpBytes: number;
+  dumpFormat: "ndjson+json" | "ndjson";
   interfaces: number;
   links: number;
   concurrency: number;
@@ -49,9 +59,10 @@ function sync() {
   spawnSync("sync");
 }
 
-async function measure(aps: number, concurrency = 32): Promise<Row> {
+async function measure(aps: number, concurrency = 32, linksAs: "json" | "ndjson" = "json"): Promise<Row> {
   const data = path.join(work, `dump-${aps}`);
-  await writeSynthDump(data, synthesize({ aps, seed: 1 }));
+  await writeSynthDump(data, synthesize({ aps, seed: 1 }), 5000, linksAs);
+  const dumpBytes = fg.sync("**/*", { cwd: data, onlyFiles: true }).reduce((n, f) => n + statSync(path.join(data, f)).size, 0);
   const out = path.join(work, `dist-${aps}`);
   const copy = path.join(work, `copy-${aps}`);
   clean(out);
@@ -75,6 +86,8 @@ async function measure(aps: number, concurrency = 32): Promise<Row> {
   clean(data);
   return {
     accesspoints: aps,
+    dumpBytes,
+    dumpFormat: linksAs === "json" ? "ndjson+json" : "ndjson",
     interfaces: r.interfaces,
     links: r.links,
     concurrency,
@@ -126,6 +139,13 @@ try {
       }
     }
   }
+  let memory: (Row & { targetMiB: number; met: boolean }) | null = null;
+  if (opts.memory) {
+    process.stderr.write(`building the memory case: ${MEMORY_APS} access points, all NDJSON…\n`);
+    const row = await measure(MEMORY_APS, 32, "ndjson");
+    if (row.dumpBytes < MEMORY_DUMP_BYTES) throw new Error(`the memory case dump has ${row.dumpBytes} bytes, under ${MEMORY_DUMP_BYTES}: raise MEMORY_APS`);
+    memory = { ...row, targetMiB: MEMORY_TARGET_MIB, met: row.peakRssMiB <= MEMORY_TARGET_MIB };
+  }
   const at = (n: number) => rows.find((r) => r.accesspoints === n);
   const scaling = at(40000) && at(3000) ? round(at(40000)!.secondsPerThousandAps / at(3000)!.secondsPerThousandAps) : null;
   const results = {
@@ -135,12 +155,19 @@ try {
     rows,
     scaling: { timePerApAt40000OverAt3000: scaling },
     sweep,
+    memory,
     layout: { accesspoints: Math.max(...sizes), byKind: layout },
   };
   mkdirSync(path.dirname(opts.out), { recursive: true });
   writeFileSync(opts.out, JSON.stringify(results, null, 2) + "\n");
   process.stdout.write(`${table(rows)}\n`);
   if (scaling !== null) process.stdout.write(`time per access point at 40,000 / at 3,000: ${scaling.toFixed(2)}\n`);
+  if (memory) {
+    process.stdout.write(
+      `memory case: ${(memory.dumpBytes / 2 ** 20).toFixed(1)} MiB NDJSON dump (${memory.accesspoints} access points, ${memory.files} files): ` +
+        `peak RSS ${memory.peakRssMiB} MiB, target ${MEMORY_TARGET_MIB} MiB: ${memory.met ? "met" : "NOT MET"}; build / cp -r ${memory.ratio.toFixed(2)}\n`,
+    );
+  }
   if (sweep.length) process.stdout.write(`\nwrite concurrency at 3,000 access points:\n${table(sweep)}\n`);
   process.stdout.write(`\nwrote ${opts.out}\n`);
 } finally {

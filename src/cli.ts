@@ -4,8 +4,11 @@ import { Command, CommanderError, InvalidArgumentError, Option } from "commander
 import { checkDeployment, formatCheck } from "./check.ts";
 import { fetchDump } from "./fetch.ts";
 import { build, formatProblem, InvalidDumpError, netlifyToml, snapshot, startPreview, validate, type Problem } from "./index.ts";
+import { limitHeapGrowth } from "./memory.ts";
 
 /** The command line: a thin shell over the library. Exit codes: 0 ok, 1 invalid input, 2 usage error. */
+
+limitHeapGrowth();
 
 const program = new Command("mesh-api")
   .description("Build a static copy of the Mesh Network Topology Read API v1 from raw topology dumps")
