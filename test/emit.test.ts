@@ -2,6 +2,9 @@ import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 
 import path from "node:path";
 import { describe, expect, it } from "vitest";
 import { emitTree } from "../src/emit.ts";
+import { build } from "../src/index.ts";
+import { parseDataRules } from "../src/hosting.ts";
+import { synthesize, writeSynthDump } from "../src/synth.ts";
 import { tempDir } from "./support/tree.ts";
 
 describe("atomic output", () => {
@@ -69,5 +72,20 @@ describe("big bodies", () => {
     expect(readFileSync(path.join(out, "one/index.json"), "utf8")).toBe("[1]");
     expect(readFileSync(path.join(out, "bytes/index.json"), "utf8")).toBe("{}");
     expect(readFileSync(path.join(out, "_redirects"), "utf8")).toBe(long);
+  });
+});
+
+describe("a network whose _redirects is above the piece size", () => {
+  it("gets the rules the build computed, byte for byte, and they parse", async () => {
+    const data = tempDir();
+    await writeSynthDump(data, synthesize({ aps: 2500, seed: 3 }));
+    const out = path.join(tempDir(), "dist");
+    const r = await build({ data, out });
+    const written = readFileSync(path.join(out, "_redirects"), "utf8");
+    expect(written.length).toBeGreaterThan(2 ** 20);
+    expect(written).toBe(r.netlify.text);
+    // every value rule, plus the guard lines that keep them apart
+    expect(parseDataRules(written).length).toBeGreaterThanOrEqual(r.netlify.rules);
+    expect(r.netlify.rules).toBeGreaterThan(4000);
   });
 });
