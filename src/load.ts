@@ -27,7 +27,8 @@ const FOLDERS: Record<string, RecordKind> = { accesspoints: "accesspoint", links
 export const MAX_RECORD_BYTES = 1024 * 1024;
 export const MAX_JSON_FILE_BYTES = 256 * 1024 * 1024;
 
-const utf8 = new TextDecoder("utf-8", { fatal: true });
+/** ignoreBOM keeps a byte order mark in the text: one is allowed at the start of a file only (stripBom). */
+const utf8 = new TextDecoder("utf-8", { fatal: true, ignoreBOM: true });
 
 /**
  * With `onRecord`, each record is handed over as soon as it is parsed and not kept (validation
@@ -108,6 +109,7 @@ async function readNdjson(full: string, file: string, kind: RecordKind, emit: (r
       return void problems.push(problem(source, "not valid UTF-8"));
     }
     if (line === 1) text = stripBom(text);
+    else if (text.charCodeAt(0) === 0xfeff) return void problems.push(problem(source, "byte order mark (U+FEFF) at the start of a line; only the file may start with one"));
     if (text.endsWith("\r")) text = text.slice(0, -1);
     if (text.trim() === "") return;
     try {

@@ -44,4 +44,11 @@ describe("limits", () => {
     expect(r.problems).toEqual([]);
     expect(r.summary.accesspoints).toBe(2);
   });
+
+  it("refuses a BOM at the start of a later line (a sign of files pasted together), by line", async () => {
+    const r = await validate({ data: dump({ "accesspoints/a.ndjson": `\ufeff${ap("10.0.0.1")}\n\ufeff${ap("10.0.0.2")}\n` }) });
+    expect(r.problems.map(formatProblem)).toEqual([
+      "error: accesspoints/a.ndjson:2 $: byte order mark (U+FEFF) at the start of a line; only the file may start with one",
+    ]);
+  });
 });
