@@ -161,7 +161,23 @@ export async function recoverLeftovers(parent: string, base: string): Promise<vo
     await rename(path.join(parent, olds.pop()!), path.join(parent, base));
   }
   for (const n of names) {
-    if (n.startsWith(`.${base}.tmp-`) || olds.includes(n)) await rm(path.join(parent, n), { recursive: true, force: true });
+    const leftover = n.startsWith(`.${base}.tmp-`) ? !writerAlive(n) : olds.includes(n);
+    if (leftover) await rm(path.join(parent, n), { recursive: true, force: true });
+  }
+}
+
+/**
+ * A temporary tree `.<base>.tmp-<pid>-<time>` whose process still runs belongs to a build writing
+ * at this moment (a second build into the same output), not to a killed one: it is left alone.
+ */
+function writerAlive(name: string): boolean {
+  const pid = Number(/\.tmp-(\d+)-/.exec(name)?.[1]);
+  if (!pid || pid === process.pid) return false;
+  try {
+    process.kill(pid, 0); // signal 0 only asks whether the process exists
+    return true;
+  } catch (err) {
+    return (err as NodeJS.ErrnoException).code === "EPERM";
   }
 }
 

@@ -1,3 +1,4 @@
+import { spawnSync } from "node:child_process";
 import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { describe, expect, it } from "vitest";
@@ -37,9 +38,10 @@ describe("atomic output", () => {
 
   it("cleans leftovers of a killed build and restores a tree a kill left aside", async () => {
     const parent = tempDir();
-    mkdirSync(path.join(parent, ".dist.tmp-1-1/x"), { recursive: true });
-    mkdirSync(path.join(parent, ".dist.old-1-1"));
-    writeFileSync(path.join(parent, ".dist.old-1-1/kept.json"), "old");
+    const dead = spawnSync("true").pid; // a process that has ended: its folders are leftovers
+    mkdirSync(path.join(parent, `.dist.tmp-${dead}-1/x`), { recursive: true });
+    mkdirSync(path.join(parent, `.dist.old-${dead}-1`));
+    writeFileSync(path.join(parent, `.dist.old-${dead}-1/kept.json`), "old");
     // dist itself is missing: the kill came between the two renames.
     const out = path.join(parent, "dist");
     const failing = (function* () {
@@ -48,6 +50,14 @@ describe("atomic output", () => {
     await expect(emitTree(out, failing)).rejects.toThrow();
     expect(readFileSync(path.join(out, "kept.json"), "utf8")).toBe("old");
     expect(readdirSync(parent)).toEqual(["dist"]);
+  });
+
+  it("leaves alone the temporary tree of a build that is still running", async () => {
+    const parent = tempDir();
+    const running = `.dist.tmp-${process.ppid}-1`; // the test runner's parent: alive
+    mkdirSync(path.join(parent, running, "x"), { recursive: true });
+    await emitTree(path.join(parent, "dist"), [{ path: "/a/index.json", body: "1" }]);
+    expect(readdirSync(parent).sort()).toEqual([running, "dist"]);
   });
 });
 
