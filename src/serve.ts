@@ -49,11 +49,13 @@ export async function startPreview(options: PreviewOptions): Promise<Preview> {
   if (!rootStat?.isDirectory()) throw new Error(`nothing to serve: ${options.dir} is not a directory (run the build first)`);
 
   // The build's literal rules, exactly as Netlify gets them.
-  const dataRules = await loadDataRules(root);
+  const dataRules = await liveDataRules(root);
   const route = (req: IncomingMessage, res: ServerResponse & { emit(event: "next"): boolean }) => {
-    handle(root, dataRules, req, res).catch(() => {
-      if (!res.headersSent) json(req, res, 500, '{"detail":"Internal error."}');
-    });
+    dataRules()
+      .then((rules) => handle(root, rules, req, res))
+      .catch(() => {
+        if (!res.headersSent) json(req, res, 500, '{"detail":"Internal error."}');
+      });
   };
   const server = httpServer.createServer({
     root,
@@ -94,6 +96,29 @@ export async function startPreview(options: PreviewOptions): Promise<Preview> {
       listening.close(() => ok());
       listening.closeAllConnections?.();
     }),
+  };
+}
+
+/**
+ * The rules of the build being served, read again when a rebuild has replaced `_redirects` (the build
+ * swaps in a new tree; the preview keeps serving the same folder name). Checked at most once a second.
+ */
+async function liveDataRules(root: string): Promise<() => Promise<DataRuleIndex>> {
+  const file = path.join(root, "_redirects");
+  const version = async () => {
+    const s = await stat(file).catch(() => undefined);
+    return s ? `${s.dev}:${s.ino}:${s.size}:${s.mtimeMs}` : "none";
+  };
+  let seen = await version();
+  let rules = loadDataRules(root);
+  let checked = Date.now();
+  return async () => {
+    if (Date.now() - checked >= 1000) {
+      checked = Date.now();
+      const now = await version();
+      if (now !== seen) [seen, rules] = [now, loadDataRules(root)];
+    }
+    return rules;
   };
 }
 
