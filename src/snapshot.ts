@@ -114,8 +114,15 @@ export async function writeSnapshots(options: SnapshotOptions): Promise<Snapshot
 }
 
 async function describe(dir: string, file: string, kind: SnapshotFile["kind"]): Promise<SnapshotFile> {
-  const data = await readFile(path.join(dir, file));
-  return { file, kind, bytes: data.length, sha256: createHash("sha256").update(data).digest("hex") };
+  const full = path.join(dir, file);
+  return { file, kind, bytes: (await stat(full)).size, sha256: await sha256Of(full) };
+}
+
+/** Streamed: the API archive of a large network is hundreds of MB. */
+async function sha256Of(file: string): Promise<string> {
+  const hash = createHash("sha256");
+  await pipeline(createReadStream(file), hash);
+  return hash.digest("hex");
 }
 
 interface PreviousSource {
@@ -157,9 +164,7 @@ async function carry(source: PreviousSource, entry: SnapshotEntry, dir: string):
     if (!SAFE_FILE.test(f.file)) throw new Error(`unexpected file name ${JSON.stringify(f.file)}`);
     const dest = path.join(dir, f.file);
     await source.fetchTo(f.file, dest);
-    const hash = createHash("sha256");
-    await pipeline(createReadStream(dest), hash);
-    const sha256 = hash.digest("hex");
+    const sha256 = await sha256Of(dest);
     const bytes = (await stat(dest)).size;
     if (sha256 !== f.sha256 || bytes !== f.bytes) {
       await rm(dest, { force: true });
