@@ -5,7 +5,7 @@ import { renderLink, renderSite } from "./resources.ts";
 import { API, fileOf, filterDir, NOT_FOUND_BODY, NOT_FOUND_FILE } from "./routes.ts";
 import { createHash } from "node:crypto";
 import { dataRules, expressible, NOT_FOUND_PAGE, type DataRules, type PlaceholderValues } from "./hosting.ts";
-import { boundaryVersions, compareVersionKeys, isBefore, versionKey } from "./version.ts";
+import { boundaryVersions, compareVersionKeys, isBefore, versionKeys } from "./version.ts";
 import { compareCodePoints } from "./text.ts";
 import type { ResolvedLink } from "./validate.ts";
 
@@ -146,9 +146,10 @@ function computeBeforeResults(model: Model): BeforeResults {
   const aliases = new Map<string, string>();
   const bySignature = new Map<string, string>();
   const index = new Map(model.accesspoints.map((a, i) => [a, i]));
+  const keyOf = versionKeys();
   for (const bound of beforeValues(model.accesspoints.map((a) => a.mesh_version))) {
-    const key = versionKey(bound);
-    const members = model.accesspoints.filter((a) => isBefore(a.mesh_version, key));
+    const key = keyOf(bound);
+    const members = model.accesspoints.filter((a) => isBefore(a.mesh_version, key, keyOf));
     const signature = createHash("sha256").update(members.map((a) => index.get(a)).join(",")).digest("hex");
     const first = bySignature.get(signature);
     if (first !== undefined && expressible(bound)) {
@@ -169,5 +170,6 @@ export function beforeValues(versions: readonly (string | null)[]): string[] {
     values.add(v);
     for (const b of boundaryVersions(v)) values.add(b);
   }
-  return [...values].sort((a, b) => compareVersionKeys(versionKey(a), versionKey(b)) || compareCodePoints(a, b));
+  const keyOf = versionKeys();
+  return [...values].sort((a, b) => compareVersionKeys(keyOf(a), keyOf(b)) || compareCodePoints(a, b));
 }

@@ -32,9 +32,22 @@ export function compareVersionKeys(a: VersionKey, b: VersionKey): number {
   return a.length - b.length;
 }
 
-/** `mesh_version` passes `firmware_version__before=<bound>` when it is non-empty and sorts before the bound. */
-export function isBefore(version: string | null, bound: VersionKey): boolean {
-  return version !== null && version !== "" && compareVersionKeys(versionKey(version), bound) < 0;
+/**
+ * `mesh_version` passes `firmware_version__before=<bound>` when it is non-empty and sorts before the
+ * bound. `keyOf` lets a caller testing many bounds parse each distinct version once.
+ */
+export function isBefore(version: string | null, bound: VersionKey, keyOf: (version: string) => VersionKey = versionKey): boolean {
+  return version !== null && version !== "" && compareVersionKeys(keyOf(version), bound) < 0;
+}
+
+/** versionKey, remembering the key of each version it was given. */
+export function versionKeys(): (version: string) => VersionKey {
+  const keys = new Map<string, VersionKey>();
+  return (version) => {
+    let key = keys.get(version);
+    if (key === undefined) keys.set(version, (key = versionKey(version)));
+    return key;
+  };
 }
 
 /**
