@@ -22,8 +22,18 @@ export function canonicalIpv6(text: string): string | undefined {
 
 /** Numeric order for IPv4 text, then IPv6 text; keeps list output independent of input order. */
 export function compareIp(a: string, b: string): number {
-  return ipSortKey(a) < ipSortKey(b) ? -1 : ipSortKey(a) > ipSortKey(b) ? 1 : 0;
+  return compareKeys(ipSortKey(a), ipSortKey(b));
 }
+
+/** A new array of the items in compareIp order of their address, each sort key made once. */
+export function sortByIp<T>(items: readonly T[], ip: (item: T) => string): T[] {
+  return items
+    .map((item) => ({ item, key: ipSortKey(ip(item)) }))
+    .sort((a, b) => compareKeys(a.key, b.key))
+    .map((k) => k.item);
+}
+
+const compareKeys = (a: string, b: string) => (a < b ? -1 : a > b ? 1 : 0);
 
 function ipSortKey(text: string): string {
   if (!text.includes(":")) return "4" + text.split(".").map((o) => o.padStart(3, "0")).join(".");

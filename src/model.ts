@@ -1,6 +1,6 @@
 import type { AccesspointRecord, PointRecord } from "./schema.ts";
 import type { Dump, ResolvedLink } from "./validate.ts";
-import { compareIp } from "./ip.ts";
+import { sortByIp } from "./ip.ts";
 import { isWireless, renderAccesspoint, renderInterface } from "./records.ts";
 import type { Instant } from "./timestamp.ts";
 
@@ -120,7 +120,7 @@ export function buildModel(dump: Dump): Model {
   }
   const sites = [...siteMembers]
     .sort(([a], [b]) => a - b)
-    .map(([id, members]) => ({ id, members: members.sort((a, b) => compareIp(a.main_ip, b.main_ip)) }));
+    .map(([id, members]) => ({ id, members: sortByIp(members, (m) => m.main_ip) }));
 
   return {
     takenAt: dump.takenAt,

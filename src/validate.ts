@@ -3,7 +3,7 @@ import type { LoadedDump, RawRecord } from "./load.ts";
 import { compareSources, formatSource, jsonPath, type Problem, type Source } from "./problems.ts";
 import { accesspointSchema, knownKeys, linkSchema, networkSchema, type AccesspointRecord, type LinkRecord } from "./schema.ts";
 import { nearest } from "./text.ts";
-import { compareIp } from "./ip.ts";
+import { compareIp, sortByIp } from "./ip.ts";
 import type { Instant } from "./timestamp.ts";
 
 /** Stage 2: schema checks per record, then the checks across records. Pure: no I/O. */
@@ -151,7 +151,7 @@ function crossCheck(
   problems.sort((a, b) => compareSources(a.source, b.source) || (a.path < b.path ? -1 : a.path > b.path ? 1 : 0));
   if (problems.some((p) => p.severity === "error")) return { problems };
 
-  const accesspoints = aps.map((a) => a.ap).sort((a, b) => compareIp(a.main_ip, b.main_ip));
+  const accesspoints = sortByIp(aps.map((a) => a.ap), (a) => a.main_ip);
   resolved.sort((a, b) => a.id - b.id);
   return {
     problems,
