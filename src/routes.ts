@@ -197,7 +197,7 @@ export class DataRuleIndex {
 function matchPath(pattern: string, path: string): { values: Record<string, string>; slash: boolean } | undefined {
   if (pattern.endsWith("/*")) return path === pattern.slice(0, -2) || path.startsWith(pattern.slice(0, -1)) ? { values: {}, slash: false } : undefined;
   const slash = path.endsWith("/") && path.length > 1;
-  const want = pattern.replace(/\/$/, "").split("/");
+  const want = patternSegments(pattern);
   const got = (slash ? path.slice(0, -1) : path).split("/");
   if (want.length !== got.length) return undefined;
   const values: Record<string, string> = {};
@@ -208,6 +208,14 @@ function matchPath(pattern: string, path: string): { values: Record<string, stri
     } else if (want[i] !== got[i]) return undefined;
   }
   return { values, slash };
+}
+
+/** Patterns are few (the route table's and the build's), requests many: each pattern is split once. */
+const splitPatterns = new Map<string, readonly string[]>();
+function patternSegments(pattern: string): readonly string[] {
+  let segments = splitPatterns.get(pattern);
+  if (!segments) splitPatterns.set(pattern, (segments = pattern.replace(/\/$/, "").split("/")));
+  return segments;
 }
 
 /** A path placeholder is used verbatim in a file name: refuse anything that could leave its folder. */
