@@ -6,7 +6,7 @@ import path from "node:path";
 import { describe, expect, it } from "vitest";
 import { parse } from "yaml";
 import { fetchDump } from "../src/fetch.ts";
-import { ROOT, tempDir } from "./support/tree.ts";
+import { cli, cliAsync, ROOT, tempDir, treeDigest } from "./support/tree.ts";
 import { synthesize, writeSynthDump } from "../src/synth.ts";
 import { createHash } from "node:crypto";
 
@@ -79,6 +79,13 @@ describe("fetch-dump", () => {
       expect(readFileSync(path.join(dir, "network.json"), "utf8")).toContain("mesh-topology-dump/1");
       await expect(fetchDump(`${site.url}/bad.tar.gz`, tempDir())).rejects.toThrow("does not match");
       await expect(fetchDump(`${site.url}/missing.tar.gz`, tempDir())).rejects.toThrow("HTTP 404");
+      // The command prints the dump folder for the next step, and fails with a message and exit 1.
+      const cliOut = tempDir();
+      const ok = await cliAsync(["fetch-dump", `${site.url}/d.tar.gz`, "--out", cliOut, "-q"]);
+      expect(ok).toMatchObject({ status: 0, stdout: `${path.join(cliOut, "nightly")}\n`, stderr: "" });
+      const bad = await cliAsync(["fetch-dump", `${site.url}/bad.tar.gz`, "--out", tempDir()]);
+      expect(bad.status).toBe(1);
+      expect(bad.stderr).toMatch(/^mesh-api: .*does not match/m);
     } finally {
       site.close();
     }
@@ -94,5 +101,22 @@ describe("fetch-dump", () => {
     } finally {
       site.close();
     }
+  });
+});
+
+describe("command line wrappers", () => {
+  it("netlify-config --write writes the generated rules to ./netlify.toml", () => {
+    const dir = tempDir();
+    expect(cli(["netlify-config", "--write"], dir).status).toBe(0);
+    expect(readFileSync(path.join(dir, "netlify.toml"), "utf8")).toBe(readFileSync(path.join(ROOT, "netlify.toml"), "utf8"));
+  });
+
+  it("MESH_API_WRITE_CONCURRENCY=1 (one file at a time) builds the same tree as the default", async () => {
+    const data = tempDir();
+    await writeSynthDump(data, synthesize({ aps: 30, seed: 4 }));
+    const [one, many] = [path.join(tempDir(), "dist"), path.join(tempDir(), "dist")];
+    expect(cli(["build", "--data", data, "--out", one, "-q"], ROOT, { MESH_API_WRITE_CONCURRENCY: "1" }).status).toBe(0);
+    expect(cli(["build", "--data", data, "--out", many, "-q"]).status).toBe(0);
+    expect(treeDigest(one)).toEqual(treeDigest(many));
   });
 });

@@ -31,10 +31,11 @@ export function tempDir(prefix = "mesh-api-test-"): string {
 export const ROOT = new URL("../../", import.meta.url).pathname;
 
 /** Runs the CLI as a user does (through tsx), returning exit code and output. */
-export function cli(args: string[], cwd = ROOT): { status: number; stdout: string; stderr: string } {
+export function cli(args: string[], cwd = ROOT, env: Record<string, string> = {}): { status: number; stdout: string; stderr: string } {
   const r = spawnSync(process.execPath, [path.join(ROOT, "node_modules/tsx/dist/cli.mjs"), path.join(ROOT, "src/cli.ts"), ...args], {
     cwd,
     encoding: "utf8",
+    env: { ...process.env, ...env },
   });
   return { status: r.status ?? -1, stdout: r.stdout, stderr: r.stderr };
 }
