@@ -10,10 +10,6 @@ import { compareCodePoints } from "./text.ts";
 import type { ResolvedLink } from "./validate.ts";
 
 /**
- * Every response the API can give for this network, as (file, body) pairs at the places the route
- * table points to. A generator, so the caller writes as it goes instead of holding every body.
- */
-/**
  * A body: text, UTF-8 bytes, or the items of a JSON list as UTF-8 bytes. List items may be rendered
  * lazily (an iterable used once): a list is written in pieces as its items come, never held whole.
  */
@@ -25,6 +21,10 @@ export interface OutputFile {
   readonly body: Body;
 }
 
+/**
+ * Every response the API can give for this network, as (file, body) pairs at the places the route
+ * table points to. A generator, so the caller writes as it goes instead of holding every body.
+ */
 export function* outputFiles(model: Model, netlifyRules: DataRules = dataRules(placeholderValues(model))): Generator<OutputFile> {
   const out = (path: string, body: Body): OutputFile => ({ path, body });
   const link = (l: ResolvedLink) => renderLink(l, model);
