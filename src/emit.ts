@@ -90,11 +90,14 @@ async function writeAll(root: string, files: Iterable<OutputFile>): Promise<Emit
           return;
         }
         const handle = await open(full, "wx");
+        const write = async (piece: Buffer) => {
+          bytes += piece.length;
+          await handle.write(piece);
+        };
         try {
-          for (let piece: IteratorResult<Buffer> = first; !piece.done; piece = piece === first ? second : pieces.next()) {
-            bytes += piece.value.length;
-            await handle.write(piece.value);
-          }
+          await write(first.value!);
+          await write(second.value);
+          for (const piece of pieces) await write(piece);
         } finally {
           await handle.close();
         }
