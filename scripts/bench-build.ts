@@ -1,9 +1,9 @@
 import { execFileSync } from "node:child_process";
 import { statSync } from "node:fs";
 import path from "node:path";
-import { requestsFromTree } from "../src/check.ts";
+import { requestsFromTree } from "../src/publish/check.ts";
 import { build } from "../src/index.ts";
-import { limitHeapGrowth } from "../src/memory.ts";
+import { limitHeapGrowth } from "../src/cli/memory.ts";
 
 /** One measured build, in a process of its own so that its peak RSS is its own: prints a JSON line. */
 limitHeapGrowth(); // as the command line does

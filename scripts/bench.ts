@@ -4,7 +4,7 @@ import os from "node:os";
 import path from "node:path";
 import { Command } from "commander";
 import fg from "fast-glob";
-import { synthesize, writeSynthDump } from "../src/synth.ts";
+import { synthesize, writeSynthDump } from "../src/gen/synth.ts";
 
 /**
  * npm run bench: builds synthetic networks of 600, 3,000 and 40,000 access points and, right after

@@ -1,5 +1,5 @@
 import { Command } from "commander";
-import { synthesize, writeSynthDump } from "../src/synth.ts";
+import { synthesize, writeSynthDump } from "../src/gen/synth.ts";
 
 /** npm run synth -- --aps N --seed S --out DIR */
 const opts = new Command("synth")

@@ -1,9 +1,9 @@
 import { cpSync, rmSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { checkDeployment, requestsFromTree, unkey } from "../src/check.ts";
+import { checkDeployment, requestsFromTree, unkey } from "../src/publish/check.ts";
 import { build, startPreview, type Preview } from "../src/index.ts";
-import { fileKey } from "../src/names.ts";
+import { fileKey } from "../src/core/names.ts";
 import { PUBLIC_SAMPLE } from "./support/expected.ts";
 import { cliAsync, tempDir } from "./support/tree.ts";
 

@@ -1,8 +1,8 @@
 import { readFileSync } from "node:fs";
 import { beforeAll, describe, expect, it } from "vitest";
 import { build } from "../src/index.ts";
-import { DataRuleIndex, NOT_FOUND_FILE, parseRequest, resolve } from "../src/routes.ts";
-import { parseDataRules } from "../src/hosting.ts";
+import { DataRuleIndex, NOT_FOUND_FILE, parseRequest, resolve } from "../src/core/routes.ts";
+import { parseDataRules } from "../src/hosts/netlify.ts";
 import { mismatch, PUBLIC_SAMPLE, readExpected, type Answer } from "./support/expected.ts";
 import { tempDir } from "./support/tree.ts";
 

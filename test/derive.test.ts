@@ -1,12 +1,12 @@
 import { describe, expect, it } from "vitest";
-import { statusOf } from "../src/model.ts";
-import { fileKey, isOwnKey } from "../src/names.ts";
-import { pyFloat } from "../src/pyfloat.ts";
-import { renderLink, renderSite, sitePostAddress } from "../src/resources.ts";
-import { fixedDecimal } from "../src/text.ts";
-import { parseInstant, type Instant } from "../src/timestamp.ts";
-import { compareVersionKeys, isBefore, versionKey } from "../src/version.ts";
-import { beforeValues } from "../src/files.ts";
+import { statusOf } from "../src/core/model.ts";
+import { fileKey, isOwnKey } from "../src/core/names.ts";
+import { pyFloat } from "../src/core/pyfloat.ts";
+import { renderLink, renderSite, sitePostAddress } from "../src/core/resources.ts";
+import { fixedDecimal } from "../src/core/text.ts";
+import { parseInstant, type Instant } from "../src/core/timestamp.ts";
+import { compareVersionKeys, isBefore, versionKey } from "../src/core/version.ts";
+import { beforeValues } from "../src/core/plan.ts";
 import { ap, at, model } from "./support/dump.ts";
 
 const json = (text: string) => JSON.parse(text);

@@ -2,7 +2,7 @@ import { mkdirSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { describe, expect, it } from "vitest";
 import { build } from "../src/index.ts";
-import { synthesize, writeSynthDump } from "../src/synth.ts";
+import { synthesize, writeSynthDump } from "../src/gen/synth.ts";
 import { tempDir, treeDigest } from "./support/tree.ts";
 
 /** Same network, different files: records shuffled across differently named files, JSON and NDJSON mixed. */

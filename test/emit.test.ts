@@ -2,10 +2,10 @@ import { spawnSync } from "node:child_process";
 import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { describe, expect, it } from "vitest";
-import { emitTree } from "../src/emit.ts";
+import { emitTree } from "../src/io/emit.ts";
 import { build } from "../src/index.ts";
-import { parseDataRules } from "../src/hosting.ts";
-import { synthesize, writeSynthDump } from "../src/synth.ts";
+import { parseDataRules } from "../src/hosts/netlify.ts";
+import { synthesize, writeSynthDump } from "../src/gen/synth.ts";
 import { tempDir } from "./support/tree.ts";
 
 describe("atomic output", () => {

@@ -3,7 +3,7 @@ import path from "node:path";
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { build, InvalidDumpError, validate, type Problem } from "../src/index.ts";
-import { synthesize } from "../src/synth.ts";
+import { synthesize } from "../src/gen/synth.ts";
 import { tempDir, treeDigest } from "./support/tree.ts";
 
 /**

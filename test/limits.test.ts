@@ -2,8 +2,8 @@ import { mkdirSync, truncateSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { describe, expect, it } from "vitest";
 import { validate } from "../src/index.ts";
-import { MAX_JSON_FILE_BYTES, MAX_RECORD_BYTES } from "../src/load.ts";
-import { formatProblem } from "../src/problems.ts";
+import { MAX_JSON_FILE_BYTES, MAX_RECORD_BYTES } from "../src/io/load.ts";
+import { formatProblem } from "../src/core/problems.ts";
 import { tempDir } from "./support/tree.ts";
 
 /** The documented limits: a record at most 1 MiB, a .json file at most 256 MiB; both refused with a clear, located error. */

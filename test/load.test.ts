@@ -18,7 +18,7 @@ describe("preview under load and abuse", () => {
   it("serves a mixed load with zero 5xx, zero crashes and flat memory", async () => {
     const out = path.join(tempDir(), "dist");
     await build({ data: `${PUBLIC_SAMPLE}dump`, out });
-    const child = spawn(process.execPath, ["--import", "tsx", path.join(ROOT, "src/cli.ts"), "preview", "--dir", out, "--port", "0", "-q"], { cwd: ROOT });
+    const child = spawn(process.execPath, ["--import", "tsx", path.join(ROOT, "src/cli/main.ts"), "preview", "--dir", out, "--port", "0", "-q"], { cwd: ROOT });
     try {
       const url = await new Promise<string>((resolve, reject) => {
         child.stdout.on("data", (c: Buffer) => {

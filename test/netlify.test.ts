@@ -3,14 +3,14 @@ import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { Preview } from "../src/index.ts";
 import { sampleSite } from "./support/site.ts";
-import { netlifyToml } from "../src/hosting.ts";
-import { tableRequests } from "../src/requests.ts";
-import { API_HEADERS } from "../src/routes.ts";
+import { netlifyToml } from "../src/hosts/netlify.ts";
+import { tableRequests } from "../src/core/requests.ts";
+import { API_HEADERS } from "../src/core/routes.ts";
 import { readExpected } from "./support/expected.ts";
 import { pool, rawRequest, type RawResponse } from "./support/http.ts";
 import { loadNetlify, type NetlifySite } from "./support/netlify.ts";
 import { ROOT } from "./support/tree.ts";
-import type { Model } from "../src/model.ts";
+import type { Model } from "../src/core/model.ts";
 
 /**
  * The generated Netlify rules, evaluated by Netlify's own engine: for every expected request of the

@@ -3,11 +3,11 @@ import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { Preview } from "../src/index.ts";
 import { sampleSite } from "./support/site.ts";
-import { tableRequests } from "../src/requests.ts";
-import { API_HEADERS, RULES } from "../src/routes.ts";
+import { tableRequests } from "../src/core/requests.ts";
+import { API_HEADERS, RULES } from "../src/core/routes.ts";
 import { mismatch, readExpected } from "./support/expected.ts";
 import { pool, rawRequest, type RawResponse } from "./support/http.ts";
-import type { Model } from "../src/model.ts";
+import type { Model } from "../src/core/model.ts";
 
 /** The preview over real HTTP on an ephemeral loopback port, serving the built public sample. */
 

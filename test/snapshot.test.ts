@@ -3,8 +3,8 @@ import { existsSync, readFileSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { describe, expect, it } from "vitest";
 import { build, snapshot, startPreview } from "../src/index.ts";
-import type { SnapshotIndex } from "../src/snapshot.ts";
-import { synthesize, writeSynthDump } from "../src/synth.ts";
+import type { SnapshotIndex } from "../src/publish/snapshot.ts";
+import { synthesize, writeSynthDump } from "../src/gen/synth.ts";
 import { cli, tempDir, treeDigest } from "./support/tree.ts";
 
 /** Deterministic archives, verifiable sums, rebuildable dumps, and a history carried across deployments. */

@@ -2,7 +2,7 @@ import { mkdirSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { describe, expect, it } from "vitest";
 import { validate } from "../src/index.ts";
-import { formatProblem } from "../src/problems.ts";
+import { formatProblem } from "../src/core/problems.ts";
 import { treeDigest, tempDir, cli } from "./support/tree.ts";
 import { validated } from "./support/dump.ts";
 

@@ -5,9 +5,9 @@ import type { AddressInfo } from "node:net";
 import path from "node:path";
 import { describe, expect, it } from "vitest";
 import { parse } from "yaml";
-import { fetchDump } from "../src/fetch.ts";
+import { fetchDump } from "../src/io/fetch.ts";
 import { cli, cliAsync, ROOT, tempDir, treeDigest } from "./support/tree.ts";
-import { synthesize, writeSynthDump } from "../src/synth.ts";
+import { synthesize, writeSynthDump } from "../src/gen/synth.ts";
 import { createHash } from "node:crypto";
 
 /** The nightly workflow parses, calls only scripts that exist, and every secret and variable it uses is documented. */

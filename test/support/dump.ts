@@ -1,6 +1,6 @@
-import type { LoadedDump } from "../../src/load.ts";
-import { buildModel, type Model } from "../../src/model.ts";
-import { validateDump, type Validation } from "../../src/validate.ts";
+import type { LoadedDump } from "../../src/io/load.ts";
+import { buildModel, type Model } from "../../src/core/model.ts";
+import { validateDump, type Validation } from "../../src/core/validate.ts";
 
 /** In-memory dumps for rule tests: records as they would come out of the files. */
 export function loaded(aps: unknown[], links: unknown[] = [], network?: unknown): LoadedDump {

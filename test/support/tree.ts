@@ -32,7 +32,7 @@ export const ROOT = new URL("../../", import.meta.url).pathname;
 
 /** Runs the CLI as a user does (through tsx), returning exit code and output. */
 export function cli(args: string[], cwd = ROOT, env: Record<string, string> = {}): { status: number; stdout: string; stderr: string } {
-  const r = spawnSync(process.execPath, [path.join(ROOT, "node_modules/tsx/dist/cli.mjs"), path.join(ROOT, "src/cli.ts"), ...args], {
+  const r = spawnSync(process.execPath, [path.join(ROOT, "node_modules/tsx/dist/cli.mjs"), path.join(ROOT, "src/cli/main.ts"), ...args], {
     cwd,
     encoding: "utf8",
     env: { ...process.env, ...env },
@@ -43,7 +43,7 @@ export function cli(args: string[], cwd = ROOT, env: Record<string, string> = {}
 /** The CLI without blocking this process, for commands that talk to a server running in the test. */
 export function cliAsync(args: string[], cwd = ROOT): Promise<{ status: number; stdout: string; stderr: string }> {
   return new Promise((resolve) => {
-    const child = spawn(process.execPath, [path.join(ROOT, "node_modules/tsx/dist/cli.mjs"), path.join(ROOT, "src/cli.ts"), ...args], { cwd });
+    const child = spawn(process.execPath, [path.join(ROOT, "node_modules/tsx/dist/cli.mjs"), path.join(ROOT, "src/cli/main.ts"), ...args], { cwd });
     let stdout = "";
     let stderr = "";
     child.stdout.on("data", (c) => (stdout += c));

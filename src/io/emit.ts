@@ -1,12 +1,9 @@
-import { mkdir, open, readdir, rename, rm, stat, writeFile } from "node:fs/promises";
+import { mkdir, open, writeFile } from "node:fs/promises";
+import { replaceFolder } from "./swap.ts";
 import path from "node:path";
-import type { Body, OutputFile } from "./files.ts";
+import type { Body, OutputFile } from "../core/plan.ts";
 
-/**
- * Stage 5: write the output tree atomically. Files go into a temporary sibling of `out`, which then
- * replaces `out` by two renames. A build that fails or is killed leaves `out` as it was; the next
- * build removes the leftovers (and puts back an old tree a kill between the two renames left aside).
- */
+/** Writes the planned responses into a new tree that replaces `out` atomically (io/swap.ts). */
 export interface EmitResult {
   readonly files: number;
   readonly bytes: number;
@@ -20,43 +17,11 @@ const PIECE = 2 ** 20;
 
 /** `finish` runs on the complete temporary tree before it replaces `out` (snapshots are made there). */
 export async function emitTree(out: string, files: Iterable<OutputFile>, finish?: (dir: string) => Promise<void>): Promise<EmitResult> {
-  const target = path.resolve(out);
-  const parent = path.dirname(target);
-  const base = path.basename(target);
-  await mkdir(parent, { recursive: true });
-  await recoverLeftovers(parent, base);
-  const tmp = path.join(parent, `.${base}.tmp-${process.pid}-${Date.now()}`);
-  await mkdir(tmp);
-  let result: EmitResult;
-  try {
-    result = await writeAll(tmp, files);
+  return replaceFolder(out, async (tmp) => {
+    const result = await writeAll(tmp, files);
     await finish?.(tmp);
-  } catch (err) {
-    await rm(tmp, { recursive: true, force: true });
-    throw err;
-  }
-  await swapDir(tmp, target);
-  return result;
-}
-
-/**
- * Puts the complete folder `tmp` in the place of `target` with two renames: the old one is moved
- * aside first and removed last. A failure on the way puts the old one back; a kill between the two
- * renames is undone by the next run's recoverLeftovers.
- */
-export async function swapDir(tmp: string, target: string): Promise<void> {
-  const old = path.join(path.dirname(target), `.${path.basename(target)}.old-${process.pid}-${Date.now()}`);
-  const hadOld = await exists(target);
-  try {
-    if (hadOld) await rename(target, old);
-    await rename(tmp, target);
-  } catch (err) {
-    if (hadOld && !(await exists(target))) await rename(old, target);
-    await rm(tmp, { recursive: true, force: true });
-    throw err;
-  }
-  // The new tree is in place; failing to remove the old one does not fail the build.
-  if (hadOld) await rm(old, { recursive: true, force: true }).catch(() => {});
+    return result;
+  });
 }
 
 async function writeAll(root: string, files: Iterable<OutputFile>): Promise<EmitResult> {
@@ -155,38 +120,4 @@ function* bodyPieces(body: Body): Generator<Buffer> {
   }
   batch.push(CLOSE);
   yield Buffer.concat(batch);
-}
-
-export async function recoverLeftovers(parent: string, base: string): Promise<void> {
-  const names = await readdir(parent);
-  const olds = names.filter((n) => n.startsWith(`.${base}.old-`)).sort();
-  if (!(await exists(path.join(parent, base))) && olds.length > 0) {
-    await rename(path.join(parent, olds.pop()!), path.join(parent, base));
-  }
-  for (const n of names) {
-    const leftover = n.startsWith(`.${base}.tmp-`) ? !writerAlive(n) : olds.includes(n);
-    if (leftover) await rm(path.join(parent, n), { recursive: true, force: true });
-  }
-}
-
-/**
- * A temporary tree `.<base>.tmp-<pid>-<time>` whose process still runs belongs to a build writing
- * at this moment (a second build into the same output), not to a killed one: it is left alone.
- */
-function writerAlive(name: string): boolean {
-  const pid = Number(/\.tmp-(\d+)-/.exec(name)?.[1]);
-  if (!pid || pid === process.pid) return false;
-  try {
-    process.kill(pid, 0); // signal 0 only asks whether the process exists
-    return true;
-  } catch (err) {
-    return (err as NodeJS.ErrnoException).code === "EPERM";
-  }
-}
-
-async function exists(p: string): Promise<boolean> {
-  return stat(p).then(
-    () => true,
-    () => false,
-  );
 }

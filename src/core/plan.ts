@@ -4,7 +4,7 @@ import { fileKey, NULL_KEY } from "./names.ts";
 import { renderLink, renderSite } from "./resources.ts";
 import { API, fileOf, filterDir, NOT_FOUND_BODY, NOT_FOUND_FILE } from "./routes.ts";
 import { createHash } from "node:crypto";
-import { dataRules, expressible, NOT_FOUND_PAGE, type DataRules, type PlaceholderValues } from "./hosting.ts";
+import { dataRules, expressible, NOT_FOUND_PAGE, type DataRules, type PlaceholderValues } from "../hosts/netlify.ts";
 import { boundaryVersions, compareVersionKeys, isBefore, versionKeys } from "./version.ts";
 import { compareCodePoints } from "./text.ts";
 import type { ResolvedLink } from "./validate.ts";

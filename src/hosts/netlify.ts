@@ -1,7 +1,7 @@
 import { readFile } from "node:fs/promises";
 import path from "node:path";
-import { fileKey } from "./names.ts";
-import { API_HEADERS, DataRuleIndex, NOT_FOUND_BODY, NOT_FOUND_FILE, QUERY_PLACEHOLDERS, RULES, type Rule } from "./routes.ts";
+import { fileKey } from "../core/names.ts";
+import { API_HEADERS, DataRuleIndex, NOT_FOUND_BODY, NOT_FOUND_FILE, QUERY_PLACEHOLDERS, RULES, type Rule } from "../core/routes.ts";
 
 /**
  * Netlify's rules, generated from the route table: the generic rules for the committed netlify.toml,

@@ -161,3 +161,13 @@ export function statusOf(seen: Instant | null, takenAt: Instant | null): Status 
   if (age <= 30 * DAY) return "flapping";
   return "offline";
 }
+
+/** What a dump holds, in counts: the build's summary and a snapshot's index entry. */
+export interface DumpSummary {
+  readonly files: number;
+  readonly accesspoints: number;
+  readonly interfaces: number;
+  readonly links: number;
+  readonly sites: number;
+  readonly takenAt: string | null;
+}

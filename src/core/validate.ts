@@ -1,5 +1,5 @@
 import type { z } from "zod";
-import type { LoadedDump, RawRecord } from "./load.ts";
+import type { LoadedDump, RawRecord } from "./input.ts";
 import { compareSources, formatSource, jsonPath, type Problem, type Source } from "./problems.ts";
 import { accesspointSchema, knownKeys, linkSchema, networkSchema, type AccesspointRecord, type LinkRecord } from "./schema.ts";
 import { nearest } from "./text.ts";

@@ -2,24 +2,13 @@ import { createReadStream } from "node:fs";
 import { readFile, stat } from "node:fs/promises";
 import path from "node:path";
 import fg from "fast-glob";
-import type { Problem, Source } from "./problems.ts";
+import type { LoadedDump, RawRecord, RecordKind } from "../core/input.ts";
+import type { Problem, Source } from "../core/problems.ts";
+
+export type { LoadedDump, RawRecord, RecordKind };
 
 /** Stage 1: find the dump files and parse them into raw records, each tagged with its source. */
 
-export type RecordKind = "accesspoint" | "link";
-
-export interface RawRecord {
-  readonly kind: RecordKind;
-  readonly source: Source;
-  readonly value: unknown;
-}
-
-export interface LoadedDump {
-  readonly network?: { readonly source: Source; readonly value: unknown };
-  readonly records: RawRecord[];
-  readonly files: string[];
-  readonly problems: Problem[];
-}
 
 const FOLDERS: Record<string, RecordKind> = { accesspoints: "accesspoint", links: "link" };
 

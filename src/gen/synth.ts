@@ -1,7 +1,7 @@
 import { mkdir, rm, writeFile } from "node:fs/promises";
 import path from "node:path";
-import { NETWORK_FORMAT } from "./schema.ts";
-import { formatMicros } from "./timestamp.ts";
+import { NETWORK_FORMAT } from "../core/schema.ts";
+import { formatMicros } from "../core/timestamp.ts";
 
 /**
  * A synthetic but realistic mesh network in the dump format, deterministic for a seed: clustered

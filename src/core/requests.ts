@@ -1,4 +1,4 @@
-import { beforeValues, placeholderValues } from "./files.ts";
+import { beforeValues, placeholderValues } from "./plan.ts";
 import { isOwnKey } from "./names.ts";
 import { STATUSES, type Model } from "./model.ts";
 import { RULES, type Rule } from "./routes.ts";

@@ -1,9 +1,9 @@
 import { readFile } from "node:fs/promises";
 import path from "node:path";
 import fg from "fast-glob";
-import { loadDataRules } from "./hosting.ts";
-import { API_HEADERS, parseRequest, resolve, RULES, type Rule, type RouteKind } from "./routes.ts";
-import { NULL_KEY } from "./names.ts";
+import { loadDataRules } from "../hosts/netlify.ts";
+import { API_HEADERS, parseRequest, resolve, RULES, type Rule, type RouteKind } from "../core/routes.ts";
+import { NULL_KEY } from "../core/names.ts";
 
 /**
  * The live check: every list and filter route of a build, and a spread sample of its detail routes,

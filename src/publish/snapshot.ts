@@ -5,9 +5,9 @@ import path from "node:path";
 import { Readable } from "node:stream";
 import { pipeline } from "node:stream/promises";
 import fg from "fast-glob";
-import { writeArchive } from "./archive.ts";
-import { recoverLeftovers, swapDir } from "./emit.ts";
-import type { DumpSummary } from "./index.ts";
+import { writeArchive } from "../io/archive.ts";
+import { exists, replaceFolder } from "../io/swap.ts";
+import type { DumpSummary } from "../core/model.ts";
 
 /**
  * Downloadable snapshots under `<dist>/snapshots/`: the validated dump and the API tree as
@@ -57,11 +57,7 @@ export async function writeSnapshots(options: SnapshotOptions): Promise<Snapshot
   const date = (takenAt ?? "1970-01-01T00:00:00Z").slice(0, 10);
   const mtime = new Date(takenAt ? Date.parse(takenAt.replace(/\.\d+Z$/, "Z")) : 0);
   const target = path.join(options.dist, SNAPSHOT_DIR);
-  const tmp = path.join(options.dist, `.${SNAPSHOT_DIR}.tmp-${process.pid}-${Date.now()}`);
-  await mkdir(options.dist, { recursive: true });
-  await recoverLeftovers(options.dist, SNAPSHOT_DIR);
-  await mkdir(tmp);
-  try {
+  return replaceFolder(target, async (tmp) => {
     const dumpName = `mesh-topology-${date}`;
     const apiName = `mesh-api-v1-${date}`;
     await writeArchive(
@@ -105,12 +101,8 @@ export async function writeSnapshots(options: SnapshotOptions): Promise<Snapshot
     // Archives of snapshots no longer kept are left out of the new folder.
     const keepNames = new Set([...all.map((f) => f.file), "SHA256SUMS", "index.json"]);
     for (const f of await fg("*", { cwd: tmp, dot: true })) if (!keepNames.has(f)) await rm(path.join(tmp, f));
-    await swapDir(tmp, target);
     return index;
-  } catch (err) {
-    await rm(tmp, { recursive: true, force: true });
-    throw err;
-  }
+  });
 }
 
 async function describe(dir: string, file: string, kind: SnapshotFile["kind"]): Promise<SnapshotFile> {
@@ -172,11 +164,4 @@ async function carry(source: PreviousSource, entry: SnapshotEntry, dir: string):
     }
   }
   return true;
-}
-
-async function exists(p: string): Promise<boolean> {
-  return stat(p).then(
-    () => true,
-    () => false,
-  );
 }

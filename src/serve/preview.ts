@@ -3,8 +3,8 @@ import type { IncomingMessage, ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
 import path from "node:path";
 import httpServer from "http-server";
-import { loadDataRules } from "./hosting.ts";
-import { API_HEADERS, NOT_FOUND_BODY, parseRequest, resolve, type DataRuleIndex, type RouteKind } from "./routes.ts";
+import { loadDataRules } from "../hosts/netlify.ts";
+import { API_HEADERS, NOT_FOUND_BODY, parseRequest, resolve, type DataRuleIndex, type RouteKind } from "../core/routes.ts";
 
 /**
  * Stage 6: the local preview. http-server serves the files; a `before` middleware routes every
