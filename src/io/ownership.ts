@@ -1,0 +1,107 @@
+import { readdir, readFile, realpath, stat, writeFile } from "node:fs/promises";
+import os from "node:os";
+import path from "node:path";
+
+/**
+ * Which folders a command may replace. A command writes only into a folder that is absent, empty, or
+ * marked as written by this tool; everything else is refused before any work, with one sentence that
+ * says why and what to do. Folders are compared after resolving symbolic links, so a link cannot
+ * smuggle the dump folder or the home folder in.
+ */
+
+/** The marker every folder this tool writes carries at its top (hidden: hosts and the preview skip it). */
+export const MARKER = ".mesh-api-output";
+export type OutputKind = "build" | "dump";
+const FORMAT = "mesh-api-output/1";
+
+export function markerBody(kind: OutputKind): string {
+  return JSON.stringify({ format: FORMAT, tool: "mesh-static-api", kind }) + "\n";
+}
+
+export async function writeMarker(dir: string, kind: OutputKind): Promise<void> {
+  await writeFile(path.join(dir, MARKER), markerBody(kind));
+}
+
+/** A usage error: the command was asked to write where it must not. The CLI exits 2. */
+export class RefusedOutputError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = "RefusedOutputError";
+  }
+}
+
+export interface OutputCheck {
+  /** the folder to be replaced, as the user named it */
+  readonly out: string;
+  /** the option that named it, for the message (`--out`, `--dist`) */
+  readonly option: string;
+  /** folders the output must not be, lie inside or contain (the dump being read) */
+  readonly protect?: readonly { readonly dir: string; readonly option: string }[];
+  /** the current folder; the process's own by default */
+  readonly cwd?: string;
+  readonly home?: string;
+}
+
+/** Throws RefusedOutputError when `out` may not be replaced; returns quietly otherwise. */
+export async function assertReplaceable(check: OutputCheck): Promise<void> {
+  const name = check.out;
+  const out = await resolveReal(check.out);
+  const refuse = (why: string, todo = `choose a new folder for ${check.option}, such as dist`) => {
+    throw new RefusedOutputError(`refusing to write to ${name}: ${why}; ${todo}.`);
+  };
+  if (out === path.parse(out).root) refuse("it is the root of the file system");
+  const home = await resolveReal(check.home ?? os.homedir());
+  if (out === home) refuse("it is your home folder");
+  const cwd = await resolveReal(check.cwd ?? process.cwd());
+  if (out === cwd) refuse("it is the current folder");
+  if (inside(cwd, out)) refuse("it contains the current folder");
+  for (const p of check.protect ?? []) {
+    const dir = await resolveReal(p.dir);
+    if (out === dir) refuse(`it is the ${p.option} folder`);
+    if (inside(out, dir)) refuse(`it is inside the ${p.option} folder ${p.dir}`);
+    if (inside(dir, out)) refuse(`it contains the ${p.option} folder ${p.dir}`);
+  }
+  const s = await stat(out).catch(() => undefined);
+  if (!s) return;
+  if (!s.isDirectory()) refuse("it is a file, not a folder", `choose a folder for ${check.option}`);
+  if (!(await owned(out))) {
+    refuse(`it is not empty and was not written by mesh-api (no ${MARKER} file in it)`, `empty it or choose a new folder for ${check.option}`);
+  }
+}
+
+/** Whether an existing folder may be replaced: empty, marked, or the layout of a build from before the marker. */
+export async function owned(dir: string): Promise<boolean> {
+  const names = (await readdir(dir)).sort();
+  if (names.length === 0) return true;
+  if (names.includes(MARKER)) {
+    const text = await readFile(path.join(dir, MARKER), "utf8").catch(() => "");
+    try {
+      return (JSON.parse(text) as { format?: unknown }).format === FORMAT;
+    } catch {
+      return false;
+    }
+  }
+  // Outputs of release 0.1.0: exactly api/ (holding v1/), _redirects and 404.html, and the snapshots/
+  // that `build --snapshot` added.
+  const legacy = ["404.html", "_redirects", "api"];
+  const rest = names.filter((n) => n !== "snapshots");
+  if (rest.join("/") !== legacy.join("/")) return false;
+  return (await stat(path.join(dir, "api", "v1")).catch(() => undefined))?.isDirectory() ?? false;
+}
+
+function inside(child: string, parent: string): boolean {
+  const rel = path.relative(parent, child);
+  return rel !== "" && !rel.startsWith("..") && !path.isAbsolute(rel);
+}
+
+/** The real path of `p`, or of its nearest existing ancestor joined with the rest. */
+async function resolveReal(p: string): Promise<string> {
+  const full = path.resolve(p);
+  const rest: string[] = [];
+  for (let at = full; ; at = path.dirname(at)) {
+    const real = await realpath(at).catch(() => undefined);
+    if (real !== undefined) return path.join(real, ...rest.reverse());
+    if (path.dirname(at) === at) return full;
+    rest.push(path.basename(at));
+  }
+}
