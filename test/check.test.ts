@@ -1,11 +1,13 @@
 import { cpSync, rmSync, writeFileSync } from "node:fs";
+import http from "node:http";
+import net from "node:net";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { checkDeployment, requestsFromTree, unkey } from "../src/publish/check.ts";
+import { BaseUrlError, checkDeployment, describeNetworkError, parseBaseUrl, requestsFromTree, UnreachableError, unkey } from "../src/publish/check.ts";
 import { build, startPreview, type Preview } from "../src/index.ts";
 import { fileKey } from "../src/core/names.ts";
 import { PUBLIC_SAMPLE } from "./support/expected.ts";
-import { cliAsync, tempDir } from "./support/tree.ts";
+import { cli, cliAsync, tempDir } from "./support/tree.ts";
 
 /** `mesh-api check` against the preview: identical for the build itself, named routes for an altered copy. */
 
@@ -44,9 +46,11 @@ describe("live check", () => {
     const total = r.rows.reduce((s, x) => s + x.requested, 0);
     expect(r.problems).toEqual([]);
     expect(r.rows.every((x) => x.identical === x.requested)).toBe(true);
-    const lists = r.rows.filter((x) => x.kind.endsWith("-list")).reduce((s, x) => s + x.requested, 0);
-    expect(total - lists).toBe(200);
-    expect(r.rows.map((x) => x.kind)).toEqual([
+    // Every route without a key in its path (lists, filters, the API root where there is one) is requested; details are sampled.
+    const details = ["link-detail", "site-detail", "accesspoint-detail", "accesspoint-links", "accesspoint-interfaces", "interface-detail", "interface-accesspoint"];
+    expect(r.rows.filter((x) => details.includes(x.kind)).reduce((s, x) => s + x.requested, 0)).toBe(200);
+    expect(total).toBeGreaterThan(200);
+    expect(r.rows.map((x) => x.kind).filter((k) => k !== "api-root")).toEqual([
       "link-list", "link-detail", "site-list", "site-detail", "accesspoint-list", "accesspoint-detail",
       "accesspoint-links", "accesspoint-interfaces", "interface-list", "interface-detail", "interface-accesspoint",
     ]);
@@ -67,5 +71,201 @@ describe("live check", () => {
     expect(r.problems).toEqual([]);
     const c = await cliAsync(["check", good.url, "--dist", out, "--sample", "5"]);
     expect(c.status).toBe(0);
+  });
+});
+
+/** A port on 127.0.0.1 that nothing listens on: bound, read, closed. */
+async function closedPort(): Promise<number> {
+  const server = net.createServer();
+  await new Promise<void>((ok) => server.listen(0, "127.0.0.1", ok));
+  const { port } = server.address() as net.AddressInfo;
+  await new Promise<void>((ok) => server.close(() => ok()));
+  return port;
+}
+
+/** A server whose handler the test writes, counting the requests it got. */
+async function server(handle: http.RequestListener): Promise<{ url: string; requests: () => number; close: () => Promise<void> }> {
+  let requests = 0;
+  const s = http.createServer((req, res) => {
+    requests++;
+    handle(req, res);
+  });
+  await new Promise<void>((ok) => s.listen(0, "127.0.0.1", ok));
+  const { port } = s.address() as net.AddressInfo;
+  return {
+    url: `http://127.0.0.1:${port}`,
+    requests: () => requests,
+    close: () => new Promise<void>((ok) => (s.close(() => ok()), s.closeAllConnections())),
+  };
+}
+
+describe("the base URL", () => {
+  it("is the site: http(s)://host[:port], IPv6 in brackets, a trailing / or /api/v1/ taken off", () => {
+    expect(parseBaseUrl("https://mesh.example.org")).toEqual({ base: "https://mesh.example.org" });
+    expect(parseBaseUrl("https://mesh.example.org/")).toEqual({ base: "https://mesh.example.org" });
+    expect(parseBaseUrl(" HTTP://Mesh.Example.org:8080/ ")).toEqual({ base: "http://mesh.example.org:8080" });
+    expect(parseBaseUrl("http://[::1]:4173")).toEqual({ base: "http://[::1]:4173" });
+    const note = "checking https://mesh.example.org (the base URL is the site, not its /api/v1/)";
+    expect(parseBaseUrl("https://mesh.example.org/api/v1/")).toEqual({ base: "https://mesh.example.org", note });
+    expect(parseBaseUrl("https://mesh.example.org/api/v1")).toEqual({ base: "https://mesh.example.org", note });
+    expect(parseBaseUrl("http://[::1]:4173/api/v1/").base).toBe("http://[::1]:4173");
+  });
+
+  it("refuses anything else with one sentence that says what is wrong and shows the expected form", () => {
+    const refused = (text: string) => {
+      try {
+        parseBaseUrl(text);
+      } catch (err) {
+        expect(err).toBeInstanceOf(BaseUrlError);
+        const message = (err as Error).message;
+        expect(message).toContain("http(s)://host[:port]");
+        expect(message).not.toContain("\n");
+        return message;
+      }
+      throw new Error(`${text} was accepted`);
+    };
+    expect(refused("mesh.example.org")).toBe(
+      "mesh.example.org has no scheme; check needs the site's address as http(s)://host[:port], e.g. https://mesh.example.org",
+    );
+    expect(refused("localhost:4173")).toMatch(/^localhost:4173 has no scheme; .* e\.g\. https:\/\/localhost:4173$/);
+    expect(refused("ftp://mesh.example.org/")).toMatch(/^ftp:\/\/mesh\.example\.org\/ uses ftp:, which check cannot request; .* e\.g\. https:\/\/mesh\.example\.org$/);
+    const userInfo = refused("https://me:secret@mesh.example.org");
+    expect(userInfo).toMatch(/user info/);
+    expect(userInfo).not.toContain("secret");
+    expect(refused("https://mesh.example.org/?page=2")).toMatch(/has a query \(\?page=2\)/);
+    expect(refused("https://mesh.example.org/#top")).toMatch(/has a fragment \(#top\)/);
+    expect(refused("https://mesh.example.org/mesh/api/v1/")).toMatch(/has a path \(\/mesh\/api\/v1\/\), .* a site under a sub-path cannot be checked; .* e\.g\. https:\/\/mesh\.example\.org$/);
+    expect(refused("https://mesh.example.org/API/V1/")).toMatch(/has a path/);
+    expect(refused("http://")).toMatch(/has no host/);
+    expect(refused("")).toMatch(/empty/);
+    expect(refused("http://::1:4173")).toMatch(/IPv6 address goes in brackets/);
+    expect(refused("http://mesh.example.org:70000")).toMatch(/port 70000/);
+  });
+});
+
+describe("network errors", () => {
+  // Shaped like Node's fetch (undici): a TypeError whose cause, or its cause, carries the code.
+  const failed = (cause: unknown, message = "fetch failed") => new TypeError(message, { cause });
+  const coded = (code: string, message = code) => Object.assign(new Error(message), { code });
+
+  it("are named by their cause", () => {
+    expect(describeNetworkError(failed(coded("ECONNREFUSED", "connect ECONNREFUSED 127.0.0.1:9")))).toBe("connection refused (ECONNREFUSED)");
+    expect(describeNetworkError(failed(coded("ENOTFOUND", "getaddrinfo ENOTFOUND mesh.invalid")))).toBe("DNS lookup failed (ENOTFOUND)");
+    expect(describeNetworkError(failed(new Error("wrapped", { cause: coded("EAI_AGAIN") })))).toBe("DNS lookup failed (EAI_AGAIN)");
+    expect(describeNetworkError(failed(coded("DEPTH_ZERO_SELF_SIGNED_CERT", "self-signed certificate")))).toBe(
+      "TLS/certificate error: self-signed certificate (DEPTH_ZERO_SELF_SIGNED_CERT)",
+    );
+    expect(describeNetworkError(failed(coded("ERR_TLS_CERT_ALTNAME_INVALID", "Hostname/IP does not match certificate's altnames")))).toMatch(
+      /^TLS\/certificate error: .*\(ERR_TLS_CERT_ALTNAME_INVALID\)$/,
+    );
+    for (const code of ["CERT_HAS_EXPIRED", "UNABLE_TO_VERIFY_LEAF_SIGNATURE", "SELF_SIGNED_CERT_IN_CHAIN"])
+      expect(describeNetworkError(failed(coded(code)))).toMatch(/^TLS\/certificate error: /);
+    const openssl = "809C:error:0A00010B:SSL routines:ssl3_get_record:wrong version number:../deps/openssl/ssl/record/ssl3_record.c:350:\n";
+    expect(describeNetworkError(failed(coded("ERR_SSL_WRONG_VERSION_NUMBER", openssl)))).toBe(
+      "TLS/certificate error: wrong version number (ERR_SSL_WRONG_VERSION_NUMBER); the server may speak plain http, not https",
+    );
+    expect(describeNetworkError(new DOMException("The operation was aborted due to timeout", "TimeoutError"), 30_000)).toBe("timeout: no answer within 30 s");
+    expect(describeNetworkError(failed(coded("UND_ERR_CONNECT_TIMEOUT")))).toBe("timeout (UND_ERR_CONNECT_TIMEOUT)");
+    expect(describeNetworkError(failed(coded("ECONNRESET", "read ECONNRESET")))).toBe("connection reset (ECONNRESET)");
+    expect(describeNetworkError(failed(coded("UND_ERR_SOCKET", "other side closed"), "terminated"))).toBe("connection closed by the host (UND_ERR_SOCKET)");
+    // Happy eyeballs: both addresses refused, in an AggregateError.
+    expect(describeNetworkError(failed(new AggregateError([coded("ECONNREFUSED"), coded("ECONNREFUSED")])))).toBe("connection refused (ECONNREFUSED)");
+    expect(describeNetworkError(failed(new Error("bad port")))).toMatch(/bad port/);
+  });
+
+  it("are told apart from other errors", () => {
+    expect(describeNetworkError(coded("ENOENT", "no such file"))).toBeUndefined();
+    expect(describeNetworkError(new Error("boom"))).toBeUndefined();
+    expect(describeNetworkError("fetch failed")).toBeUndefined();
+    expect(describeNetworkError(undefined)).toBeUndefined();
+  });
+});
+
+describe("check messages", () => {
+  it("refuses a base URL without a scheme before requesting anything (exit 2)", async () => {
+    const site = await server((_, res) => res.end());
+    try {
+      const r = await cliAsync(["check", site.url.replace("http://", ""), "--dist", out]);
+      expect(r.status).toBe(2);
+      expect(r.stdout).toBe("");
+      expect(r.stderr).toMatch(/^127\.0\.0\.1:\d+ has no scheme; check needs the site's address as http\(s\):\/\/host\[:port\], e\.g\. https:\/\/127\.0\.0\.1:\d+\n$/);
+      expect(site.requests()).toBe(0);
+    } finally {
+      await site.close();
+    }
+  });
+
+  it("refuses another scheme and a sub-path (exit 2)", () => {
+    const ftp = cli(["check", "ftp://mesh.example.org", "--dist", out]);
+    expect(ftp.status).toBe(2);
+    expect(ftp.stderr).toMatch(/^ftp:\/\/mesh\.example\.org uses ftp:, which check cannot request; .*http\(s\):\/\/host\[:port\].*\n$/);
+    const sub = cli(["check", "https://mesh.example.org/mesh/", "--dist", out]);
+    expect(sub.status).toBe(2);
+    expect(sub.stderr).toMatch(/^https:\/\/mesh\.example\.org\/mesh\/ has a path \(\/mesh\/\), .*sub-path cannot be checked; .*\n$/);
+    expect(sub.stdout).toBe("");
+  });
+
+  it("takes the site's /api/v1/ for the site, with a note, and shows no progress when stderr is not a terminal", async () => {
+    const r = await cliAsync(["check", `${good.url.replace(/\/$/, "")}/api/v1/`, "--dist", out, "--sample", "5"]);
+    expect(r.status).toBe(0);
+    expect(r.stderr).toBe(`note: checking ${good.url.replace(/\/$/, "")} (the base URL is the site, not its /api/v1/)\n`);
+    expect(r.stdout).toMatch(/^total +\d+ +\d+ +0 +0$/m);
+  });
+
+  it("says once that a host cannot be reached, with the cause (exit 1, no table)", async () => {
+    const port = await closedPort();
+    const r = await cliAsync(["check", `http://127.0.0.1:${port}`, "--dist", out]);
+    expect(r.status).toBe(1);
+    expect(r.stdout).toBe("");
+    expect(r.stderr).toBe(`cannot reach http://127.0.0.1:${port}: connection refused (ECONNREFUSED)\n`);
+    await expect(checkDeployment({ base: `http://127.0.0.1:${port}`, dist: out, sample: 5 })).rejects.toBeInstanceOf(UnreachableError);
+  });
+
+  it("gives up on a host that does not answer within the timeout", async () => {
+    const site = await server(() => {});
+    try {
+      const run = checkDeployment({ base: site.url, dist: out, sample: 5, timeoutMs: 200 });
+      await expect(run).rejects.toThrow(`cannot reach ${site.url}: timeout: no answer within 200 ms`);
+      expect(site.requests()).toBe(1);
+    } finally {
+      await site.close();
+    }
+  });
+
+  /** Passes the first `n` requests on to the preview, then shuts down. */
+  const goesAway = (n: number) => {
+    let passed = 0;
+    const site = server((req, res) => {
+      if (++passed > n) {
+        void site.then((s) => s.close());
+        return;
+      }
+      http.request(new URL(req.url!, good.url), { headers: req.headers }, (answer) => {
+        res.writeHead(answer.statusCode!, answer.headers);
+        answer.pipe(res);
+      }).end();
+    });
+    return site;
+  };
+
+  it("stops once when the host goes away part-way, with the count of requests not made", async () => {
+    const site = await goesAway(30);
+    const r = await checkDeployment({ base: site.url, dist: out, sample: 200, concurrency: 4 });
+    expect(r.stopped?.cause).toMatch(/^connection (refused|reset|closed by the host) \(/);
+    expect(r.stopped!.answered).toBeLessThanOrEqual(30);
+    expect(r.stopped!.answered).toBeGreaterThan(20);
+    expect(r.stopped!.total).toBeGreaterThan(200);
+    expect(r.rows.reduce((s, x) => s + x.requested, 0)).toBe(r.stopped!.answered);
+    expect(r.problems).toEqual([]);
+    expect(site.requests()).toBeLessThan(40);
+
+    const other = await goesAway(10);
+    const c = await cliAsync(["check", other.url, "--dist", out]);
+    expect(c.status).toBe(1);
+    expect(c.stdout).toMatch(/^total +\d+ +\d+ +0 +0$/m);
+    const line = new RegExp(`^cannot reach ${other.url} any more: connection (refused|reset|closed by the host) \\([A-Z_]+\\); stopped after (\\d+) of (\\d+) requests, (\\d+) not made\n$`);
+    expect(c.stderr).toMatch(line);
+    const [, , answered, total, notMade] = line.exec(c.stderr)!;
+    expect(Number(answered) + Number(notMade)).toBe(Number(total));
   });
 });

@@ -1,26 +1,60 @@
 import type { Command } from "commander";
-import { checkDeployment, formatCheck } from "../publish/check.ts";
+import { BaseUrlError, checkDeployment, formatCheck, parseBaseUrl, UnreachableError } from "../publish/check.ts";
 import { count } from "./options.ts";
 
+/**
+ * `mesh-api check`: exit 0 when every route came back identical, 1 when one did not or the host could
+ * not be reached (said once, with the cause), 2 for a base URL that is not the bare site.
+ */
 export function register(program: Command): void {
   program
     .command("check")
     .description("compare a deployment with the local build: every list and filter route, and a sample of details")
-    .argument("<base-url>", "where the build is served, e.g. https://mesh.example.org")
+    .argument("<base-url>", "where the build is served, http(s)://host[:port], e.g. https://mesh.example.org")
     .option("--dist <dir>", "the local build", "dist")
     .option("--sample <n>", "detail routes to request, spread over all kinds", count, 200)
     .option("--skip-header <name...>", "headers the host cannot set (e.g. Allow on Netlify)")
-    .action(async (base: string, opts: { dist: string; sample: number; skipHeader?: string[] }) => {
-      const tty = process.stderr.isTTY;
-      const result = await checkDeployment({
-        base,
-        dist: opts.dist,
-        sample: opts.sample,
-        skipHeaders: opts.skipHeader,
-        progress: tty ? (done, total) => process.stderr.write(`\r${done}/${total} requests`) : undefined,
-      });
-      if (tty) process.stderr.write("\n");
+    .action(async (given: string, opts: { dist: string; sample: number; skipHeader?: string[] }) => {
+      let base: string;
+      try {
+        const parsed = parseBaseUrl(given);
+        base = parsed.base;
+        if (parsed.note) process.stderr.write(`note: ${parsed.note}\n`);
+      } catch (err) {
+        if (!(err instanceof BaseUrlError)) throw err;
+        process.stderr.write(`${err.message}\n`);
+        process.exitCode = 2;
+        return;
+      }
+      // Progress only for a person watching; a log or a pipe gets the result alone.
+      const tty = process.stderr.isTTY === true;
+      let shown = false;
+      const endProgress = () => {
+        if (shown) process.stderr.write("\n");
+        shown = false;
+      };
+      let result;
+      try {
+        result = await checkDeployment({
+          base,
+          dist: opts.dist,
+          sample: opts.sample,
+          skipHeaders: opts.skipHeader,
+          progress: tty ? (done, total) => ((shown = true), process.stderr.write(`\r${done}/${total} requests`)) : undefined,
+        });
+      } catch (err) {
+        endProgress();
+        if (!(err instanceof UnreachableError)) throw err;
+        process.stderr.write(`${err.message}\n`);
+        process.exitCode = 1;
+        return;
+      }
+      endProgress();
       process.stdout.write(formatCheck(result));
-      if (result.problems.length > 0 || result.rows.length === 0) process.exitCode = 1;
+      if (result.stopped) {
+        const { cause, answered, total } = result.stopped;
+        process.stderr.write(`cannot reach ${base} any more: ${cause}; stopped after ${answered} of ${total} requests, ${total - answered} not made\n`);
+      }
+      if (result.problems.length > 0 || result.rows.length === 0 || result.stopped) process.exitCode = 1;
     });
 }

@@ -30,53 +30,203 @@ export interface CheckResult {
   readonly rows: readonly CheckRow[];
   /** every request that did not come back identical, with what was wrong */
   readonly problems: readonly { readonly target: string; readonly problem: string }[];
+  /**
+   * Set when the host stopped answering part-way: the run ended there, and `rows` count only the
+   * requests answered before. `cause` names the network error (see describeNetworkError).
+   */
+  readonly stopped?: { readonly cause: string; readonly answered: number; readonly total: number };
 }
 
 export interface CheckOptions {
+  /** the site, http(s)://host[:port] (see parseBaseUrl) */
   readonly base: string;
   readonly dist: string;
   readonly sample?: number;
   /** headers not compared (a host that cannot set them, e.g. Allow on Netlify) */
   readonly skipHeaders?: readonly string[];
   readonly concurrency?: number;
+  /** per request, body included; 30 s by default */
+  readonly timeoutMs?: number;
   readonly progress?: (done: number, total: number) => void;
 }
 
+/** A base URL the check cannot use; the message is one sentence for the user. The CLI exits 2. */
+export class BaseUrlError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = "BaseUrlError";
+  }
+}
+
+/** The host could not be reached at all (the first request failed with a network error). The CLI exits 1. */
+export class UnreachableError extends Error {
+  constructor(
+    readonly base: string,
+    readonly reason: string,
+  ) {
+    super(`cannot reach ${base}: ${reason}`);
+    this.name = "UnreachableError";
+  }
+}
+
+const EXPECTED = "check needs the site's address as http(s)://host[:port]";
+
+/**
+ * The site a check requests from: `http(s)://host[:port]`, IPv6 literals in brackets. A trailing
+ * `/api/v1/` is taken off with a note (the route table's paths start there); anything else that is
+ * not the bare site throws BaseUrlError. Pure.
+ */
+export function parseBaseUrl(text: string): { base: string; note?: string } {
+  const given = text.trim();
+  const fail = (what: string, example = "https://mesh.example.org"): never => {
+    throw new BaseUrlError(`${what}; ${EXPECTED}, e.g. ${example}`);
+  };
+  if (given === "") fail("the base URL is empty");
+  const m = /^([A-Za-z][A-Za-z0-9+.-]*):\/\/(.*)$/s.exec(given);
+  if (!m) {
+    if (/^https?:/i.test(given)) fail(`${given} has no // after the scheme`, given.replace(/^(https?):\/*/i, (_, s: string) => `${s.toLowerCase()}://`));
+    let example: string | undefined;
+    try {
+      example = parseBaseUrl(`https://${given}`).base;
+    } catch {
+      // no better example than the default
+    }
+    fail(`${given} has no scheme`, example);
+  }
+  const scheme = m![1].toLowerCase();
+  const authority = m![2].split(/[/?#\\]/)[0];
+  const hostOnly = authority.slice(authority.lastIndexOf("@") + 1);
+  const example = (s = scheme) => (hostOnly && !/\s/.test(hostOnly) ? `${s}://${hostOnly}` : undefined);
+  if (scheme !== "http" && scheme !== "https") fail(`${given} uses ${scheme}:, which check cannot request`, example("https"));
+  // Not echoed: user info may hold a password.
+  if (authority.includes("@")) fail("the base URL has user info (name@ before the host), which check does not send", example());
+  if (authority === "") fail(`${given} has no host`);
+  let url: URL;
+  try {
+    url = new URL(given);
+  } catch {
+    const port = /:(\d+)$/.exec(authority)?.[1];
+    if (port !== undefined && Number(port) > 65535) fail(`${given} has the port ${port}, and ports end at 65535`);
+    const ipv6 = !authority.startsWith("[") && (authority.match(/:/g)?.length ?? 0) > 1;
+    return fail(`${given} is not a valid URL${ipv6 ? " (an IPv6 address goes in brackets, like http://[::1]:8080)" : ""}`);
+  }
+  const site = `${url.protocol}//${url.host}`;
+  const hash = given.indexOf("#");
+  const query = /\?.*/.exec(hash >= 0 ? given.slice(0, hash) : given);
+  if (query) fail(`${given} has a query (${query[0]})`, site);
+  if (hash >= 0) fail(`${given} has a fragment (${given.slice(hash)})`, site);
+  if (/^\/*$/.test(url.pathname)) return { base: site };
+  if (/^\/api\/v1\/?$/.test(url.pathname)) return { base: site, note: `checking ${site} (the base URL is the site, not its /api/v1/)` };
+  return fail(`${given} has a path (${url.pathname}), but the route table's paths are absolute, so a site under a sub-path cannot be checked`, site);
+}
+
+/**
+ * What kept a request from being answered, in words, when `err` is a network error from fetch
+ * (undici puts the code on err.cause, sometimes err.cause.cause, or on the errors of an
+ * AggregateError); undefined for anything else.
+ */
+export function describeNetworkError(err: unknown, timeoutMs?: number): string | undefined {
+  const chain: { name?: unknown; code?: unknown; message?: unknown }[] = [];
+  const visit = (e: unknown, depth: number) => {
+    if (!e || typeof e !== "object" || depth > 6) return;
+    const x = e as { name?: unknown; code?: unknown; message?: unknown; cause?: unknown; errors?: unknown };
+    chain.push(x);
+    if (Array.isArray(x.errors)) for (const inner of x.errors) visit(inner, depth + 1);
+    visit(x.cause, depth + 1);
+  };
+  visit(err, 0);
+  const within = timeoutMs === undefined ? "" : `: no answer within ${timeoutMs >= 1000 ? `${timeoutMs / 1000} s` : `${timeoutMs} ms`}`;
+  if (chain.some((e) => e.name === "TimeoutError")) return `timeout${within}`;
+  const found = chain.find((e) => typeof e.code === "string");
+  const code = found?.code as string | undefined;
+  const message = typeof found?.message === "string" ? found.message : "";
+  if (code !== undefined) {
+    if (code === "ECONNREFUSED") return `connection refused (${code})`;
+    if (code === "ENOTFOUND" || code === "EAI_AGAIN" || code === "EAI_FAIL" || code === "EAI_NONAME") return `DNS lookup failed (${code})`;
+    if (/^(ERR_TLS|ERR_SSL|CERT_|UNABLE_TO_|DEPTH_ZERO_SELF_SIGNED_CERT|SELF_SIGNED|ERR_OSSL)/.test(code) || code === "EPROTO") {
+      // OpenSSL's text ("…:SSL routines:ssl3_get_record:wrong version number:…") reduced to its reason.
+      const reason = /SSL routines:[^:]*:([^:]+):/.exec(message)?.[1] ?? message.split("\n")[0];
+      const plain = /wrong version number|packet length too long|http request/i.test(reason) ? "; the server may speak plain http, not https" : "";
+      return `TLS/certificate error: ${reason ? `${reason} ` : ""}(${code})${plain}`;
+    }
+    if (code === "ETIMEDOUT" || code === "UND_ERR_CONNECT_TIMEOUT" || code === "UND_ERR_HEADERS_TIMEOUT" || code === "UND_ERR_BODY_TIMEOUT") return `timeout (${code})`;
+    if (code === "ECONNRESET" || code === "EPIPE") return `connection reset (${code})`;
+    if (code === "UND_ERR_SOCKET") return `connection closed by the host (${code})`;
+    if (code === "EHOSTUNREACH") return `host unreachable (${code})`;
+    if (code === "ENETUNREACH") return `network unreachable (${code})`;
+  }
+  // Any other failure of fetch itself ("fetch failed", or "terminated" while reading a body).
+  const top = chain[0];
+  if (top?.name === "TypeError" && (top.message === "fetch failed" || top.message === "terminated")) {
+    const inner = chain.at(-1);
+    if (inner?.message === "bad port") return "fetch refuses to connect to this port, as browsers do (bad port)";
+    const text = inner && inner !== top && typeof inner.message === "string" ? inner.message : String(top.message);
+    return code ? `${text} (${code})` : text;
+  }
+  return undefined;
+}
+
 export async function checkDeployment(options: CheckOptions): Promise<CheckResult> {
+  const { base } = parseBaseUrl(options.base);
   const all = await requestsFromTree(options.dist);
-  const requests = [...all.filter((r) => r.kind.endsWith("-list")), ...spread(all.filter((r) => !r.kind.endsWith("-list")), options.sample ?? 200)];
+  // Routes with a key in their path (details) are sampled; every other route (lists, filters) is requested.
+  const keyed = new Set(RULES.filter((r) => r.from.includes(":")).map((r) => r.kind));
+  const requests = [...all.filter((r) => !keyed.has(r.kind)), ...spread(all.filter((r) => keyed.has(r.kind)), options.sample ?? 200)];
   const skip = new Set((options.skipHeaders ?? []).map((h) => h.toLowerCase()));
-  const base = options.base.replace(/\/+$/, "");
+  const timeoutMs = options.timeoutMs ?? 30_000;
   const rows = new Map<RouteKind, CheckRow>();
   const problems: { target: string; problem: string }[] = [];
+  const stop = new AbortController();
+  let stopped: { cause: string; answered: number; total: number } | undefined;
   let next = 0;
   let done = 0;
-  const worker = async () => {
-    while (next < requests.length) {
-      const req = requests[next++];
-      const row = rows.get(req.kind) ?? { kind: req.kind, requested: 0, identical: 0, differing: 0, missing: 0 };
-      rows.set(req.kind, row);
-      row.requested++;
-      const problem = await compareOne(base, options.dist, req, skip).catch((err: Error) => ({ missing: true, text: `request failed: ${err.message}` }));
-      if (!problem) row.identical++;
-      else {
-        if (problem.missing) row.missing++;
-        else row.differing++;
-        problems.push({ target: req.target, problem: problem.text });
+  /** One request; false when the host did not answer (a network error), which stops the run. */
+  const one = async (req: CheckRequest): Promise<boolean> => {
+    let problem: { missing: boolean; text: string } | undefined;
+    try {
+      problem = await compareOne(base, options.dist, req, skip, AbortSignal.any([stop.signal, AbortSignal.timeout(timeoutMs)]));
+    } catch (err) {
+      if (stop.signal.aborted) return false;
+      const cause = describeNetworkError(err, timeoutMs);
+      if (cause !== undefined) {
+        stopped = { cause, answered: 0, total: requests.length };
+        stop.abort();
+        return false;
       }
-      options.progress?.(++done, requests.length);
+      problem = { missing: true, text: `request failed: ${err instanceof Error ? err.message : String(err)}` };
     }
+    const row = rows.get(req.kind) ?? { kind: req.kind, requested: 0, identical: 0, differing: 0, missing: 0 };
+    rows.set(req.kind, row);
+    row.requested++;
+    if (!problem) row.identical++;
+    else {
+      if (problem.missing) row.missing++;
+      else row.differing++;
+      problems.push({ target: req.target, problem: problem.text });
+    }
+    done++;
+    options.progress?.(done, requests.length);
+    return true;
+  };
+  // One request first: a host that cannot be reached at all is one error, not one per request.
+  if (requests.length > 0) {
+    next = 1;
+    if (!(await one(requests[0]))) throw new UnreachableError(base, stopped!.cause);
+  }
+  const worker = async () => {
+    while (!stop.signal.aborted && next < requests.length) await one(requests[next++]);
   };
   await Promise.all(Array.from({ length: options.concurrency ?? 8 }, worker));
   const order = RULES.map((r) => r.kind);
   return {
     rows: [...rows.values()].sort((a, b) => order.indexOf(a.kind) - order.indexOf(b.kind)),
     problems: problems.sort((a, b) => (a.target < b.target ? -1 : 1)),
+    ...(stopped ? { stopped: { ...stopped, answered: done } } : {}),
   };
 }
 
-async function compareOne(base: string, dist: string, req: CheckRequest, skip: Set<string>) {
-  const res = await fetch(base + req.target, { redirect: "manual" });
+async function compareOne(base: string, dist: string, req: CheckRequest, skip: Set<string>, signal: AbortSignal) {
+  const res = await fetch(base + req.target, { redirect: "manual", signal });
   const body = Buffer.from(await res.arrayBuffer());
   if (res.status !== 200) return { missing: true, text: `HTTP ${res.status}` };
   const local = await readFile(path.join(dist, req.file));
