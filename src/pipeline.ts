@@ -1,17 +1,33 @@
 import { existsSync } from "node:fs";
 import path from "node:path";
-import { emitTree, type EmitResult } from "./io/emit.ts";
-import { SNAPSHOT_DIR, writeSnapshots, type SnapshotIndex } from "./publish/snapshot.ts";
-import { outputFiles, placeholderValues } from "./core/plan.ts";
-import { dataRules, type DataRules } from "./hosts/netlify.ts";
-import { loadDump } from "./io/load.ts";
-import { buildModel, type Model } from "./core/model.ts";
-import { InvalidDumpError, type Problem } from "./core/problems.ts";
 import type { DumpSummary } from "./core/model.ts";
+import { buildModel, type Model } from "./core/model.ts";
+import { outputFiles, placeholderValues } from "./core/plan.ts";
+import { InvalidDumpError, type Problem } from "./core/problems.ts";
 import { createValidator } from "./core/validate.ts";
+import { dataRules, type DataRules } from "./hosts/netlify.ts";
+import { emitTree, type EmitResult } from "./io/emit.ts";
+import { loadDump } from "./io/load.ts";
+import { assertReplaceable, owned, RefusedOutputError, writeMarker } from "./io/ownership.ts";
+import { SNAPSHOT_DIR, writeSnapshots, type SnapshotIndex } from "./publish/snapshot.ts";
 
-/** The library API: the pipeline load -> validate -> model -> resources -> emit, one call per command. */
+/** The library API: load -> validate -> model -> plan -> emit, one call per command. */
 
+/** Where a long run is, for a progress line: records read so far, files written so far. */
+export interface Progress {
+  readonly stage: "reading" | "writing" | "snapshots";
+  readonly done: number;
+}
+
+export interface PipelineOptions {
+  readonly progress?: (p: Progress) => void;
+}
+
+/** Something a host cannot reproduce for this network: the build works, one host answers differently. */
+export interface HostWarning {
+  readonly kind: string;
+  readonly message: string;
+}
 
 export interface ValidateResult {
   /** dump files found, relative to the dump directory */
@@ -19,20 +35,34 @@ export interface ValidateResult {
   /** present when the dump has no errors */
   readonly model?: Model;
   readonly problems: readonly Problem[];
+  /** present when the dump has no errors: the data-dependent Netlify rules */
+  readonly netlify?: DataRules;
+  /** the same for `validate` and `build`, so both report the same warnings */
+  readonly hostWarnings: readonly HostWarning[];
   readonly summary: DumpSummary;
 }
 
-export async function validate(options: { data: string }): Promise<ValidateResult> {
+export async function validate(options: { data: string } & PipelineOptions): Promise<ValidateResult> {
   // Records are validated as they are read, so the raw parse of the whole dump is never held at once.
   const validator = createValidator();
-  const loaded = await loadDump(options.data, (record) => validator.accept(record));
+  let records = 0;
+  const loaded = await loadDump(options.data, (record) => {
+    validator.accept(record);
+    options.progress?.({ stage: "reading", done: ++records });
+  });
   const { dump, problems } = validator.finish(loaded);
   // Only the model is returned: it keeps what the API needs, and the records can go (the memory target).
   const model = dump ? buildModel(dump) : undefined;
+  const netlify = model ? dataRules(placeholderValues(model)) : undefined;
   return {
     dumpFiles: loaded.files,
     model,
     problems,
+    netlify,
+    hostWarnings: (netlify?.inexpressible ?? []).map((v) => ({
+      kind: "Netlify rule",
+      message: `${v.param}=${JSON.stringify(v.value)} cannot be written as a Netlify _redirects rule (whitespace, "=" or a leading ":"); Netlify answers 404 for it, the preview serves it`,
+    })),
     summary: {
       files: loaded.files.length,
       accesspoints: model?.accesspoints.length ?? 0,
@@ -58,29 +88,39 @@ export interface SnapshotSettings {
 }
 
 /**
- * Validates the dump and writes the API tree to `out` (with snapshots when asked); throws
- * InvalidDumpError, leaving `out` untouched, on bad input.
+ * Validates the dump and writes the API tree to `out` (with snapshots when asked). Throws
+ * RefusedOutputError before any work when `out` is not ours to replace, and InvalidDumpError,
+ * leaving `out` untouched, on bad input.
  */
-export async function build(options: { data: string; out: string; snapshot?: SnapshotSettings }): Promise<BuildResult> {
+export async function build(options: { data: string; out: string; snapshot?: SnapshotSettings } & PipelineOptions): Promise<BuildResult> {
+  await assertReplaceable({ out: options.out, option: "--out", protect: [{ dir: options.data, option: "--data" }] });
   const result = await validate(options);
-  if (!result.model) throw new InvalidDumpError(result.problems);
-  const netlify = dataRules(placeholderValues(result.model));
-  const { snapshot } = options;
-  const finish = snapshot
-    ? async (dir: string) => {
-        // Without --previous, the history comes from the output being replaced.
-        const previous = snapshot.previous ?? (existsSync(path.join(options.out, SNAPSHOT_DIR, "index.json")) ? path.join(options.out, SNAPSHOT_DIR) : undefined);
-        await writeSnapshots({ ...snapshot, previous, data: options.data, dumpFiles: result.dumpFiles, summary: result.summary, dist: dir });
-      }
-    : undefined;
-  const output = await emitTree(options.out, outputFiles(result.model, netlify), finish);
+  if (!result.model || !result.netlify) throw new InvalidDumpError(result.problems);
+  const { model, netlify } = result;
+  const { snapshot, progress } = options;
+  const finish = async (dir: string) => {
+    await writeMarker(dir, "build");
+    if (!snapshot) return;
+    progress?.({ stage: "snapshots", done: 0 });
+    // Without --previous, the history comes from the output being replaced.
+    const previous = snapshot.previous ?? (existsSync(path.join(options.out, SNAPSHOT_DIR, "index.json")) ? path.join(options.out, SNAPSHOT_DIR) : undefined);
+    await writeSnapshots({ ...snapshot, previous, data: options.data, dumpFiles: result.dumpFiles, summary: result.summary, dist: dir });
+  };
+  const output = await emitTree(options.out, outputFiles(model, netlify), {
+    finish,
+    progress: progress && ((done) => progress({ stage: "writing", done })),
+  });
   return { ...result, output, netlify };
 }
 
 /** Writes `<dist>/snapshots/` for an existing build of the dump in `data`. */
-export async function snapshot(options: { data: string; dist: string } & SnapshotSettings): Promise<SnapshotIndex> {
+export async function snapshot(options: { data: string; dist: string } & SnapshotSettings & PipelineOptions): Promise<SnapshotIndex> {
+  await assertReplaceable({ out: options.dist, option: "--dist", protect: [{ dir: options.data, option: "--data" }] });
+  if (!existsSync(path.join(options.dist, "api")) || !(await owned(options.dist))) {
+    throw new RefusedOutputError(`refusing to write to ${options.dist}: it holds no build of mesh-api (no api/ folder); run build first.`);
+  }
   const result = await validate(options);
   if (!result.model) throw new InvalidDumpError(result.problems);
-  if (!existsSync(path.join(options.dist, "api"))) throw new Error(`${options.dist} holds no build (no api/ folder); run build first`);
+  options.progress?.({ stage: "snapshots", done: 0 });
   return writeSnapshots({ ...options, dumpFiles: result.dumpFiles, summary: result.summary });
 }

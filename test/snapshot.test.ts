@@ -113,7 +113,7 @@ describe("snapshots", () => {
     await snapshot({ data, dist: out });
     expect(readIndex(out).snapshots[0].date).toBe("2026-11-09");
     const r = cli(["snapshot", "--data", data, "--dist", tempDir()]);
-    expect(r.status).toBe(1);
+    expect(r.status).toBe(2);
     expect(r.stderr).toContain("holds no build");
   });
 });

@@ -142,7 +142,7 @@ describe("validate and build on the command line", () => {
     const data = writeDump({ "accesspoints/a.json": JSON.stringify(good("10.0.0.1", 1)) });
     const r = cli(["validate", "--data", data]);
     expect(r.status).toBe(0);
-    expect(r.stderr).toMatch(/^valid: 1 files, 1 access points, 1 interfaces, 0 links, 0 sites/);
+    expect(r.stderr).toMatch(/^valid: 1 file, 1 access point, 1 interface, 0 links, 0 sites, 0 warnings/);
     expect(cli(["validate", "--data", data, "--quiet"]).stderr).toBe("");
   });
 });

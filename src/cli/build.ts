@@ -1,5 +1,7 @@
+import { existsSync } from "node:fs";
 import type { Command } from "commander";
 import { build } from "../pipeline.ts";
+import { megabytes, plural, progressLine, seconds, warningCount } from "./format.ts";
 import { count, invalid, log, quietOption, report, warn } from "./options.ts";
 
 interface BuildOptions {
@@ -16,27 +18,29 @@ export function register(program: Command): void {
     .command("build")
     .description("validate the dump and write every API response under <out>/api/v1/")
     .option("--data <dir>", "dump directory", "data")
-    .option("--out <dir>", "output directory (replaced atomically)", "dist")
+    .option("--out <dir>", "output directory: absent, empty, or an earlier build (replaced atomically)", "dist")
     .option("--snapshot", "also write downloadable snapshots under <out>/snapshots/")
     .option("--previous <dir-or-url>", "with --snapshot: earlier snapshots to carry forward (default: those in <out>)")
     .option("--keep <n>", "with --snapshot: how many snapshots to keep", count, 30)
     .addOption(quietOption())
     .action(async (opts: BuildOptions) => {
       const started = performance.now();
+      const existed = existsSync(opts.out);
+      const progress = opts.quiet ? undefined : progressLine(process.stderr);
       try {
         const settings = { previous: opts.previous, keep: opts.keep, warn };
-        const r = await build({ data: opts.data, out: opts.out, snapshot: opts.snapshot ? settings : undefined });
-        report(r.problems, opts);
+        const r = await build({ data: opts.data, out: opts.out, snapshot: opts.snapshot ? settings : undefined, progress: progress?.update });
+        progress?.done();
+        report(r.problems, r.hostWarnings, opts);
         const s = r.summary;
-        log(opts, `built ${opts.out}: ${r.output.files} files, ${r.output.bytes} bytes from ${s.files} dump files ` +
-          `(${s.accesspoints} access points, ${s.interfaces} interfaces, ${s.links} links, ${s.sites} sites; taken at ${s.takenAt ?? "unknown"}) ` +
-          `in ${((performance.now() - started) / 1000).toFixed(2)} s`);
-        log(opts, `netlify: ${r.netlify.rules} literal rules in ${opts.out}/_redirects`);
-        for (const v of r.netlify.inexpressible) {
-          if (!opts.quiet) warn(`${v.param}=${JSON.stringify(v.value)} cannot be written as a Netlify _redirects rule (whitespace, "=" or a leading ":"); Netlify answers 404 for it, the preview serves it`);
-        }
+        const warnings = warningCount(r.problems, r.hostWarnings);
+        log(opts, `built ${opts.out}: ${plural(r.output.files, "file")}, ${megabytes(r.output.bytes)} from ${plural(s.files, "dump file")} ` +
+          `(${plural(s.accesspoints, "access point")}, ${plural(s.interfaces, "interface")}, ${plural(s.links, "link")}, ${plural(s.sites, "site")}; ` +
+          `taken at ${s.takenAt ?? "unknown"}), ${plural(warnings, "warning")}, in ${seconds(performance.now() - started)}`);
+        log(opts, `netlify: ${plural(r.netlify.rules, "literal rule")} in ${opts.out}/_redirects`);
       } catch (err) {
-        invalid(err, opts, `${opts.out} left unchanged`);
+        progress?.done();
+        invalid(err, opts, existed ? `${opts.out} left unchanged` : "nothing written");
       }
     });
 }

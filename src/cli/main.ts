@@ -1,6 +1,7 @@
 #!/usr/bin/env node
 import { readFileSync } from "node:fs";
 import { Command, CommanderError } from "commander";
+import { RefusedOutputError } from "../io/ownership.ts";
 import { register as build } from "./build.ts";
 import { register as check } from "./check.ts";
 import { register as fetchDump } from "./fetch-dump.ts";
@@ -30,6 +31,9 @@ try {
 } catch (err) {
   if (err instanceof CommanderError) {
     process.exitCode = err.exitCode === 0 ? 0 : 2;
+  } else if (err instanceof RefusedOutputError) {
+    process.stderr.write(`mesh-api: ${err.message}\n`);
+    process.exitCode = 2;
   } else {
     process.stderr.write(`mesh-api: ${err instanceof Error ? err.message : String(err)}\n`);
     process.exitCode = 1;

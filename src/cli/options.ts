@@ -1,5 +1,8 @@
 import { InvalidArgumentError, Option } from "commander";
 import { formatProblem, InvalidDumpError, type Problem } from "../core/problems.ts";
+import { RefusedOutputError } from "../io/ownership.ts";
+import type { HostWarning } from "../pipeline.ts";
+import { warningLines } from "./format.ts";
 
 /** Options and output helpers every command shares. */
 
@@ -15,14 +18,24 @@ export const log = (opts: QuietOption, line: string) => {
 
 export const warn = (line: string) => void process.stderr.write(`warning: ${line}\n`);
 
-export const report = (problems: readonly Problem[], opts: QuietOption) => {
-  for (const p of problems) if (p.severity === "error" || !opts.quiet) process.stderr.write(formatProblem(p) + "\n");
+/** Every error, and the warnings grouped by kind unless quiet. */
+export const report = (problems: readonly Problem[], hostWarnings: readonly HostWarning[], opts: QuietOption) => {
+  for (const p of problems) if (p.severity === "error") process.stderr.write(formatProblem(p) + "\n");
+  if (!opts.quiet) for (const line of warningLines(problems, hostWarnings)) process.stderr.write(line + "\n");
 };
 
-/** Invalid input: list every problem, say what was left alone, exit 1. Anything else is not ours to explain. */
+/**
+ * Invalid input: list every problem, say what was left alone, exit 1. A refused output folder is a
+ * usage error: exit 2. Anything else is not ours to explain.
+ */
 export const invalid = (err: unknown, opts: QuietOption, consequence: string) => {
+  if (err instanceof RefusedOutputError) {
+    process.stderr.write(`mesh-api: ${err.message}\n`);
+    process.exitCode = 2;
+    return;
+  }
   if (!(err instanceof InvalidDumpError)) throw err;
-  report(err.problems, opts);
+  report(err.problems, [], opts);
   process.stderr.write(`${err.message}; ${consequence}\n`);
   process.exitCode = 1;
 };

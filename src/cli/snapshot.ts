@@ -1,5 +1,6 @@
 import type { Command } from "commander";
 import { snapshot } from "../pipeline.ts";
+import { megabytes, plural } from "./format.ts";
 import { count, invalid, log, quietOption, warn } from "./options.ts";
 
 export function register(program: Command): void {
@@ -15,7 +16,8 @@ export function register(program: Command): void {
       try {
         const index = await snapshot({ ...opts, warn });
         const s = index.snapshots[0];
-        log(opts, `snapshot ${s.date}: ${s.files.map((f) => `${f.file} (${f.bytes} bytes)`).join(", ")}; ${index.snapshots.length} snapshots kept in ${opts.dist}/snapshots`);
+        log(opts, `snapshot ${s.date}: ${s.files.map((f) => `${f.file} (${megabytes(f.bytes)})`).join(", ")}; ` +
+          `${plural(index.snapshots.length, "snapshot")} kept in ${opts.dist}/snapshots`);
       } catch (err) {
         invalid(err, opts, "no snapshot written");
       }

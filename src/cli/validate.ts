@@ -1,5 +1,6 @@
 import type { Command } from "commander";
 import { validate } from "../pipeline.ts";
+import { plural, progressLine, seconds, warningCount } from "./format.ts";
 import { log, quietOption, report } from "./options.ts";
 
 export function register(program: Command): void {
@@ -10,17 +11,19 @@ export function register(program: Command): void {
     .addOption(quietOption())
     .action(async (opts: { data: string; quiet?: boolean }) => {
       const started = performance.now();
-      const r = await validate(opts);
-      report(r.problems, opts);
+      const progress = opts.quiet ? undefined : progressLine(process.stderr);
+      const r = await validate({ data: opts.data, progress: progress?.update });
+      progress?.done();
+      report(r.problems, r.hostWarnings, opts);
       const errors = r.problems.filter((p) => p.severity === "error").length;
-      const warnings = r.problems.length - errors;
+      const warnings = warningCount(r.problems, r.hostWarnings);
       const s = r.summary;
       if (errors > 0) {
-        process.stderr.write(`invalid: ${errors} error${errors === 1 ? "" : "s"}, ${warnings} warning${warnings === 1 ? "" : "s"} in ${s.files} files\n`);
+        process.stderr.write(`invalid: ${plural(errors, "error")}, ${plural(warnings, "warning")} in ${plural(s.files, "file")}\n`);
         process.exitCode = 1;
         return;
       }
-      log(opts, `valid: ${s.files} files, ${s.accesspoints} access points, ${s.interfaces} interfaces, ${s.links} links, ` +
-        `${s.sites} sites, ${warnings} warnings (${((performance.now() - started) / 1000).toFixed(2)} s)`);
+      log(opts, `valid: ${plural(s.files, "file")}, ${plural(s.accesspoints, "access point")}, ${plural(s.interfaces, "interface")}, ` +
+        `${plural(s.links, "link")}, ${plural(s.sites, "site")}, ${plural(warnings, "warning")} (${seconds(performance.now() - started)})`);
     });
 }

@@ -12,6 +12,8 @@ export interface Problem {
   /** JSON path inside the record, `$` for the record itself */
   readonly path: string;
   readonly message: string;
+  /** what sort of warning this is, for grouping ("shared address", "shared link peers") */
+  readonly kind?: string;
 }
 
 export function formatSource(s: Source): string {

@@ -70,7 +70,7 @@ function crossCheck(
 ): Validation {
   problems.push(...loaded.problems);
   const error = (source: Source, path: string, message: string) => problems.push({ severity: "error", source, path, message });
-  const warning = (source: Source, path: string, message: string) => problems.push({ severity: "warning", source, path, message });
+  const warning = (kind: string, source: Source, path: string, message: string) => problems.push({ severity: "warning", kind, source, path, message });
 
   let network: z.output<typeof networkSchema> | undefined;
   if (loaded.network) network = check(networkSchema, "network", loaded.network.source, loaded.network.value, problems);
@@ -114,7 +114,7 @@ function crossCheck(
     const ids = [...new Set(list.map((h) => h.ifaceId))].sort((a, b) => a - b);
     if (ids.length > 1) {
       const last = list[list.length - 1];
-      warning(last.source, last.path, `address ${address} is held by interfaces ${ids.join(", ")}; lookups by this address use interface ${ids[0]}`);
+      warning("shared address", last.source, last.path, `address ${address} is held by interfaces ${ids.join(", ")}; lookups by this address use interface ${ids[0]}`);
     }
   }
   const holderOf = (address: string) => {
@@ -145,7 +145,7 @@ function crossCheck(
     if (list.length < 2) continue;
     const ids = list.map((l) => l.id).sort((a, b) => a - b);
     const last = list[list.length - 1];
-    warning(last.source, "$", `links ${ids.join(", ")} all join ${key.replace(" ", " and ")}; the link by peers is link ${ids[0]}`);
+    warning("shared link peers", last.source, "$", `links ${ids.join(", ")} all join ${key.replace(" ", " and ")}; the link by peers is link ${ids[0]}`);
   }
 
   problems.sort((a, b) => compareSources(a.source, b.source) || (a.path < b.path ? -1 : a.path > b.path ? 1 : 0));

@@ -15,21 +15,28 @@ const BYTES_IN_FLIGHT = 64 * 2 ** 20;
 /** Lists longer than this are written piece by piece. */
 const PIECE = 2 ** 20;
 
-/** `finish` runs on the complete temporary tree before it replaces `out` (snapshots are made there). */
-export async function emitTree(out: string, files: Iterable<OutputFile>, finish?: (dir: string) => Promise<void>): Promise<EmitResult> {
+export interface EmitOptions {
+  /** runs on the complete temporary tree before it replaces `out` (the marker and snapshots are made there) */
+  readonly finish?: (dir: string) => Promise<void>;
+  /** called after each file is written, with the count so far */
+  readonly progress?: (files: number) => void;
+}
+
+export async function emitTree(out: string, files: Iterable<OutputFile>, options: EmitOptions = {}): Promise<EmitResult> {
   return replaceFolder(out, async (tmp) => {
-    const result = await writeAll(tmp, files);
-    await finish?.(tmp);
+    const result = await writeAll(tmp, files, options.progress);
+    await options.finish?.(tmp);
     return result;
   });
 }
 
-async function writeAll(root: string, files: Iterable<OutputFile>): Promise<EmitResult> {
+async function writeAll(root: string, files: Iterable<OutputFile>, progress?: (files: number) => void): Promise<EmitResult> {
   const pending = new Set<Promise<void>>();
   let count = 0;
   let bytes = 0;
   let inFlight = 0;
   let failure: unknown;
+  let written = 0;
   try {
     for (const file of files) {
       if (failure) break;
@@ -71,6 +78,7 @@ async function writeAll(root: string, files: Iterable<OutputFile>): Promise<Emit
           failure ??= err;
         })
         .finally(() => {
+          progress?.(++written);
           inFlight -= held;
           pending.delete(job);
         });
