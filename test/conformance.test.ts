@@ -49,6 +49,14 @@ describe("public sample conformance (files)", () => {
     expect([...kinds].sort()).toEqual(["empty_or_not_found", "exact", "exact_or_not_found", "not_found", "redirect_or_same"]);
   });
 
+  it("has no recorded response for the API root, which the original answered 404: /api/v1/ is a deliberate addition", () => {
+    expect(expected.filter((e) => /^\/api(\/v1)?\/?(\?|$)/.test(e.path)).map((e) => e.path)).toEqual([]);
+    const root = answer("/api/v1/");
+    expect(root.status).toBe(200);
+    expect(Object.keys(JSON.parse(root.body!)).slice(0, 4)).toEqual(["accesspoint", "interface", "link", "site"]);
+    expect(answer("/api/").status).toBe(404);
+  });
+
   it("fails on a wrong body (the comparison can fail)", () => {
     const e = expected.find((x) => x.path === "/api/v1/site/1")!;
     const a = answer("/api/v1/site/2");

@@ -105,6 +105,27 @@ describe("Netlify's engine on the generated rules", () => {
     expect(differences.length).toBeLessThan(requests.length / 4);
   });
 
+  it("answers / with the landing page and /api/v1/ with the API root, like the preview", async () => {
+    for (const target of ["/", "/index.html", "/api/v1/", "/api/v1/?format=api"]) {
+      const n = netlify.answer(target);
+      const p = await rawRequest(port, "GET", target);
+      if ("error" in n) throw new Error(n.error);
+      expect([n.status, n.body!.equals(p.body)], target).toEqual([200, true]);
+    }
+    expect(netlify.answer("/api/v1/")).toMatchObject({ file: "/api/v1/index.json", headers: API_HEADERS });
+    // The page is HTML: Netlify types it by its name; no JSON header rule covers it.
+    expect(netlify.answer("/")).toMatchObject({ file: "/index.html", headers: {} });
+  });
+
+  it("answers unknown paths outside /api/ with the 404 page, under the application/json header rule", () => {
+    for (const target of ["/nope", "/snapshots/missing.tar.gz", "/api/v1/index.json"]) {
+      const n = netlify.answer(target);
+      if ("error" in n) throw new Error(n.error);
+      expect([n.status, n.body!.toString()], target).toEqual([404, '{"detail":"Not found."}']);
+      expect(n.headers["Content-Type"], target).toBe("application/json");
+    }
+  });
+
   it("would notice a wrong answer (the comparison can fail)", async () => {
     const n = netlify.answer("/api/v1/site/1");
     const p = await rawRequest(port, "GET", "/api/v1/site/2");

@@ -1,13 +1,17 @@
-import { existsSync, mkdirSync, writeFileSync } from "node:fs";
+import { spawn } from "node:child_process";
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
+import { createServer, type AddressInfo } from "node:net";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import type { Preview } from "../src/index.ts";
+import { build, startPreview, type Preview } from "../src/index.ts";
+import { synthesize, writeSynthDump } from "../src/gen/synth.ts";
 import { sampleSite } from "./support/site.ts";
 import { tableRequests } from "../src/core/requests.ts";
 import { API_HEADERS, RULES } from "../src/core/routes.ts";
 import { mismatch, readExpected } from "./support/expected.ts";
 import { pool, rawRequest, type RawResponse } from "./support/http.ts";
 import type { Model } from "../src/core/model.ts";
+import { cliAsync, ROOT, tempDir } from "./support/tree.ts";
 
 /** The preview over real HTTP on an ephemeral loopback port, serving the built public sample. */
 
@@ -168,7 +172,7 @@ describe("preview behaviour", () => {
       const r = await get(target);
       expect(statuses, String(target).slice(0, 60)).toContain(r.status);
       expect(r.body.toString()).not.toContain("root:");
-      if (r.status !== 404 || String(target).startsWith("/api")) expectApiHeaders(r);
+      expectApiHeaders(r);
     }
     expect((await get("/api/v1/site/1")).status).toBe(200); // still up
   });
@@ -181,5 +185,179 @@ describe("preview behaviour", () => {
 
   it("sends exactly the API headers of the route table", () => {
     expect(API_HEADERS).toEqual({ "Content-Type": "application/json", Allow: "GET, HEAD, OPTIONS", Vary: "Accept", "Access-Control-Allow-Origin": "*" });
+  });
+});
+
+/** Every href of a page, its entities undone (the pages escape &, <, >, " and '). */
+function hrefs(page: string): string[] {
+  const entities: Record<string, string> = { "&amp;": "&", "&lt;": "<", "&gt;": ">", "&quot;": '"', "&#39;": "'" };
+  return [...page.matchAll(/href="([^"]*)"/g)].map((m) => m[1].replace(/&(amp|lt|gt|quot|#39);/g, (e) => entities[e]));
+}
+
+function expectHtml(r: RawResponse) {
+  expect(r.status).toBe(200);
+  expect(r.headers["content-type"]).toBe("text/html; charset=utf-8");
+}
+
+describe("ways in: the landing page, the API root, JSON 404s", () => {
+  it("serves / as the landing page, text/html, and every example link on it answers 200 with JSON", async () => {
+    const r = await get("/");
+    expectHtml(r);
+    const page = r.body.toString("utf8");
+    expect(page).toBe(readFileSync(path.join(out, "index.html"), "utf8"));
+    expect(page).toContain(`taken at <time datetime="${model.takenAt!.text}">`);
+    for (const n of [model.accesspoints.length, model.interfaces.length, model.links.length, model.sites.length]) expect(page).toContain(`<td class="n">${n}</td>`);
+    const examples = hrefs(page).filter((h) => h.startsWith("/api/"));
+    // Every endpoint of the API description has its example on the sample network (it has every kind of item).
+    expect(examples.length).toBe(16);
+    expect(examples).toEqual(expect.arrayContaining(["/api/v1/", "/api/v1/accesspoint/?status=online", "/api/v1/link/?status=online"]));
+    expect(examples.some((h) => h.startsWith("/api/v1/interface/?wifi_ssid="))).toBe(true);
+    const answers = await pool(examples, 8, (h) => get(h));
+    answers.forEach((a, i) => {
+      expect(a.status, examples[i]).toBe(200);
+      expectApiHeaders(a);
+      expect(() => JSON.parse(a.body.toString()), examples[i]).not.toThrow();
+    });
+    expect(hrefs(page)).toContain("/snapshots/");
+    const head = await get("/", "HEAD");
+    expectHtml(head);
+    expect(head.body.length).toBe(0);
+    expectHtml(await get("/index.html"));
+  });
+
+  it("answers /api/v1/ with the API root: every endpoint it lists answers 200", async () => {
+    const r = await get("/api/v1/");
+    expect(r.status).toBe(200);
+    expectApiHeaders(r);
+    const root = JSON.parse(r.body.toString());
+    expect(root.taken_at).toBe(model.takenAt!.text);
+    const endpoints = Object.entries(root).filter(([, v]) => typeof v === "string" && v.startsWith("/api/"));
+    expect(endpoints.map(([k]) => k)).toEqual(["accesspoint", "interface", "link", "site"]);
+    for (const [name, endpoint] of endpoints) {
+      const e = await get(endpoint as string);
+      expect(e.status, name).toBe(200);
+      expect(Array.isArray(JSON.parse(e.body.toString()))).toBe(true);
+      for (const filter of root.filters[name] as string[]) expect((await get(`${endpoint}?${filter}=`)).status, `${name} ${filter}`).toBe(200);
+    }
+    expect((await get("/api/v1")).headers.location).toBe("/api/v1/");
+    expect((await get("/api/v1/?format=api")).body.equals(r.body)).toBe(true);
+    expect(JSON.parse((await get("/api/v1/", "OPTIONS")).body.toString())).toMatchObject({ name: "Api Root" });
+  });
+
+  it.each([
+    "/nope", "/nope/", "/snapshots/missing.tar.gz", "/missing.html", "/index.htm", "/api/nope", "/api/v1/nothing", "/api/v1/index.json", "/api/v2/",
+  ])("answers the unknown path %s with the JSON 404, as application/json", async (target) => {
+    for (const method of ["GET", "HEAD"]) {
+      const r = await get(target, method);
+      expect(r.status).toBe(404);
+      expectApiHeaders(r);
+      expect(r.body.toString()).toBe(method === "HEAD" ? "" : '{"detail":"Not found."}');
+    }
+  });
+
+  it("serves the 404 page itself as JSON, as Netlify does with its header rule", async () => {
+    const r = await get("/404.html");
+    expect(r.status).toBe(200);
+    expectApiHeaders(r);
+    expect(r.body.toString()).toBe('{"detail":"Not found."}');
+  });
+
+  it("answers a folder without an index.html with the JSON 404, and one with it without its slash by a redirect", async () => {
+    const r = await get("/snapshots/");
+    expect(r.status).toBe(404);
+    expectApiHeaders(r);
+    mkdirSync(path.join(out, "pages"));
+    writeFileSync(path.join(out, "pages/index.html"), "<!DOCTYPE html><title>x</title>");
+    const redirect = await get("/pages?x=1");
+    expect([redirect.status, redirect.headers.location]).toEqual([301, "/pages/?x=1"]);
+    expect((await get("//pages")).headers.location).toBe("/pages/");
+    expectHtml(await get("/pages/"));
+  });
+});
+
+async function dumpOf(day: number, seed: number): Promise<string> {
+  const dir = tempDir();
+  const dump = synthesize({ aps: 30, seed });
+  await writeSynthDump(dir, { ...dump, network: { ...dump.network, taken_at: `2026-11-${String(day).padStart(2, "0")}T03:00:00Z` } });
+  return dir;
+}
+
+describe("ways in: /snapshots/ after builds with snapshots", () => {
+  let site: Preview;
+  let sitePort: number;
+  let dist: string;
+
+  beforeAll(async () => {
+    dist = path.join(tempDir(), "dist");
+    await build({ data: await dumpOf(1, 3), out: dist, snapshot: {} });
+    await build({ data: await dumpOf(2, 4), out: dist, snapshot: {} });
+    site = await startPreview({ dir: dist, port: 0 });
+    sitePort = Number(new URL(site.url).port);
+  });
+  afterAll(() => site?.close());
+
+  it("lists every archive kept as a page, and each of its links answers 200 with the file", async () => {
+    const index = JSON.parse(readFileSync(path.join(dist, "snapshots/index.json"), "utf8")) as { snapshots: { date: string; files: { file: string; sha256: string }[] }[] };
+    expect(index.snapshots.map((s) => s.date)).toEqual(["2026-11-02", "2026-11-01"]);
+    const r = await rawRequest(sitePort, "GET", "/snapshots/");
+    expectHtml(r);
+    const page = r.body.toString("utf8");
+    const links = hrefs(page);
+    const archives = index.snapshots.flatMap((s) => s.files);
+    expect(archives).toHaveLength(4);
+    for (const f of archives) {
+      expect(links).toContain(f.file);
+      expect(page).toContain(f.sha256);
+    }
+    expect(links).toEqual(expect.arrayContaining(["SHA256SUMS", "index.json"]));
+    for (const link of links) {
+      const target = new URL(link, "http://x/snapshots/");
+      const a = await rawRequest(sitePort, "GET", target.pathname + target.search);
+      expect(a.status, link).toBe(200);
+      if (target.pathname.startsWith("/snapshots/") && !target.pathname.endsWith("/")) {
+        expect(a.body.equals(readFileSync(path.join(dist, decodeURIComponent(target.pathname)))), link).toBe(true);
+      }
+    }
+    // The landing page's link to the downloads answers too, now that the site publishes them.
+    const landing = (await rawRequest(sitePort, "GET", "/")).body.toString();
+    expect(hrefs(landing)).toContain("/snapshots/");
+    expect((await rawRequest(sitePort, "GET", "/snapshots")).headers.location).toBe("/snapshots/");
+  });
+});
+
+describe("the preview command", () => {
+  it("prints a URL that answers 200: the landing page", async () => {
+    const child = spawn(process.execPath, [path.join(ROOT, "node_modules/tsx/dist/cli.mjs"), path.join(ROOT, "src/cli/main.ts"), "preview", "--dir", out, "--port", "0", "--quiet"]);
+    try {
+      const line = await new Promise<string>((ok, fail) => {
+        let text = "";
+        child.stdout.on("data", (c) => {
+          text += c;
+          if (text.includes("\n")) ok(text);
+        });
+        child.on("close", (code) => fail(new Error(`preview exited ${code}`)));
+      });
+      const url = /at (http:\/\/\S+)/.exec(line)![1];
+      expect(url).toMatch(/^http:\/\/127\.0\.0\.1:\d+\/$/);
+      const r = await rawRequest(Number(new URL(url).port), "GET", new URL(url).pathname);
+      expectHtml(r);
+      expect(line).toContain(`${url}api/v1/`);
+    } finally {
+      child.kill("SIGTERM");
+    }
+  });
+
+  it("says which port is in use and exits 2, without a stack trace", async () => {
+    const holder = createServer();
+    await new Promise<void>((ok) => holder.listen(0, "127.0.0.1", ok));
+    const busy = (holder.address() as AddressInfo).port;
+    try {
+      const r = await cliAsync(["preview", "--dir", out, "--port", String(busy)]);
+      expect(r.status).toBe(2);
+      expect(r.stderr).toBe(`port ${busy} is in use; choose another with --port, or --port 0 for any free port\n`);
+      expect(r.stdout).toBe("");
+    } finally {
+      await new Promise((ok) => holder.close(ok));
+    }
   });
 });

@@ -1,5 +1,5 @@
 import type { Command } from "commander";
-import { startPreview } from "../serve/preview.ts";
+import { startPreview, type Preview } from "../serve/preview.ts";
 import { port, quietOption } from "./options.ts";
 
 export function register(program: Command): void {
@@ -12,8 +12,17 @@ export function register(program: Command): void {
     .addOption(quietOption())
     .action(async (opts: { dir: string; port: number; host: string; quiet?: boolean }) => {
       process.noDeprecation = true; // http-server's router touches OutgoingMessage._headers on every request
-      const preview = await startPreview({ ...opts, log: opts.quiet ? undefined : (line) => process.stderr.write(line + "\n") });
-      process.stdout.write(`serving ${opts.dir} at ${preview.url}/api/v1/\n`);
+      let preview: Preview;
+      try {
+        preview = await startPreview({ ...opts, log: opts.quiet ? undefined : (line) => process.stderr.write(line + "\n") });
+      } catch (err) {
+        if ((err as NodeJS.ErrnoException).code !== "EADDRINUSE") throw err;
+        // A usage error: one sentence, no stack.
+        process.stderr.write(`port ${opts.port} is in use; choose another with --port, or --port 0 for any free port\n`);
+        process.exitCode = 2;
+        return;
+      }
+      process.stdout.write(`serving ${opts.dir} at ${preview.url}/ (the API root: ${preview.url}/api/v1/)\n`);
       const stop = () => void preview.close().then(() => process.exit(0));
       process.once("SIGINT", stop);
       process.once("SIGTERM", stop);

@@ -1,6 +1,7 @@
 import type { AccesspointEntry, Model, Status } from "./model.ts";
 import { STATUSES, statusOf } from "./model.ts";
 import { fileKey, NULL_KEY } from "./names.ts";
+import { apiRoot, landingPage } from "./pages.ts";
 import { renderLink, renderSite } from "./resources.ts";
 import { API, fileOf, filterDir, NOT_FOUND_BODY, NOT_FOUND_FILE } from "./routes.ts";
 import { createHash } from "node:crypto";
@@ -38,6 +39,9 @@ export function* outputFiles(model: Model, netlifyRules: DataRules = dataRules(p
   // Netlify answers a rewrite to a missing file (an unknown filter value) with this page.
   yield out("/404.html", NOT_FOUND_PAGE);
   yield out("/_redirects", netlifyRules.text);
+  // The ways in: a landing page every static host serves at "/", and the API root.
+  yield out("/index.html", landingPage(model));
+  yield out(fileOf(`${API}/`), apiRoot(model));
 
   // Links
   const links = `${API}/link/`;

@@ -2,11 +2,11 @@ import { fileKey } from "./names.ts";
 
 /**
  * The route table: every URL form of the API and where its answer lives under the build output.
- * It is the single source of truth for the preview server's routing (serve.ts), the Netlify rules
- * (hosting.ts) and the list of requests the tests make. Rules follow Netlify's semantics, which the
- * preview reproduces: the first matching rule wins; a query condition is a literal value or a
- * `:placeholder`; parameters a rule does not name are ignored; placeholders stand for whole path
- * segments only.
+ * It is the single source of truth for the preview server's routing (serve/preview.ts), the Netlify
+ * rules (hosts/netlify.ts), the API root (pages.ts) and the list of requests the tests make. Rules
+ * follow Netlify's semantics, which the preview reproduces: the first matching rule wins; a query
+ * condition is a literal value or a `:placeholder`; parameters a rule does not name are ignored;
+ * placeholders stand for whole path segments only.
  */
 
 export const API = "/api/v1";
@@ -22,6 +22,7 @@ export const NOT_FOUND_FILE = "/api/404.json";
 export const NOT_FOUND_BODY = '{"detail":"Not found."}';
 
 export type RouteKind =
+  | "api-root"
   | "link-list"
   | "link-detail"
   | "site-list"
@@ -98,6 +99,8 @@ function buildRules(): Rule[] {
   const fv = "firmware_version";
   const fvb = "firmware_version__before";
   return [
+    // The API root: the endpoints and their filters (pages.ts). Not in the recorded original, which answered 404.
+    r("api-root", `${API}/`, {}, fileOf(`${API}/`)),
     // Link list and link by id or by peers (one path form on hosts: placeholders cannot split a segment).
     ...withStatus("link-list", link, {}, link, `${link}_q/`),
     ...unfiltered("link-detail", `${link}:key`),

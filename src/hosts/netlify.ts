@@ -21,7 +21,7 @@ export interface PlaceholderValues {
 
 export function netlifyToml(): string {
   const lines = [
-    "# Generated from src/routes.ts by `npm run mesh-api -- netlify-config --write`; a test fails when it differs.",
+    "# Generated from src/core/routes.ts by `npm run mesh-api -- netlify-config --write`; a test fails when it differs.",
     "# Data-dependent rules (filter values that are not their own file name) are in dist/_redirects,",
     "# which Netlify applies before these.",
     "",

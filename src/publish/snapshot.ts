@@ -8,10 +8,12 @@ import fg from "fast-glob";
 import { writeArchive } from "../io/archive.ts";
 import { exists, replaceFolder } from "../io/swap.ts";
 import type { DumpSummary } from "../core/model.ts";
+import { snapshotListing } from "../core/pages.ts";
 
 /**
  * Downloadable snapshots under `<dist>/snapshots/`: the validated dump and the API tree as
- * deterministic archives, SHA256SUMS, and index.json listing every snapshot kept. Earlier snapshots
+ * deterministic archives, SHA256SUMS, index.json listing every snapshot kept, and index.html, the
+ * same list as a page for people (what `/snapshots/` shows). Earlier snapshots
  * are carried forward from a previous index (a folder or the deployed URL), each archive verified
  * against its recorded size and SHA-256. One snapshot a UTC day: a later one of the same day replaces it.
  */
@@ -98,8 +100,9 @@ export async function writeSnapshots(options: SnapshotOptions): Promise<Snapshot
     const all = snapshots.flatMap((s) => s.files).sort((a, b) => (a.file < b.file ? -1 : 1));
     await writeFile(path.join(tmp, "SHA256SUMS"), all.map((f) => `${f.sha256}  ${f.file}\n`).join(""));
     await writeFile(path.join(tmp, "index.json"), JSON.stringify(index, null, 2) + "\n");
+    await writeFile(path.join(tmp, "index.html"), snapshotListing(index));
     // Archives of snapshots no longer kept are left out of the new folder.
-    const keepNames = new Set([...all.map((f) => f.file), "SHA256SUMS", "index.json"]);
+    const keepNames = new Set([...all.map((f) => f.file), "SHA256SUMS", "index.json", "index.html"]);
     for (const f of await fg("*", { cwd: tmp, dot: true })) if (!keepNames.has(f)) await rm(path.join(tmp, f));
     return index;
   });

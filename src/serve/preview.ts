@@ -10,7 +10,10 @@ import { API_HEADERS, NOT_FOUND_BODY, parseRequest, resolve, type DataRuleIndex,
  * Stage 6: the local preview. http-server serves the files; a `before` middleware routes every
  * request under /api/ by the route table (the same rules the Netlify config is generated from) and
  * answers what a static host would not: OPTIONS, other methods, redirects of list paths without their
- * slash, malformed requests, and JSON 404s.
+ * slash, malformed requests, and JSON 404s. Other paths are the build's files as a static host serves
+ * them: a folder by its index.html (`/`, `/snapshots/`), HTML as `text/html; charset=utf-8`, and
+ * anything missing as the JSON 404 with `application/json` (never http-server's own 404 handling,
+ * which would send 404.html as text/html).
  */
 export interface PreviewOptions {
   readonly dir: string;
@@ -29,6 +32,7 @@ const METHODS = new Set(["GET", "HEAD", "OPTIONS"]);
 const MAX_TARGET = 8192;
 
 const DESCRIPTIONS: Record<RouteKind, string> = {
+  "api-root": "Api Root",
   "link-list": "Link List",
   "link-detail": "Link Detail",
   "site-list": "Site List",
@@ -130,14 +134,7 @@ async function handle(root: string, dataRules: DataRuleIndex, req: IncomingMessa
   if (target.length > MAX_TARGET) return json(req, res, 414, '{"detail":"Request URI too long."}');
   const request = parseRequest(target);
   if (!request || request.path.includes("\0")) return json(req, res, 400, '{"detail":"Malformed request."}');
-  if (!isApi && !request.path.startsWith("/api/")) {
-    // Not the API: static files (snapshots, the 404 page). http-server keeps requests inside the root.
-    const segments = request.path.split("/");
-    if (segments.includes("..")) return json(req, res, 400, '{"detail":"Malformed request."}');
-    // Host configuration (_redirects, _headers) and hidden files are not content; Netlify does not serve them either.
-    if (segments.some((s) => s.startsWith("_") || s.startsWith("."))) return json(req, res, 404, NOT_FOUND_BODY);
-    return void res.emit("next");
-  }
+  if (!isApi && !request.path.startsWith("/api/")) return serveStatic(root, request.path, req, res);
   if (!METHODS.has(method)) return json(req, res, 405, JSON.stringify({ detail: `Method "${method}" not allowed.` }));
 
   const resolution = resolve(request, dataRules);
@@ -159,12 +156,63 @@ async function handle(root: string, dataRules: DataRuleIndex, req: IncomingMessa
   }
   // Hand the file to http-server, with the API's headers; it would add a charset to the type.
   for (const [name, value] of Object.entries(API_HEADERS)) res.setHeader(name, value);
+  handOver(req, res, resolution.file, API_HEADERS["Content-Type"]);
+}
+
+const HTML_TYPE = "text/html; charset=utf-8";
+
+/**
+ * A path outside the API: the build's file, a folder's index.html (a folder without its slash is
+ * redirected to it, so the page's relative links work), or the JSON 404. The 404 page itself is JSON,
+ * as on Netlify, which serves it with the API headers.
+ */
+async function serveStatic(root: string, requestPath: string, req: IncomingMessage, res: ServerResponse & { emit(event: "next"): boolean }) {
+  const segments = requestPath.split("/");
+  if (segments.includes("..")) return json(req, res, 400, '{"detail":"Malformed request."}');
+  // Host configuration (_redirects, _headers) and hidden files are not content; Netlify does not serve them either.
+  if (segments.some((s) => s.startsWith("_") || s.startsWith("."))) return json(req, res, 404, NOT_FOUND_BODY);
+  const full = path.join(root, requestPath);
+  if (full !== root && !full.startsWith(root + path.sep)) return json(req, res, 404, NOT_FOUND_BODY);
+  const found = await stat(full).catch(() => undefined);
+  let file = requestPath;
+  if (found?.isDirectory()) {
+    const index = await stat(path.join(full, "index.html")).catch(() => undefined);
+    if (!index?.isFile()) return json(req, res, 404, NOT_FOUND_BODY);
+    if (!requestPath.endsWith("/")) {
+      const target = req.url ?? "/";
+      const q = target.indexOf("?");
+      res.setHeader("Location", `${encodePath(requestPath)}/${q < 0 ? "" : target.slice(q)}`);
+      res.statusCode = 301;
+      res.setHeader("Content-Length", 0);
+      return void res.end();
+    }
+    file = `${requestPath}index.html`;
+  } else if (!found?.isFile()) {
+    return json(req, res, 404, NOT_FOUND_BODY);
+  }
+  if (file === "/404.html") {
+    for (const [name, value] of Object.entries(API_HEADERS)) res.setHeader(name, value);
+    return handOver(req, res, file, API_HEADERS["Content-Type"]);
+  }
+  if (/\.html?$/i.test(file)) return handOver(req, res, file, HTML_TYPE);
+  // Other files (archives, sums, index.json) as http-server types them; ranges allowed (resumed downloads).
+  req.url = encodePath(file);
+  res.emit("next");
+}
+
+/** Lets http-server send `file` (a path under the root) with exactly this Content-Type. */
+function handOver(req: IncomingMessage, res: ServerResponse & { emit(event: "next"): boolean }, file: string, type: string) {
   const setHeader = res.setHeader.bind(res);
   res.setHeader = ((name: string, value: number | string | readonly string[]) =>
-    setHeader(name, name.toLowerCase() === "content-type" ? API_HEADERS["Content-Type"] : value)) as typeof res.setHeader;
+    setHeader(name, name.toLowerCase() === "content-type" ? type : value)) as typeof res.setHeader;
+  // A range answer sets its type through writeHead, past the override: whole files only.
   delete req.headers.range;
-  req.url = resolution.file.split("/").map(encodeURIComponent).join("/");
+  req.url = encodePath(file);
   res.emit("next");
+}
+
+function encodePath(p: string): string {
+  return p.split("/").map(encodeURIComponent).join("/");
 }
 
 function json(req: IncomingMessage, res: ServerResponse, status: number, body: string) {

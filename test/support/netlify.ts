@@ -1,4 +1,4 @@
-import { existsSync, readFileSync } from "node:fs";
+import { existsSync, readFileSync, statSync } from "node:fs";
 import { createRequire } from "node:module";
 import path from "node:path";
 import { parseAllHeaders } from "@netlify/headers-parser";
@@ -44,6 +44,8 @@ export async function loadNetlify(config: string, publish: string): Promise<Netl
   const headerRules = parsed.headers as { forRegExp: RegExp; values: Record<string, string> }[];
   const headersFor = (file: string) => Object.assign({}, ...headerRules.filter((h) => h.forRegExp.test(file)).map((h) => h.values));
   const serve = (file: string, status: number): NetlifyAnswer & { match: null } => {
+    // A folder is served by its index.html, with or without the slash (the CDN's "pretty URLs").
+    if (existsSync(path.join(publish, file)) && statSync(path.join(publish, file)).isDirectory()) file = path.posix.join(file, "index.html");
     const full = path.join(publish, file);
     if (!full.startsWith(publish) || !existsSync(full)) {
       return { match: null, status: 404, file: "/404.html", body: readFileSync(path.join(publish, "404.html")), headers: headersFor("/404.html") };

@@ -1,0 +1,191 @@
+import { STATUSES, type Model } from "./model.ts";
+import { API, RULES } from "./routes.ts";
+import { expressible } from "../hosts/netlify.ts";
+
+/**
+ * The ways in for a newcomer, rendered from the model (pure, deterministic): the landing page
+ * (`/index.html`), the API root (`/api/v1/index.json`) and the snapshot listing
+ * (`/snapshots/index.html`). The pages are plain HTML5 in UTF-8, with no script and nothing loaded
+ * from elsewhere; every text that comes from the data is escaped.
+ */
+
+/** The four resources, as the API root names them (DRF's router: the URL prefix). */
+const RESOURCES = ["accesspoint", "interface", "link", "site"] as const;
+type Resource = (typeof RESOURCES)[number];
+
+/** The query parameters each list accepts, in the route table's order (`format` is accepted everywhere). */
+export function listFilters(): Record<Resource, string[]> {
+  const filters = Object.fromEntries(RESOURCES.map((r) => [r, [] as string[]])) as Record<Resource, string[]>;
+  for (const rule of RULES) {
+    const resource = RESOURCES.find((r) => rule.kind === `${r}-list`);
+    if (!resource) continue;
+    for (const name of Object.keys(rule.query)) if (!filters[resource].includes(name)) filters[resource].push(name);
+  }
+  return filters;
+}
+
+/**
+ * `/api/v1/`: the list endpoints, the filters each accepts, the values of `status`, and when the
+ * data was taken. Compact JSON with a fixed key order, like every other response.
+ */
+export function apiRoot(model: Model): string {
+  const root: Record<string, unknown> = {};
+  for (const r of RESOURCES) root[r] = `${API}/${r}/`;
+  root.filters = listFilters();
+  root.status_values = [...STATUSES, "all"];
+  root.taken_at = model.takenAt?.text ?? null;
+  return JSON.stringify(root);
+}
+
+interface Endpoint {
+  readonly template: string;
+  readonly about: string;
+  /** request targets that answer 200 on this build, as sent (percent-encoded) */
+  readonly examples: readonly string[];
+}
+
+/** The API's endpoints with one example each that this build answers, omitted when the network has no such item. */
+export function landingExamples(model: Model): Endpoint[] {
+  const ap = model.accesspoints[0];
+  const addresses = [...model.interfaceByAddress.keys()];
+  const address = addresses.find((a) => !a.includes(":")) ?? addresses[0];
+  // An SSID a host can route (README, "Hosting": a value `_redirects` cannot express is not served there).
+  const ssid = model.interfaces.find((e) => e.ssid && expressible(e.ssid))?.ssid;
+  const link = model.links[0];
+  const peers = model.linkByPeers.keys().next().value;
+  const site = model.sites[0];
+  const at = (...segments: string[]) => `${API}/${segments.map(segment).join("/")}`;
+  const when = <T>(value: T | null | undefined, make: (v: T) => string[]) => (value === undefined || value === null ? [] : make(value));
+  return [
+    { template: `${API}/accesspoint/`, about: "all access points", examples: [at("accesspoint", ""), at("accesspoint", "?status=online")] },
+    { template: `${API}/accesspoint/<ip>`, about: "one access point, by its main_ip or main_ipv6", examples: when(ap, (a) => [at("accesspoint", a.main_ip)]) },
+    { template: `${API}/accesspoint/<ip>/links/`, about: "the links of an access point", examples: when(ap, (a) => [at("accesspoint", a.main_ip, "links", "")]) },
+    { template: `${API}/accesspoint/<ip>/interfaces/`, about: "the interfaces of an access point", examples: when(ap, (a) => [at("accesspoint", a.main_ip, "interfaces", "")]) },
+    {
+      template: `${API}/interface/`,
+      about: "all interfaces",
+      examples: [at("interface", ""), ...when(ssid, (s) => [at("interface", `?wifi_ssid=${encodeURIComponent(s)}`)])],
+    },
+    { template: `${API}/interface/<ip>`, about: "the interface that holds an address (IPv4 or IPv6)", examples: when(address, (a) => [at("interface", a)]) },
+    { template: `${API}/interface/<ip>/accesspoint/`, about: "the access point of that interface", examples: when(address, (a) => [at("interface", a, "accesspoint", "")]) },
+    { template: `${API}/link/`, about: "all links", examples: [at("link", ""), at("link", "?status=online")] },
+    { template: `${API}/link/<id>`, about: "one link, by its id", examples: when(link, (l) => [at("link", String(l.id))]) },
+    { template: `${API}/link/<ip_a>-<ip_b>`, about: "the link between two access points", examples: when(peers, (p) => [at("link", p)]) },
+    { template: `${API}/site/`, about: "all sites", examples: [at("site", "")] },
+    { template: `${API}/site/<id>`, about: "one site, by its id", examples: when(site, (s) => [at("site", String(s.id))]) },
+  ];
+}
+
+/** A path segment as sent; a query ("?…") is passed as built. Colons stay (IPv6 addresses read better). */
+function segment(s: string): string {
+  return s.startsWith("?") ? s : encodeURIComponent(s).replace(/%3A/gi, ":");
+}
+
+const STYLE =
+  "body{font-family:system-ui,sans-serif;line-height:1.5;max-width:56rem;margin:2rem auto;padding:0 1rem;color:#222}" +
+  "table{border-collapse:collapse}th,td{text-align:left;vertical-align:top;padding:.25rem 1rem .25rem 0}" +
+  "th{font-weight:600}code{font-size:.95em}td.n{text-align:right}";
+
+function page(title: string, body: string[]): string {
+  return [
+    "<!DOCTYPE html>",
+    '<html lang="en">',
+    "<head>",
+    '<meta charset="utf-8">',
+    '<meta name="viewport" content="width=device-width, initial-scale=1">',
+    `<title>${html(title)}</title>`,
+    `<style>${STYLE}</style>`,
+    "</head>",
+    "<body>",
+    ...body,
+    "</body>",
+    "</html>",
+    "",
+  ].join("\n");
+}
+
+/** `/`: what this is, the endpoints with an example each, the counts and `taken_at` of this build. */
+export function landingPage(model: Model): string {
+  const takenAt = model.takenAt?.text ?? null;
+  const when = takenAt === null ? "a topology dump without a time of its own" : `the topology dump taken at <time datetime="${html(takenAt)}">${html(takenAt)}</time>`;
+  const filters = listFilters();
+  const rows = landingExamples(model).map((e) => {
+    const list = RESOURCES.find((r) => e.template === `${API}/${r}/`);
+    const accepts = list && filters[list].length > 0 ? `<br>filters: ${filters[list].map((f) => `<code>${html(f)}</code>`).join(", ")}` : "";
+    const examples = e.examples.length > 0 ? e.examples.map(exampleLink).join("<br>") : "none in this network";
+    return `<tr><td><code>${html(e.template)}</code></td><td>${html(e.about)}${accepts}</td><td>${examples}</td></tr>`;
+  });
+  const count = (label: string, n: number) => `<tr><th>${label}</th><td class="n">${n}</td></tr>`;
+  return page("Mesh Network Topology Read API v1 — static copy", [
+    "<h1>Mesh Network Topology Read API v1</h1>",
+    `<p>This site is a static copy of the Mesh Network Topology Read API v1 of this network. Every answer of the API was computed once, from ${when}, and is served as a file: JSON, for <code>GET</code>, <code>HEAD</code> and <code>OPTIONS</code>. It changes when the site is built again.</p>`,
+    "<h2>This build</h2>",
+    "<table>",
+    `<tr><th>Taken at</th><td>${takenAt === null ? "unknown" : html(takenAt)}</td></tr>`,
+    count("Access points", model.accesspoints.length),
+    count("Interfaces", model.interfaces.length),
+    count("Links", model.links.length),
+    count("Sites", model.sites.length),
+    "</table>",
+    "<h2>Endpoints</h2>",
+    `<p>The API root <a href="${API}/">${API}/</a> lists the endpoints in JSON, with the filters each list accepts. Every endpoint also accepts <code>format=api</code>; <code>status</code> is one of <code>online</code>, <code>flapping</code>, <code>offline</code> or <code>all</code>. Each example below is an answer of this build.</p>`,
+    "<table>",
+    "<tr><th>Endpoint</th><th>Answers</th><th>Example</th></tr>",
+    ...rows,
+    "</table>",
+    "<h2>Snapshots</h2>",
+    '<p>The topology dump and this API tree as archives, one a day, with their SHA-256 sums: <a href="/snapshots/">/snapshots/</a>, when this site publishes them.</p>',
+  ]);
+}
+
+function exampleLink(target: string): string {
+  let shown: string;
+  try {
+    shown = decodeURIComponent(target);
+  } catch {
+    shown = target;
+  }
+  return `<a href="${html(target)}"><code>${html(shown)}</code></a>`;
+}
+
+/** What the snapshot listing needs of the snapshot index (publish/snapshot.ts). */
+export interface SnapshotListing {
+  readonly snapshots: readonly {
+    readonly date: string;
+    readonly taken_at: string | null;
+    readonly files: readonly { readonly file: string; readonly kind: string; readonly bytes: number; readonly sha256: string }[];
+  }[];
+}
+
+/** `/snapshots/`: every archive kept, newest first, with its size and SHA-256; links are relative to the folder. */
+export function snapshotListing(index: SnapshotListing): string {
+  const rows = index.snapshots.flatMap((s) =>
+    s.files.map(
+      (f) =>
+        `<tr><td>${html(s.date)}</td><td>${s.taken_at === null ? "unknown" : html(s.taken_at)}</td>` +
+        `<td><a href="${html(encodeURIComponent(f.file))}">${html(f.file)}</a></td><td>${f.kind === "dump" ? "topology dump" : f.kind === "api" ? "API tree" : html(f.kind)}</td>` +
+        `<td class="n">${megabytes(f.bytes)}</td><td><code>${html(f.sha256)}</code></td></tr>`,
+    ),
+  );
+  return page("Snapshots — Mesh Network Topology Read API v1", [
+    "<h1>Snapshots</h1>",
+    '<p>The topology dump this site was built from and its API tree, as archives: one snapshot a day, newest first. Check a download against <a href="SHA256SUMS">SHA256SUMS</a> (<code>sha256sum -c SHA256SUMS</code>); the same list as JSON: <a href="index.json">index.json</a>. Back to <a href="../">the landing page</a>.</p>',
+    "<table>",
+    "<tr><th>Date</th><th>Taken at</th><th>Archive</th><th>Contents</th><th>Size</th><th>SHA-256</th></tr>",
+    ...rows,
+    "</table>",
+  ]);
+}
+
+/** Sizes in MB (10^6 bytes), two decimals; a non-empty file never shows as 0.00. */
+export function megabytes(bytes: number): string {
+  if (bytes > 0 && bytes < 5_000) return "&lt; 0.01 MB";
+  return `${(bytes / 1_000_000).toFixed(2)} MB`;
+}
+
+/** Text for HTML content and attribute values. */
+export function html(text: string): string {
+  return text.replace(/[&<>"']/g, (c) => ENTITIES[c]);
+}
+
+const ENTITIES: Record<string, string> = { "&": "&amp;", "<": "&lt;", ">": "&gt;", '"': "&quot;", "'": "&#39;" };
