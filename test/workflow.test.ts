@@ -1,14 +1,9 @@
-import { execFileSync } from "node:child_process";
 import { readFileSync } from "node:fs";
-import { createServer } from "node:http";
-import type { AddressInfo } from "node:net";
 import path from "node:path";
 import { describe, expect, it } from "vitest";
 import { parse } from "yaml";
-import { fetchDump } from "../src/io/fetch.ts";
-import { cli, cliAsync, ROOT, tempDir, treeDigest } from "./support/tree.ts";
+import { cli, ROOT, tempDir, treeDigest } from "./support/tree.ts";
 import { synthesize, writeSynthDump } from "../src/gen/synth.ts";
-import { createHash } from "node:crypto";
 
 /** The nightly workflow parses, calls only scripts that exist, and every secret and variable it uses is documented. */
 
@@ -53,56 +48,7 @@ describe("nightly workflow", () => {
   });
 });
 
-describe("fetch-dump", () => {
-  async function serve(files: Record<string, Buffer>) {
-    const server = createServer((req, res) => {
-      const body = files[req.url ?? ""];
-      res.statusCode = body ? 200 : 404;
-      res.end(body ?? "");
-    });
-    await new Promise<void>((ok) => server.listen(0, "127.0.0.1", ok));
-    return { url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, close: () => server.close() };
-  }
-
-  it("downloads, verifies against .sha256 beside it, and unpacks to the dump folder", async () => {
-    const src = tempDir();
-    await writeSynthDump(path.join(src, "nightly"), synthesize({ aps: 5, seed: 1 }));
-    const archive = path.join(tempDir(), "dump.tar.gz");
-    execFileSync("tar", ["-czf", archive, "-C", src, "nightly"]);
-    const bytes = readFileSync(archive);
-    const sha = createHash("sha256").update(bytes).digest("hex");
-    const site = await serve({ "/d.tar.gz": bytes, "/d.tar.gz.sha256": Buffer.from(`${sha}  d.tar.gz\n`), "/bad.tar.gz": bytes, "/bad.tar.gz.sha256": Buffer.from("0".repeat(64)) });
-    try {
-      const out = tempDir();
-      const dir = await fetchDump(`${site.url}/d.tar.gz`, out);
-      expect(dir).toBe(path.join(out, "nightly"));
-      expect(readFileSync(path.join(dir, "network.json"), "utf8")).toContain("mesh-topology-dump/1");
-      await expect(fetchDump(`${site.url}/bad.tar.gz`, tempDir())).rejects.toThrow("does not match");
-      await expect(fetchDump(`${site.url}/missing.tar.gz`, tempDir())).rejects.toThrow("HTTP 404");
-      // The command prints the dump folder for the next step, and fails with a message and exit 1.
-      const cliOut = tempDir();
-      const ok = await cliAsync(["fetch-dump", `${site.url}/d.tar.gz`, "--out", cliOut, "-q"]);
-      expect(ok).toMatchObject({ status: 0, stdout: `${path.join(cliOut, "nightly")}\n`, stderr: "" });
-      const bad = await cliAsync(["fetch-dump", `${site.url}/bad.tar.gz`, "--out", tempDir()]);
-      expect(bad.status).toBe(1);
-      expect(bad.stderr).toMatch(/^mesh-api: .*does not match/m);
-    } finally {
-      site.close();
-    }
-  });
-
-  it("refuses archives with paths that leave the folder", async () => {
-    const src = tempDir();
-    const archive = path.join(tempDir(), "evil.tar.gz");
-    execFileSync("sh", ["-c", `mkdir -p ${src}/a && echo x > ${src}/x && tar -czf ${archive} -C ${src}/a --absolute-names ../x`]);
-    const site = await serve({ "/e.tar.gz": readFileSync(archive) });
-    try {
-      await expect(fetchDump(`${site.url}/e.tar.gz`, tempDir())).rejects.toThrow("unsafe path");
-    } finally {
-      site.close();
-    }
-  });
-});
+// fetch-dump: test/fetch-dump.test.ts.
 
 describe("command line wrappers", () => {
   it("netlify-config --write writes the generated rules to ./netlify.toml", () => {

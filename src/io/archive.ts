@@ -1,5 +1,5 @@
 import { createReadStream, createWriteStream } from "node:fs";
-import { mkdir, stat, writeFile } from "node:fs/promises";
+import { mkdir, stat } from "node:fs/promises";
 import path from "node:path";
 import { pipeline } from "node:stream/promises";
 import { Transform, type Readable } from "node:stream";
@@ -56,9 +56,19 @@ function platformFreeGzipHeader(): Transform {
   });
 }
 
+/** The archive itself is at fault (not gzip, not tar, truncated, or an entry that is refused): bad input. */
+export class ArchiveError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = "ArchiveError";
+  }
+}
+
 /**
  * Unpacks a .tar.gz into `dir`, refusing anything but plain files and folders inside it (no absolute
- * names, no "..", no links), since dump archives come from elsewhere.
+ * names, no "..", no links), since dump archives come from elsewhere. Files are streamed to disk, never
+ * held whole. Problems with the archive throw ArchiveError; problems writing to disk pass through as they
+ * are. `dir` should be a fresh folder: on failure, what was unpacked so far is left for the caller to remove.
  */
 export async function extractArchive(source: Readable, dir: string): Promise<number> {
   const extract = tar.extract();
@@ -68,25 +78,46 @@ export async function extractArchive(source: Readable, dir: string): Promise<num
   const done = pipeline(source, createGunzip(), extract);
   // When an entry is refused, the loop below stops reading and the pipeline fails too: report the refusal.
   done.catch(() => {});
-  for await (const entry of extract) {
-    const name = entry.header.name;
-    const target = path.resolve(root, name);
-    if (path.isAbsolute(name) || name.split(/[\\/]/).includes("..") || !(target === root || target.startsWith(root + path.sep))) {
-      throw new Error(`unsafe path in archive: ${JSON.stringify(name)}`);
+  try {
+    for await (const entry of extract) {
+      const name = entry.header.name;
+      const target = path.resolve(root, name);
+      if (path.isAbsolute(name) || name.split(/[\\/]/).includes("..") || !(target === root || target.startsWith(root + path.sep))) {
+        throw new ArchiveError(`unsafe path in archive: ${JSON.stringify(name)}`);
+      }
+      if (entry.header.type === "directory") {
+        await mkdir(target, { recursive: true });
+        entry.resume();
+      } else if (entry.header.type === "file") {
+        if (target === root) throw new ArchiveError(`file entry without a name in archive: ${JSON.stringify(name)}`);
+        await mkdir(path.dirname(target), { recursive: true });
+        await pipeline(entry, createWriteStream(target));
+        files++;
+      } else {
+        throw new ArchiveError(`unsupported entry in archive (${entry.header.type}): ${JSON.stringify(name)}`);
+      }
     }
-    if (entry.header.type === "directory") {
-      await mkdir(target, { recursive: true });
-      entry.resume();
-    } else if (entry.header.type === "file") {
-      await mkdir(path.dirname(target), { recursive: true });
-      const chunks: Buffer[] = [];
-      for await (const c of entry) chunks.push(c as Buffer);
-      await writeFile(target, Buffer.concat(chunks));
-      files++;
-    } else {
-      throw new Error(`unsupported entry in archive (${entry.header.type}): ${JSON.stringify(name)}`);
-    }
+    await done;
+  } catch (err) {
+    throw archiveFault(err);
   }
-  await done;
   return files;
+}
+
+/**
+ * Errors from gunzip (codes Z_…) and from the tar parser (plain errors without a system call) are the
+ * archive's fault; errors of the file system (they name a system call) are not.
+ */
+function archiveFault(err: unknown): unknown {
+  if (err instanceof ArchiveError || !(err instanceof Error)) return err;
+  const e = err as NodeJS.ErrnoException;
+  // Unpacking into a fresh folder, these can only come from the archive's own names (a file and a
+  // folder of the same name, a name too long for the file system).
+  if (e.code === "EISDIR" || e.code === "ENOTDIR" || e.code === "EEXIST" || e.code === "ENAMETOOLONG") {
+    return new ArchiveError(`conflicting or impossible entry names in archive (${err.message})`);
+  }
+  if (e.syscall !== undefined) return err;
+  if (typeof e.code === "string" && !e.code.startsWith("Z_") && e.code !== "ERR_STREAM_PREMATURE_CLOSE") return err;
+  const what = e.code === "Z_BUF_ERROR" ? "the archive is truncated" : e.code?.startsWith("Z_") ? "not a valid gzip file" : "not a valid tar archive";
+  return new ArchiveError(`${what} (${err.message})`);
 }

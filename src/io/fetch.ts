@@ -1,37 +1,281 @@
 import { createHash } from "node:crypto";
+import { createReadStream, createWriteStream } from "node:fs";
 import { readdir, rm, stat } from "node:fs/promises";
 import path from "node:path";
-import { Readable } from "node:stream";
-import { extractArchive } from "./archive.ts";
+import { Readable, Transform } from "node:stream";
+import { pipeline } from "node:stream/promises";
+import type { ReadableStream as WebReadableStream } from "node:stream/web";
+import { ArchiveError, extractArchive } from "./archive.ts";
+import { assertReplaceable, writeMarker } from "./ownership.ts";
+import { replaceFolder } from "./swap.ts";
 
 /**
  * Where the nightly job's dumps come from when they are not in the repository: a .tar.gz at a URL,
- * checked against `<url>.sha256` when one sits beside it, unpacked into a folder. Returns the dump
- * directory (the archive's single top folder, or the folder itself).
+ * verified, then unpacked into a folder. In order:
+ *
+ * 1. `out` must be ours to replace (absent, empty, or marked by an earlier run): checked before any
+ *    download, refused with RefusedOutputError.
+ * 2. The archive is streamed to a temporary file beside `out` while it is hashed (archives can be
+ *    hundreds of MB), named like the swap's temporary folders so a later run removes it after a kill.
+ * 3. Its SHA-256 is checked against `<url>.sha256` when that answers 200, else against the
+ *    `SHA256SUMS` in the archive's folder (what `snapshot` publishes).
+ * 4. It is unpacked into a temporary sibling folder, marked, and swapped in for `out` (io/swap.ts):
+ *    whatever fails before the swap, `out` is left exactly as it was.
+ *
+ * Returns the dump directory inside `out` (the archive's single top folder, or `out` itself). Bad input
+ * (the download, the checksums, the archive) throws FetchDumpError, with the URL in its message.
  */
-export async function fetchDump(url: string, out: string, log: (line: string) => void = () => {}): Promise<string> {
-  const res = await fetch(url);
-  if (!res.ok) throw new Error(`${url}: HTTP ${res.status}`);
-  const archive = Buffer.from(await res.arrayBuffer());
-  const sums = await fetch(`${url}.sha256`);
-  if (sums.ok) {
-    const want = (await sums.text()).trim().split(/\s+/)[0]?.toLowerCase();
-    const got = createHash("sha256").update(archive).digest("hex");
-    if (want !== got) throw new Error(`${url}: sha256 ${got} does not match ${url}.sha256 (${want})`);
-    log(`verified ${url} against ${url}.sha256`);
-  } else {
-    log(`no ${url}.sha256 (HTTP ${sums.status}); not verified`);
-  }
-  await rm(out, { recursive: true, force: true });
-  const files = await extractArchive(Readable.from(archive), out);
-  log(`unpacked ${files} files into ${out}`);
-  return dumpRoot(out);
+export interface FetchDumpOptions {
+  /** progress lines */
+  readonly log?: (line: string) => void;
+  /** lines that must be seen (an archive that could not be verified) */
+  readonly warn?: (line: string) => void;
+  /** for the ownership check; the process's own by default */
+  readonly cwd?: string;
+  readonly home?: string;
 }
 
-async function dumpRoot(dir: string): Promise<string> {
+/** The download, its checksum or the archive is at fault: the CLI prints the message and exits 1. */
+export class FetchDumpError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = "FetchDumpError";
+  }
+}
+
+/** Checksum files are a few lines; anything larger is not one. */
+const MAX_SUMS_BYTES = 1 << 20;
+
+export async function fetchDump(url: string, out: string, options: FetchDumpOptions | ((line: string) => void) = {}): Promise<string> {
+  const opts: FetchDumpOptions = typeof options === "function" ? { log: options } : options;
+  const log = opts.log ?? (() => {});
+  const warn = opts.warn ?? log;
+  const target = archiveUrl(url);
+  await assertReplaceable({ out, option: "--out", cwd: opts.cwd, home: opts.home });
+
+  const root = await replaceFolder(out, async (tmp) => {
+    // Beside the temporary folder, not in it: the archive's own entries could name it.
+    const download = `${tmp}.tar.gz`;
+    try {
+      const got = await downloadTo(url, download);
+      log(`downloaded ${url} (${got.bytes} bytes, sha256 ${got.sha256})`);
+      const expected = await expectedDigest(target);
+      if (expected) {
+        if (expected.sha256 !== got.sha256) {
+          throw new FetchDumpError(`${url}: the download's SHA-256 ${got.sha256} does not match ${expected.source} (${expected.sha256})`);
+        }
+        log(`verified ${url} against ${expected.source}`);
+      } else {
+        // A deliberate choice: a dump served without any checksum (a plain file host, an older
+        // publisher) is still usable, as it was before SHA256SUMS existed, but never silently. A checksum
+        // that exists and fails, or a server that answers anything but 404/410 for both, is an error.
+        warn(`${url} was not verified: neither ${sha256Url(target)} nor ${sumsUrl(target)} is published (HTTP 404); unpacking it anyway`);
+      }
+      let files: number;
+      try {
+        files = await extractArchive(createReadStream(download), tmp);
+      } catch (err) {
+        if (err instanceof ArchiveError) throw new FetchDumpError(`${url}: ${err.message}`);
+        throw err;
+      }
+      const dir = await dumpRoot(tmp, url);
+      await writeMarker(tmp, "dump");
+      log(`unpacked ${files} files into ${out}`);
+      return path.relative(tmp, dir);
+    } finally {
+      await rm(download, { force: true });
+    }
+  });
+  return root === "" ? out : path.join(out, root);
+}
+
+function archiveUrl(url: string): URL {
+  let u: URL;
+  try {
+    u = new URL(url);
+  } catch {
+    throw new FetchDumpError(`${url} is not a URL; give the http(s) address of a .tar.gz archive`);
+  }
+  if (u.protocol !== "http:" && u.protocol !== "https:") throw new FetchDumpError(`${url} is not an http(s) URL`);
+  if (fileName(u) === "") throw new FetchDumpError(`${url} names a folder, not an archive file`);
+  return u;
+}
+
+/** The archive's last path segment, as SHA256SUMS names it. */
+function fileName(u: URL): string {
+  const last = u.pathname.split("/").pop() ?? "";
+  try {
+    return decodeURIComponent(last);
+  } catch {
+    return last;
+  }
+}
+
+/** `<url>.sha256` (before any query string, which a signed URL would need anyway). */
+function sha256Url(u: URL): string {
+  const s = new URL(u);
+  s.hash = "";
+  s.pathname += ".sha256";
+  return s.href;
+}
+
+function sumsUrl(u: URL): string {
+  return new URL("SHA256SUMS", u).href;
+}
+
+async function get(url: string): Promise<Response> {
+  try {
+    return await fetch(url);
+  } catch (err) {
+    throw new FetchDumpError(`${url}: ${networkCause(err)}`);
+  }
+}
+
+/** Streams the archive to `file`, hashing it on the way. */
+async function downloadTo(url: string, file: string): Promise<{ sha256: string; bytes: number }> {
+  const res = await get(url);
+  if (res.status !== 200 || !res.body) {
+    await res.body?.cancel().catch(() => {});
+    throw new FetchDumpError(`${url}: HTTP ${res.status}${res.statusText ? ` ${res.statusText}` : ""}`);
+  }
+  const hash = createHash("sha256");
+  let bytes = 0;
+  const tap = new Transform({
+    transform(chunk: Buffer, _enc, done) {
+      hash.update(chunk);
+      bytes += chunk.length;
+      done(null, chunk);
+    },
+  });
+  try {
+    await pipeline(Readable.fromWeb(res.body as WebReadableStream), tap, createWriteStream(file));
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).syscall && !isNetworkCode((err as NodeJS.ErrnoException).code)) throw err; // the disk, not the download
+    throw new FetchDumpError(`${url}: the download broke off after ${bytes} bytes: ${networkCause(err)}`);
+  }
+  return { sha256: hash.digest("hex"), bytes };
+}
+
+interface Expected {
+  readonly sha256: string;
+  /** the checksum file's URL, for messages */
+  readonly source: string;
+}
+
+/**
+ * The archive's expected SHA-256: from `<url>.sha256` when it answers 200, else from the SHA256SUMS
+ * of its folder. Undefined only when both answer 404 or 410 (there is no checksum to check against);
+ * any other answer is an error, so a server failure never passes for "not published".
+ */
+async function expectedDigest(archive: URL): Promise<Expected | undefined> {
+  const name = fileName(archive);
+  const single = sha256Url(archive);
+  const first = await get(single);
+  if (first.status === 200) {
+    const text = await readSmall(first, single);
+    return { sha256: parseSingle(text, name, single), source: single };
+  }
+  await first.body?.cancel().catch(() => {});
+  const sums = sumsUrl(archive);
+  const second = await get(sums);
+  if (second.status === 200) {
+    const text = await readSmall(second, sums);
+    return { sha256: parseSums(text, name, sums), source: sums };
+  }
+  await second.body?.cancel().catch(() => {});
+  const absent = (s: number) => s === 404 || s === 410;
+  if (absent(first.status) && absent(second.status)) return undefined;
+  throw new FetchDumpError(
+    `${archive.href}: cannot verify the archive: ${single} answered HTTP ${first.status} and ${sums} answered HTTP ${second.status}`,
+  );
+}
+
+async function readSmall(res: Response, url: string): Promise<string> {
+  const length = Number(res.headers.get("content-length"));
+  if (length > MAX_SUMS_BYTES) {
+    await res.body?.cancel().catch(() => {});
+    throw new FetchDumpError(`${url} is not a checksum file (${length} bytes)`);
+  }
+  let buf: ArrayBuffer;
+  try {
+    buf = await res.arrayBuffer();
+  } catch (err) {
+    throw new FetchDumpError(`${url}: ${networkCause(err)}`);
+  }
+  if (buf.byteLength > MAX_SUMS_BYTES) throw new FetchDumpError(`${url} is not a checksum file (${buf.byteLength} bytes)`);
+  return Buffer.from(buf).toString("utf8");
+}
+
+interface SumLine {
+  readonly sha256: string;
+  /** undefined for a bare digest */
+  readonly file?: string;
+}
+
+/**
+ * `sha256sum` lines: `<64 hex>  <name>` (text mode) or `<64 hex> *<name>` (binary mode), a leading
+ * backslash when the name holds escaped characters; blank lines are ignored, anything else is malformed.
+ * A `.sha256` file may also hold the bare digest.
+ */
+function parseLines(text: string, url: string, bare: boolean): SumLine[] {
+  const lines: SumLine[] = [];
+  const raw = text.replace(/^\uFEFF/, "").split(/\r?\n/);
+  raw.forEach((line, i) => {
+    if (line.trim() === "") return;
+    const m = /^(\\?)([0-9a-fA-F]{64})(?: [ *](.+?))?\s*$/.exec(line);
+    if (!m || (m[3] === undefined && !bare)) {
+      throw new FetchDumpError(`${url} is malformed: line ${i + 1} is not "<sha256>  <file name>" (${JSON.stringify(line.slice(0, 120))})`);
+    }
+    const file = m[3] === undefined ? undefined : m[1] ? m[3].replace(/\\(\\|n|r)/g, (_, c: string) => (c === "n" ? "\n" : c === "r" ? "\r" : "\\")) : m[3];
+    lines.push({ sha256: m[2].toLowerCase(), file });
+  });
+  return lines;
+}
+
+/** `<url>.sha256`: one digest (bare or with a name), or sha256sum lines of which one names the archive. */
+function parseSingle(text: string, name: string, url: string): string {
+  const lines = parseLines(text, url, true);
+  if (lines.length === 0) throw new FetchDumpError(`${url} is malformed: it holds no SHA-256 digest`);
+  if (lines.length === 1) return lines[0].sha256;
+  return pick(lines, name, url);
+}
+
+function parseSums(text: string, name: string, url: string): string {
+  return pick(parseLines(text, url, false), name, url);
+}
+
+function pick(lines: readonly SumLine[], name: string, url: string): string {
+  const digests = new Set(lines.filter((l) => l.file === name).map((l) => l.sha256));
+  if (digests.size === 0) throw new FetchDumpError(`${url} has no line for ${name}, so the archive cannot be verified`);
+  if (digests.size > 1) throw new FetchDumpError(`${url} is malformed: it gives ${digests.size} different digests for ${name}`);
+  return [...digests][0];
+}
+
+const NETWORK_CODES = new Set(["ECONNRESET", "ECONNREFUSED", "ECONNABORTED", "ETIMEDOUT", "EPIPE", "ENETUNREACH", "EHOSTUNREACH", "ENOTFOUND", "EAI_AGAIN"]);
+const isNetworkCode = (code?: string) => code !== undefined && (NETWORK_CODES.has(code) || code.startsWith("UND_ERR"));
+
+/** One plain clause for why a request failed: fetch wraps the real cause in "fetch failed" (or "terminated"). */
+export function networkCause(err: unknown): string {
+  let e = err as (Error & { code?: string; cause?: unknown; errors?: unknown[]; hostname?: string; address?: string; port?: number }) | undefined;
+  for (let depth = 0; e && depth < 4 && e.cause instanceof Error && !e.code; depth++) e = e.cause as typeof e;
+  if (e instanceof AggregateError && e.errors.length > 0 && !(e as { code?: string }).code) e = e.errors[0] as typeof e;
+  if (!(e instanceof Error)) return String(err);
+  const code = e.code ?? "";
+  const where = e.address ? ` ${e.address}${e.port ? `:${e.port}` : ""}` : "";
+  if (code === "ECONNREFUSED") return `connection refused (ECONNREFUSED${where})`;
+  if (code === "ENOTFOUND") return `DNS lookup failed: no such host${e.hostname ? ` ${e.hostname}` : ""} (ENOTFOUND)`;
+  if (code === "EAI_AGAIN") return `DNS lookup failed, temporarily${e.hostname ? ` for ${e.hostname}` : ""} (EAI_AGAIN)`;
+  if (code === "ETIMEDOUT" || code === "UND_ERR_CONNECT_TIMEOUT") return `connection timed out (${code}${where})`;
+  if (code === "ENETUNREACH" || code === "EHOSTUNREACH") return `network unreachable (${code}${where})`;
+  if (code === "ECONNRESET" || code === "UND_ERR_SOCKET") return `connection closed by the server (${e.message})`;
+  if (/CERT|SSL|TLS|SELF_SIGNED|UNABLE_TO_VERIFY|UNABLE_TO_GET/.test(code)) return `TLS error: ${e.message} (${code})`;
+  return code && !e.message.includes(code) ? `${e.message} (${code})` : e.message;
+}
+
+async function dumpRoot(dir: string, url: string): Promise<string> {
   const isDump = async (d: string) => (await stat(path.join(d, "accesspoints")).catch(() => undefined))?.isDirectory() ?? false;
   if (await isDump(dir)) return dir;
   const entries = (await readdir(dir, { withFileTypes: true })).filter((e) => e.isDirectory());
   if (entries.length === 1 && (await isDump(path.join(dir, entries[0].name)))) return path.join(dir, entries[0].name);
-  throw new Error(`the archive holds no dump (no accesspoints/ folder at its top or in its single top folder)`);
+  throw new FetchDumpError(`${url}: the archive holds no dump (no accesspoints/ folder at its top or in its single top folder)`);
 }
