@@ -2,6 +2,7 @@ import { createHash } from "node:crypto";
 import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
+import { pathToFileURL } from "node:url";
 import fg from "fast-glob";
 import { spawn, spawnSync } from "node:child_process";
 
@@ -30,9 +31,15 @@ export function tempDir(prefix = "mesh-api-test-"): string {
 
 export const ROOT = new URL("../../", import.meta.url).pathname;
 
-/** Runs the CLI as a user does (through tsx), returning exit code and output. */
+/**
+ * The CLI from source in one process: node with tsx's loader, named by its absolute URL so it
+ * resolves from any working folder (tsx's own cli.mjs would start a second process for each run).
+ */
+export const CLI_ARGS = ["--import", pathToFileURL(path.join(ROOT, "node_modules/tsx/dist/loader.mjs")).href, path.join(ROOT, "src/cli/main.ts")];
+
+/** Runs the CLI as a user does, returning exit code and output. */
 export function cli(args: string[], cwd = ROOT, env: Record<string, string> = {}): { status: number; stdout: string; stderr: string } {
-  const r = spawnSync(process.execPath, [path.join(ROOT, "node_modules/tsx/dist/cli.mjs"), path.join(ROOT, "src/cli/main.ts"), ...args], {
+  const r = spawnSync(process.execPath, [...CLI_ARGS, ...args], {
     cwd,
     encoding: "utf8",
     env: { ...process.env, ...env },
@@ -43,7 +50,7 @@ export function cli(args: string[], cwd = ROOT, env: Record<string, string> = {}
 /** The CLI without blocking this process, for commands that talk to a server running in the test. */
 export function cliAsync(args: string[], cwd = ROOT): Promise<{ status: number; stdout: string; stderr: string }> {
   return new Promise((resolve) => {
-    const child = spawn(process.execPath, [path.join(ROOT, "node_modules/tsx/dist/cli.mjs"), path.join(ROOT, "src/cli/main.ts"), ...args], { cwd });
+    const child = spawn(process.execPath, [...CLI_ARGS, ...args], { cwd });
     let stdout = "";
     let stderr = "";
     child.stdout.on("data", (c) => (stdout += c));
