@@ -1,0 +1,84 @@
+import { readFileSync } from "node:fs";
+import path from "node:path";
+import fg from "fast-glob";
+import { describe, expect, it } from "vitest";
+import { ROOT } from "./support/tree.ts";
+
+/**
+ * The layers of src/ as folders: core is pure and imports nothing from the edges; each edge imports
+ * only the layers before it; there are no import circles. Read from the import statements of the
+ * source, so a new file is checked the day it lands.
+ */
+const SRC = path.join(ROOT, "src");
+const files = fg.sync("**/*.ts", { cwd: SRC }).sort();
+
+function importsOf(file: string): { local: string[]; packages: string[] } {
+  const text = readFileSync(path.join(SRC, file), "utf8");
+  const specs = [...text.matchAll(/^\s*(?:import|export)\s[^;]*?\sfrom\s+"([^"]+)"|^\s*import\s+"([^"]+)"|import\(\s*"([^"]+)"\s*\)/gm)].map((m) => m[1] ?? m[2] ?? m[3]);
+  const local = specs.filter((s) => s.startsWith(".")).map((s) => path.posix.normalize(path.posix.join(path.posix.dirname(file), s)));
+  return { local, packages: specs.filter((s) => !s.startsWith(".")) };
+}
+
+const layerOf = (file: string) => (file.includes("/") ? file.split("/")[0] : file.replace(/\.ts$/, ""));
+
+/** Which layers each layer may import (besides itself). */
+const ALLOWED: Record<string, readonly string[]> = {
+  core: [],
+  io: ["core"],
+  hosts: ["core"],
+  serve: ["core", "hosts", "io"],
+  publish: ["core", "hosts", "io"],
+  pipeline: ["core", "hosts", "io", "publish"],
+  index: ["core", "hosts", "io", "publish", "serve", "pipeline"],
+  cli: ["core", "hosts", "io", "publish", "serve", "pipeline"],
+  gen: ["core", "io"],
+  types: [],
+};
+
+/** core computes; it does not touch the file system, the network or processes. */
+const IMPURE = /^node:(fs|fs\/promises|http|https|net|child_process|dns|tls|worker_threads|os)$|^(fast-glob|http-server|tar-stream)$/;
+
+describe("the layers of src/", () => {
+  it("every file lies in a known layer", () => {
+    expect(files.map(layerOf).filter((l) => !(l in ALLOWED))).toEqual([]);
+  });
+
+  it("each layer imports only the layers before it; core imports nothing impure", () => {
+    const wrong: string[] = [];
+    for (const file of files) {
+      const from = layerOf(file);
+      const { local, packages } = importsOf(file);
+      for (const target of local) {
+        const to = layerOf(target);
+        if (to !== from && !ALLOWED[from]?.includes(to)) wrong.push(`${file} -> ${target}`);
+      }
+      if (from === "core") for (const p of packages) if (IMPURE.test(p)) wrong.push(`${file} -> ${p}`);
+    }
+    expect(wrong).toEqual([]);
+  });
+
+  it("has no import circles", () => {
+    const graph = new Map(files.map((f) => [f, importsOf(f).local.filter((t) => files.includes(t))]));
+    const cycles: string[] = [];
+    const state = new Map<string, "open" | "done">();
+    const stack: string[] = [];
+    const visit = (f: string) => {
+      state.set(f, "open");
+      stack.push(f);
+      for (const t of graph.get(f) ?? []) {
+        if (state.get(t) === "open") cycles.push([...stack.slice(stack.indexOf(t)), t].join(" -> "));
+        else if (!state.has(t)) visit(t);
+      }
+      stack.pop();
+      state.set(f, "done");
+    };
+    for (const f of files) if (!state.has(f)) visit(f);
+    expect(cycles).toEqual([]);
+  });
+
+  it("finds the imports it checks (the reader itself works)", () => {
+    expect(importsOf("cli/main.ts").local).toContain("cli/build.ts");
+    expect(importsOf("pipeline.ts").local).toContain("core/plan.ts");
+    expect(importsOf("core/routes.ts").local.length).toBeGreaterThan(0);
+  });
+});
