@@ -1,13 +1,18 @@
-import { mkdir, rm, writeFile } from "node:fs/promises";
+import { mkdir, writeFile } from "node:fs/promises";
 import path from "node:path";
 import { NETWORK_FORMAT } from "../core/schema.ts";
 import { formatMicros } from "../core/timestamp.ts";
+import { assertReplaceable, writeMarker } from "../io/ownership.ts";
+import { replaceFolder } from "../io/swap.ts";
 
 /**
  * A synthetic but realistic mesh network in the dump format, deterministic for a seed: clustered
  * positions, 1-3 interfaces per access point, some IPv6, wifi attributes on radios, a mix of firmware
  * versions and of online, flapping and offline nodes, links between neighbours referenced by interface
  * id or by address, and sites of 4-7 members. Used for the sample data, the tests and the benchmark.
+ *
+ * The network validates without a warning: every address is held by one interface only (see the
+ * address plan at mainIpv4) and no two links join the same pair of access points.
  */
 export interface SynthOptions {
   readonly aps: number;
@@ -28,7 +33,22 @@ const STREETS = ["Hauptstraße", "Am Markt", "Kirchweg", "Ludgeristraße", "Hafe
 const MODELS = ["NanoStation M5", "TL-WR1043ND", "GL-AR150", "Archer C7", "NanoBridge M5"];
 const SSIDS = ["mesh.freifunk.net", "muenster.freifunk.net", "Hafen-Backbone", "on-i.de Nord", "Café Meshtest"];
 
+/**
+ * The secondary interfaces' address ranges (see the address plan at mainIpv4), as [first address,
+ * number of /30 blocks]: 172.16.0.0/12, then 100.64.0.0/10.
+ */
+const LAN_RANGES: readonly (readonly [number, number])[] = [
+  [172 * 2 ** 24 + 16 * 2 ** 16, 2 ** (32 - 12 - 2)],
+  [100 * 2 ** 24 + 64 * 2 ** 16, 2 ** (32 - 10 - 2)],
+];
+
+/** The most access points the address plan has room for: two /30 blocks each (655,360). */
+export const SYNTH_MAX_APS = LAN_RANGES.reduce((n, [, blocks]) => n + blocks, 0) / 2;
+
 export function synthesize(options: SynthOptions): SynthDump {
+  if (!Number.isInteger(options.aps) || options.aps < 0 || options.aps > SYNTH_MAX_APS) {
+    throw new RangeError(`the number of access points must be a whole number from 0 to ${SYNTH_MAX_APS} (the room in the address plan), not ${options.aps}`);
+  }
   const rand = mulberry32(options.seed);
   const pick = <T>(items: readonly T[]) => items[Math.floor(rand() * items.length)];
   const hex = (n: number) => Array.from({ length: n }, () => Math.floor(rand() * 16).toString(16)).join("");
@@ -49,7 +69,7 @@ export function synthesize(options: SynthOptions): SynthDump {
   let cluster = { lon: 7.62, lat: 51.96 };
   for (let i = 0; i < options.aps; i++) {
     if (i % 40 === 0) cluster = { lon: 6.5 + rand() * 2.5, lat: 51.2 + rand() * 1.5 };
-    const main = ipv4(i);
+    const main = mainIpv4(i);
     const v6 = rand() < 0.2 ? `fd00:${(i >> 16).toString(16)}::${(i & 0xffff).toString(16)}:1` : null;
     if (siteLeft === 0 && rand() < 0.15) [siteId, siteLeft] = [siteId + 1, 4 + Math.floor(rand() * 4)];
     const site = siteLeft > 0 ? siteId : null;
@@ -62,8 +82,8 @@ export function synthesize(options: SynthOptions): SynthDump {
     const count = 1 + Math.floor(rand() * 3);
     for (let k = 0; k < count; k++) {
       const wireless = k === 0 || rand() < 0.4;
-      const address = k === 0 ? main : `172.${16 + (i >> 16)}.${(i >> 8) & 255}.${((i & 255) * 3 + k) % 254 + 1}`;
-      const addresses = [{ id: ++addressId, address, netmask_prefixlen: k === 0 ? 16 : 24 }];
+      const address = k === 0 ? main : lanIpv4(2 * i + k - 1);
+      const addresses = [{ id: ++addressId, address, netmask_prefixlen: k === 0 ? 16 : 30 }];
       if (k === 0 && v6) addresses.push({ id: ++addressId, address: v6, netmask_prefixlen: 64 });
       const id = ++ifaceId;
       interfaces.push({
@@ -130,7 +150,9 @@ export function synthesize(options: SynthOptions): SynthDump {
       interfaces,
     });
   }
-  // Links: each access point to one or two of the previous few in its cluster.
+  // Links: each access point to one to three of the previous few in its cluster, each peer once (a
+  // set, and only to earlier ones), so no two links join the same pair. Endpoints named by address
+  // reach the intended interface because no address is held twice.
   let linkId = 0;
   for (let i = 1; i < radios.length; i++) {
     const peers = new Set<number>();
@@ -159,26 +181,55 @@ export function synthesize(options: SynthOptions): SynthDump {
 
 /**
  * Writes the dump: access points as NDJSON files, links as JSON array files (or NDJSON with
- * `linksAs: "ndjson"`, for an all-NDJSON dump), `chunk` records each.
+ * `linksAs: "ndjson"`, for an all-NDJSON dump), `chunk` records each, and the marker that says the
+ * folder is a dump this tool wrote. `dir` must be absent, empty or such a marked folder (anything
+ * else, the current folder, its ancestors and the home folder are refused with a RefusedOutputError
+ * before anything is written); the dump is written into a temporary sibling and swapped in.
  */
 export async function writeSynthDump(dir: string, dump: SynthDump, chunk = 5000, linksAs: "json" | "ndjson" = "json"): Promise<void> {
-  await rm(dir, { recursive: true, force: true });
-  await mkdir(path.join(dir, "accesspoints"), { recursive: true });
-  await mkdir(path.join(dir, "links"), { recursive: true });
-  await writeFile(path.join(dir, "network.json"), JSON.stringify(dump.network, null, 2) + "\n");
-  for (let i = 0; i * chunk < Math.max(1, dump.accesspoints.length); i++) {
-    const part = dump.accesspoints.slice(i * chunk, (i + 1) * chunk);
-    await writeFile(path.join(dir, "accesspoints", `part-${String(i).padStart(3, "0")}.ndjson`), part.map((r) => JSON.stringify(r) + "\n").join(""));
-  }
-  for (let i = 0; i * chunk < Math.max(1, dump.links.length); i++) {
-    const part = dump.links.slice(i * chunk, (i + 1) * chunk);
-    const name = path.join(dir, "links", `part-${String(i).padStart(3, "0")}.${linksAs}`);
-    await writeFile(name, linksAs === "json" ? JSON.stringify(part, null, 1) + "\n" : part.map((r) => JSON.stringify(r) + "\n").join(""));
-  }
+  if (!Number.isInteger(chunk) || chunk < 1) throw new RangeError(`records per file must be a whole number from 1 on, not ${chunk}`);
+  await assertReplaceable({ out: dir, option: "--out" });
+  await replaceFolder(dir, async (tmp) => {
+    await mkdir(path.join(tmp, "accesspoints"));
+    await mkdir(path.join(tmp, "links"));
+    await writeFile(path.join(tmp, "network.json"), JSON.stringify(dump.network, null, 2) + "\n");
+    for (let i = 0; i * chunk < Math.max(1, dump.accesspoints.length); i++) {
+      const part = dump.accesspoints.slice(i * chunk, (i + 1) * chunk);
+      await writeFile(path.join(tmp, "accesspoints", `part-${String(i).padStart(3, "0")}.ndjson`), part.map((r) => JSON.stringify(r) + "\n").join(""));
+    }
+    for (let i = 0; i * chunk < Math.max(1, dump.links.length); i++) {
+      const part = dump.links.slice(i * chunk, (i + 1) * chunk);
+      const name = path.join(tmp, "links", `part-${String(i).padStart(3, "0")}.${linksAs}`);
+      await writeFile(name, linksAs === "json" ? JSON.stringify(part, null, 1) + "\n" : part.map((r) => JSON.stringify(r) + "\n").join(""));
+    }
+    await writeMarker(tmp, "dump");
+  });
 }
 
-function ipv4(i: number): string {
+/*
+ * The address plan: each address belongs to one interface, whatever the size.
+ * - Access point i's main address, on its interface 0 (netmask /16): the hosts .1-.254 of the /24s of
+ *   10.0.0.0/8 from 10.1.0.1 on, in order; room for 16,581,120 access points.
+ * - Its main IPv6 address, on interface 0 too (one in five access points): fd00:<i / 65536>::<i mod 65536>:1.
+ * - Its interfaces 1 and 2 (whether it has them or not): /30 blocks 2i and 2i + 1, each interface the
+ *   first host of its own block, taken from 172.16.0.0/12 and then from 100.64.0.0/10 (shared address
+ *   space, as community networks use it); the blocks set SYNTH_MAX_APS.
+ * The three never overlap: 10/8, 172.16/12 and 100.64/10 are disjoint.
+ */
+function mainIpv4(i: number): string {
   return `10.${1 + Math.floor(i / (254 * 256))}.${Math.floor(i / 254) % 256}.${(i % 254) + 1}`;
+}
+
+/** The first host of /30 block `block` of LAN_RANGES. */
+function lanIpv4(block: number): string {
+  for (const [first, blocks] of LAN_RANGES) {
+    if (block < blocks) {
+      const n = first + block * 4 + 1;
+      return `${Math.floor(n / 2 ** 24)}.${Math.floor(n / 2 ** 16) % 256}.${Math.floor(n / 256) % 256}.${n % 256}`;
+    }
+    block -= blocks;
+  }
+  throw new RangeError(`no room for /30 block ${block} in the address plan`);
 }
 
 function round6(x: number): number {
