@@ -5,11 +5,12 @@ import { buildModel, type Model } from "./core/model.ts";
 import { outputFiles, placeholderValues } from "./core/plan.ts";
 import { InvalidDumpError, type Problem } from "./core/problems.ts";
 import { createValidator } from "./core/validate.ts";
-import { dataRules, type DataRules } from "./hosts/netlify.ts";
+import { dataRules, hostFiles, type DataRules } from "./hosts/netlify.ts";
 import { emitTree, type EmitResult } from "./io/emit.ts";
 import { loadDump } from "./io/load.ts";
 import { assertReplaceable, owned, RefusedOutputError, writeMarker } from "./io/ownership.ts";
-import { SNAPSHOT_DIR, writeSnapshots, type SnapshotIndex } from "./publish/snapshot.ts";
+import { API_DIR, SNAPSHOT_DIR, SNAPSHOT_FILES } from "./core/routes.ts";
+import { writeSnapshots, type SnapshotIndex } from "./publish/snapshot.ts";
 
 /** The library API: load -> validate -> model -> plan -> emit, one call per command. */
 
@@ -103,20 +104,25 @@ export async function build(options: { data: string; out: string; snapshot?: Sna
     if (!snapshot) return;
     progress?.({ stage: "snapshots", done: 0 });
     // Without --previous, the history comes from the output being replaced.
-    const previous = snapshot.previous ?? (existsSync(path.join(options.out, SNAPSHOT_DIR, "index.json")) ? path.join(options.out, SNAPSHOT_DIR) : undefined);
+    const previous = snapshot.previous ?? (existsSync(path.join(options.out, SNAPSHOT_DIR, SNAPSHOT_FILES.index)) ? path.join(options.out, SNAPSHOT_DIR) : undefined);
     await writeSnapshots({ ...snapshot, previous, data: options.data, dumpFiles: result.dumpFiles, summary: result.summary, dist: dir });
   };
-  const output = await emitTree(options.out, outputFiles(model, netlify), {
+  const output = await emitTree(options.out, allFiles(model, netlify), {
     finish,
     progress: progress && ((done) => progress({ stage: "writing", done })),
   });
   return { ...result, output, netlify };
 }
 
+function* allFiles(model: Model, netlify: DataRules) {
+  yield* outputFiles(model);
+  yield* hostFiles(netlify);
+}
+
 /** Writes `<dist>/snapshots/` for an existing build of the dump in `data`. */
 export async function snapshot(options: { data: string; dist: string } & SnapshotSettings & PipelineOptions): Promise<SnapshotIndex> {
   await assertReplaceable({ out: options.dist, option: "--dist", protect: [{ dir: options.data, option: "--data" }] });
-  if (!existsSync(path.join(options.dist, "api")) || !(await owned(options.dist))) {
+  if (!existsSync(path.join(options.dist, API_DIR)) || !(await owned(options.dist))) {
     throw new RefusedOutputError(`refusing to write to ${options.dist}: it holds no build of mesh-api (no api/ folder); run build first.`);
   }
   const result = await validate(options);

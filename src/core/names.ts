@@ -34,3 +34,20 @@ export function isOwnKey(value: string): boolean {
 
 /** Key of the `firmware_version=` (empty value) filter: mesh_version is null. Cannot collide with fileKey(). */
 export const NULL_KEY = "_null";
+
+/** The inverse of fileKey(); undefined for hashed keys, NULL_KEY and names that are not keys. */
+export function unkey(key: string): string | undefined {
+  if (key === "" || key === NULL_KEY || key.startsWith("_H")) return undefined;
+  const bytes: number[] = [];
+  for (let i = 0; i < key.length; i++) {
+    if (key[i] === "_") {
+      const hex = key.slice(i + 1, i + 3);
+      if (!/^[0-9A-F]{2}$/.test(hex)) return undefined;
+      bytes.push(parseInt(hex, 16));
+      i += 2;
+    } else bytes.push(key.charCodeAt(i));
+  }
+  const value = Buffer.from(bytes).toString("utf8");
+  // Only a real key: the value must map back to it (rejects `_41` for "A" spelled "a", invalid UTF-8).
+  return fileKey(value) === key ? value : undefined;
+}

@@ -1,6 +1,6 @@
 import { STATUSES, type Model } from "./model.ts";
-import { API, RULES } from "./routes.ts";
-import { expressible } from "../hosts/netlify.ts";
+import { API, RULES, SNAPSHOT_FILES } from "./routes.ts";
+import { isOwnKey } from "./names.ts";
 
 /**
  * The ways in for a newcomer, rendered from the model (pure, deterministic): the landing page
@@ -49,8 +49,8 @@ export function landingExamples(model: Model): Endpoint[] {
   const ap = model.accesspoints[0];
   const addresses = [...model.interfaceByAddress.keys()];
   const address = addresses.find((a) => !a.includes(":")) ?? addresses[0];
-  // An SSID a host can route (README, "Hosting": a value `_redirects` cannot express is not served there).
-  const ssid = model.interfaces.find((e) => e.ssid && expressible(e.ssid))?.ssid;
+  // Preferably an SSID that is its own file-name key: every host that routes queries reaches it alike.
+  const ssid = model.interfaces.find((e) => e.ssid && isOwnKey(e.ssid))?.ssid ?? model.interfaces.find((e) => e.ssid)?.ssid;
   const link = model.links[0];
   const peers = model.linkByPeers.keys().next().value;
   const site = model.sites[0];
@@ -169,7 +169,7 @@ export function snapshotListing(index: SnapshotListing): string {
   );
   return page("Snapshots — Mesh Network Topology Read API v1", [
     "<h1>Snapshots</h1>",
-    '<p>The topology dump this site was built from and its API tree, as archives: one snapshot a day, newest first. Check a download against <a href="SHA256SUMS">SHA256SUMS</a> (<code>sha256sum -c SHA256SUMS</code>); the same list as JSON: <a href="index.json">index.json</a>. Back to <a href="../">the landing page</a>.</p>',
+    `<p>The topology dump this site was built from and its API tree, as archives: one snapshot a day, newest first. Check a download against <a href="${SNAPSHOT_FILES.sums}">${SNAPSHOT_FILES.sums}</a> (<code>sha256sum -c ${SNAPSHOT_FILES.sums}</code>); the same list as JSON: <a href="${SNAPSHOT_FILES.index}">${SNAPSHOT_FILES.index}</a>. Back to <a href="../">the landing page</a>.</p>`,
     "<table>",
     "<tr><th>Date</th><th>Taken at</th><th>Archive</th><th>Contents</th><th>Size</th><th>SHA-256</th></tr>",
     ...rows,

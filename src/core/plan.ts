@@ -1,11 +1,9 @@
-import type { AccesspointEntry, Model, Status } from "./model.ts";
+import type { AccesspointEntry, Model } from "./model.ts";
+import { createHash } from "node:crypto";
 import { STATUSES, statusOf } from "./model.ts";
-import { fileKey, NULL_KEY } from "./names.ts";
 import { apiRoot, landingPage } from "./pages.ts";
 import { renderLink, renderSite } from "./resources.ts";
-import { API, fileOf, filterDir, NOT_FOUND_BODY, NOT_FOUND_FILE } from "./routes.ts";
-import { createHash } from "node:crypto";
-import { dataRules, expressible, NOT_FOUND_PAGE, type DataRules, type PlaceholderValues } from "../hosts/netlify.ts";
+import { aliasesBody, fileFor, keyFor, NOT_FOUND_BODY, type Aliases, type FileName } from "./routes.ts";
 import { boundaryVersions, compareVersionKeys, isBefore, versionKeys } from "./version.ts";
 import { compareCodePoints } from "./text.ts";
 import type { ResolvedLink } from "./validate.ts";
@@ -24,74 +22,64 @@ export interface OutputFile {
 
 /**
  * Every response the API can give for this network, as (file, body) pairs at the places the route
- * table points to. A generator, so the caller writes as it goes instead of holding every body.
+ * table's templates name (fileFor). A generator, so the caller writes as it goes instead of holding
+ * every body. Host files (rules, error pages) are the hosts' business, not the plan's.
  */
-export function* outputFiles(model: Model, netlifyRules: DataRules = dataRules(placeholderValues(model))): Generator<OutputFile> {
+export function* outputFiles(model: Model): Generator<OutputFile> {
   const out = (path: string, body: Body): OutputFile => ({ path, body });
   const link = (l: ResolvedLink) => renderLink(l, model);
   const apList = (aps: readonly AccesspointEntry[]) => rendered(aps, (a) => a.json);
   const linkList = (links: readonly ResolvedLink[]) => rendered(links, link);
   const apStatus = (a: AccesspointEntry) => statusOf(a.lastseen_timestamp, model.takenAt);
   const linkStatus = (l: ResolvedLink) => statusOf(l.timestamp, model.takenAt);
-  const byStatus = <T>(items: readonly T[], status: (t: T) => Status, s: Status) => items.filter((i) => status(i) === s);
 
-  yield out(NOT_FOUND_FILE, NOT_FOUND_BODY);
-  // Netlify answers a rewrite to a missing file (an unknown filter value) with this page.
-  yield out("/404.html", NOT_FOUND_PAGE);
-  yield out("/_redirects", netlifyRules.text);
+  yield out(fileFor("notFound"), NOT_FOUND_BODY);
   // The ways in: a landing page every static host serves at "/", and the API root.
-  yield out("/index.html", landingPage(model));
-  yield out(fileOf(`${API}/`), apiRoot(model));
+  yield out(fileFor("landing"), landingPage(model));
+  yield out(fileFor("apiRoot"), apiRoot(model));
+  yield out(fileFor("aliases"), aliasesBody(placeholderValues(model).aliases));
 
   // Links
-  const links = `${API}/link/`;
-  yield out(fileOf(links), linkList(model.links));
-  for (const s of STATUSES) yield out(fileOf(`${links}_q/status/${s}`), linkList(byStatus(model.links, linkStatus, s)));
-  for (const l of model.links) yield out(fileOf(`${links}${l.id}`), link(l));
-  for (const [pair, l] of model.linkByPeers) yield out(fileOf(`${links}${pair}`), link(l));
+  yield out(fileFor("linkList"), linkList(model.links));
+  const linksByStatus = groupBy(model.links, linkStatus);
+  for (const status of STATUSES) yield out(fileFor("linkListByStatus", { status }), linkList(linksByStatus.get(status) ?? []));
+  for (const l of model.links) yield out(fileFor("linkDetail", { key: String(l.id) }), link(l));
+  for (const [pair, l] of model.linkByPeers) yield out(fileFor("linkDetail", { key: pair }), link(l));
 
   // Sites
-  const site = `${API}/site/`;
-  yield out(fileOf(site), rendered(model.sites, (s) => Buffer.from(renderSite(s))));
-  for (const s of model.sites) yield out(fileOf(`${site}${s.id}`), renderSite(s));
+  yield out(fileFor("siteList"), rendered(model.sites, (s) => Buffer.from(renderSite(s))));
+  for (const s of model.sites) yield out(fileFor("siteDetail", { id: String(s.id) }), renderSite(s));
 
   // Access points and their filters
-  const ap = `${API}/accesspoint/`;
   const aps = model.accesspoints;
-  yield out(fileOf(ap), apList(aps));
-  for (const s of STATUSES) yield out(fileOf(`${ap}_q/status/${s}`), apList(byStatus(aps, apStatus, s)));
-  const filtered = function* (dir: string, members: readonly AccesspointEntry[]) {
-    yield out(fileOf(dir), apList(members));
-    for (const s of STATUSES) yield out(fileOf(`${dir}status/${s}`), apList(byStatus(members, apStatus, s)));
+  yield out(fileFor("accesspointList"), apList(aps));
+  const apsByStatus = groupBy(aps, apStatus);
+  for (const status of STATUSES) yield out(fileFor("accesspointListByStatus", { status }), apList(apsByStatus.get(status) ?? []));
+  const filtered = function* (list: FileName, byStatus: FileName, values: Record<string, string | null>, members: readonly AccesspointEntry[]) {
+    yield out(fileFor(list, values), apList(members));
+    const groups = groupBy(members, apStatus);
+    for (const status of STATUSES) yield out(fileFor(byStatus, { ...values, status }), apList(groups.get(status) ?? []));
   };
-  const versions = [...new Set(aps.map((a) => a.mesh_version))];
-  for (const v of versions) {
-    if (v === "") continue; // no request can ask for "" (an empty value means null)
-    yield* filtered(filterDir(ap, "firmware_version", v === null ? NULL_KEY : fileKey(v)), aps.filter((a) => a.mesh_version === v));
+  for (const [version, members] of groupBy(aps, (a) => a.mesh_version)) {
+    if (version === "") continue; // no request can ask for "" (an empty value means null)
+    yield* filtered("accesspointListByVersion", "accesspointListByVersionStatus", { version }, members);
   }
   for (const { bound, members } of beforeResults(model).written) {
-    yield* filtered(filterDir(ap, "firmware_version__before", fileKey(bound)), members);
+    yield* filtered("accesspointListBefore", "accesspointListBeforeStatus", { bound }, members);
   }
   for (const [ip, a] of model.accesspointByIp) {
-    yield out(fileOf(`${ap}${ip}`), a.json);
-    yield out(fileOf(`${ap}${ip}/links/`), linkList(model.linksByAccesspoint.get(a.main_ip) ?? []));
-    yield out(fileOf(`${ap}${ip}/interfaces/`), rendered(a.interfaces, (id) => model.interfaceById.get(id)!.json));
+    yield out(fileFor("accesspointDetail", { ip }), a.json);
+    yield out(fileFor("accesspointLinks", { ip }), linkList(model.linksByAccesspoint.get(a.main_ip) ?? []));
+    yield out(fileFor("accesspointInterfaces", { ip }), rendered(a.interfaces, (id) => model.interfaceById.get(id)!.json));
   }
 
   // Interfaces and their filters
-  const iface = `${API}/interface/`;
-  yield out(fileOf(iface), rendered(model.interfaces, (e) => e.json));
-  const bySsid = new Map<string, Buffer[]>();
-  const byMac = new Map<string, Buffer[]>();
-  for (const e of model.interfaces) {
-    if (e.ssid) push(bySsid, e.ssid, e.json);
-    if (e.mac) push(byMac, e.mac, e.json);
-  }
-  for (const [ssid, items] of bySsid) yield out(fileOf(filterDir(iface, "wifi_ssid", fileKey(ssid))), items);
-  for (const [mac, items] of byMac) yield out(fileOf(filterDir(iface, "if_hwaddress", fileKey(mac))), items);
-  for (const [address, e] of model.interfaceByAddress) {
-    yield out(fileOf(`${iface}${address}`), e.json);
-    yield out(fileOf(`${iface}${address}/accesspoint/`), e.ap.json);
+  yield out(fileFor("interfaceList"), rendered(model.interfaces, (e) => e.json));
+  for (const [ssid, items] of groupBy(model.interfaces, (e) => e.ssid)) if (ssid) yield out(fileFor("interfaceListBySsid", { ssid }), items.map((e) => e.json));
+  for (const [mac, items] of groupBy(model.interfaces, (e) => e.mac)) if (mac) yield out(fileFor("interfaceListByMac", { mac }), items.map((e) => e.json));
+  for (const [ip, e] of model.interfaceByAddress) {
+    yield out(fileFor("interfaceDetail", { ip }), e.json);
+    yield out(fileFor("interfaceAccesspoint", { ip }), e.ap.json);
   }
 }
 
@@ -100,10 +88,25 @@ function* rendered<T>(items: readonly T[], render: (item: T) => Buffer): Generat
   for (const item of items) yield render(item);
 }
 
-function push<K, V>(map: Map<K, V[]>, key: K, value: V) {
-  const list = map.get(key);
-  if (list) list.push(value);
-  else map.set(key, [value]);
+/** Items grouped by a key, in their order, groups in the order their keys first appear. */
+function groupBy<T, K>(items: readonly T[], keyOf: (item: T) => K): Map<K, T[]> {
+  const groups = new Map<K, T[]>();
+  for (const item of items) {
+    const key = keyOf(item);
+    const list = groups.get(key);
+    if (list) list.push(item);
+    else groups.set(key, [item]);
+  }
+  return groups;
+}
+
+/**
+ * Present values of each data placeholder of the route table, and the values whose answer is the
+ * file of another value (an alias: one file, several routes).
+ */
+export interface PlaceholderValues {
+  readonly values: Readonly<Record<string, readonly string[]>>;
+  readonly aliases: Aliases;
 }
 
 /** The values present in the data for each data placeholder of the route table, with the aliases among them. */
@@ -121,15 +124,14 @@ export function placeholderValues(model: Model): PlaceholderValues {
       ssid: [...ssids].sort(compareCodePoints),
       mac: [...macs].sort(compareCodePoints),
     },
-    aliases: { bound: beforeResults(model).aliases },
+    aliases: new Map([["bound", beforeResults(model).aliases]]),
   };
 }
 
 /**
  * `firmware_version__before` bounds and their members. Many bounds select the same access points
  * ("before 0.5" and "before 0.5.1-unstable-845" often do); only the first bound of each result is
- * written, the others become aliases of its file, routed by a literal rule. A bound that a
- * `_redirects` line cannot express keeps a file of its own.
+ * written, the others become aliases of its file (FILES.aliases), which hosts turn into rules.
  */
 export interface BeforeResults {
   readonly written: readonly { readonly bound: string; readonly members: readonly AccesspointEntry[] }[];
@@ -156,11 +158,11 @@ function computeBeforeResults(model: Model): BeforeResults {
     const members = model.accesspoints.filter((a) => isBefore(a.mesh_version, key, keyOf));
     const signature = createHash("sha256").update(members.map((a) => index.get(a)).join(",")).digest("hex");
     const first = bySignature.get(signature);
-    if (first !== undefined && expressible(bound)) {
-      aliases.set(bound, fileKey(first));
+    if (first !== undefined) {
+      aliases.set(bound, keyFor("bound", first));
       continue;
     }
-    if (first === undefined) bySignature.set(signature, bound);
+    bySignature.set(signature, bound);
     written.push({ bound, members });
   }
   return { written, aliases };

@@ -1,4 +1,4 @@
-import { fileKey } from "./names.ts";
+import { fileKey, NULL_KEY, unkey } from "./names.ts";
 
 /**
  * The route table: every URL form of the API and where its answer lives under the build output.
@@ -10,6 +10,8 @@ import { fileKey } from "./names.ts";
  */
 
 export const API = "/api/v1";
+/** The top folder of every API file (and of the API snapshot archive). */
+export const API_DIR = "api";
 
 /** Headers of every API response (preview and hosts). */
 export const API_HEADERS: Readonly<Record<string, string>> = {
@@ -18,7 +20,6 @@ export const API_HEADERS: Readonly<Record<string, string>> = {
   Vary: "Accept",
   "Access-Control-Allow-Origin": "*",
 };
-export const NOT_FOUND_FILE = "/api/404.json";
 export const NOT_FOUND_BODY = '{"detail":"Not found."}';
 
 export type RouteKind =
@@ -64,30 +65,96 @@ export const QUERY_PLACEHOLDERS: Readonly<Record<string, QueryPlaceholder>> = {
   b: { data: false },
 };
 
-/** Where a filtered list lives: `<list>/_q/<param>/<key>[/status/<s>]/index.json`. */
-export function filterDir(listPath: string, param: string, key: string): string {
-  return `${listPath}_q/${param}/${key}/`;
+/**
+ * Every file the build writes, as a template: `:name` is filled by fileFor(). Rules point at these,
+ * the plan fills them, and check and the tests map files back to them. No other code spells an
+ * output path. Filter results live under `_q/`, which no IP address or id can be.
+ */
+export const FILES = {
+  notFound: "/api/404.json",
+  apiRoot: `${API}/index.json`,
+  linkList: `${API}/link/index.json`,
+  linkListByStatus: `${API}/link/_q/status/:status/index.json`,
+  linkDetail: `${API}/link/:key/index.json`,
+  siteList: `${API}/site/index.json`,
+  siteDetail: `${API}/site/:id/index.json`,
+  accesspointList: `${API}/accesspoint/index.json`,
+  accesspointListByStatus: `${API}/accesspoint/_q/status/:status/index.json`,
+  accesspointListByVersion: `${API}/accesspoint/_q/firmware_version/:version/index.json`,
+  accesspointListByVersionStatus: `${API}/accesspoint/_q/firmware_version/:version/status/:status/index.json`,
+  accesspointListBefore: `${API}/accesspoint/_q/firmware_version__before/:bound/index.json`,
+  accesspointListBeforeStatus: `${API}/accesspoint/_q/firmware_version__before/:bound/status/:status/index.json`,
+  accesspointDetail: `${API}/accesspoint/:ip/index.json`,
+  accesspointLinks: `${API}/accesspoint/:ip/links/index.json`,
+  accesspointInterfaces: `${API}/accesspoint/:ip/interfaces/index.json`,
+  interfaceList: `${API}/interface/index.json`,
+  interfaceListBySsid: `${API}/interface/_q/wifi_ssid/:ssid/index.json`,
+  interfaceListByMac: `${API}/interface/_q/if_hwaddress/:mac/index.json`,
+  interfaceDetail: `${API}/interface/:ip/index.json`,
+  interfaceAccesspoint: `${API}/interface/:ip/accesspoint/index.json`,
+  /** the landing page every static host serves at "/" */
+  landing: "/index.html",
+  /** the mark of a folder this tool wrote (io/ownership.ts); hidden: hosts and the preview do not serve it */
+  marker: "/.mesh-api-output",
+  /** filter values whose answer is the file of another value (one file, several routes), for every host */
+  aliases: "/.mesh-api-aliases.json",
+  /** host files: the page a host serves for a missing file, Netlify's literal rules */
+  notFoundPage: "/404.html",
+  netlifyRules: "/_redirects",
+} as const;
+
+export type FileName = keyof typeof FILES;
+
+/** The snapshots folder (publish/snapshot.ts writes it after the API) and its files, relative to it. */
+export const SNAPSHOT_DIR = "snapshots";
+export const SNAPSHOT_FILES = {
+  index: "index.json",
+  listing: "index.html",
+  sums: "SHA256SUMS",
+  /** one archive of the dump and one of the API per UTC day */
+  archive: /^mesh-(topology|api-v1)-\d{4}-\d{2}-\d{2}\.tar\.gz$/,
+} as const;
+
+export function snapshotArchive(kind: "dump" | "api", date: string): string {
+  return `mesh-${kind === "dump" ? "topology" : "api-v1"}-${date}`;
 }
 
-export function fileOf(dir: string): string {
-  return `${dir.endsWith("/") ? dir : dir + "/"}index.json`;
+/**
+ * The one place a placeholder's value becomes part of a file name. Path placeholders (`key`, `id`,
+ * `ip`) hold validated values (the plan) or safe segments (matchPath) and are used as they are;
+ * every query value becomes a key (names.ts), a MAC in lower case, the null version
+ * (`firmware_version=`) NULL_KEY.
+ */
+export function keyFor(placeholder: string, value: string | null): string {
+  if (value === null) return NULL_KEY;
+  const spec = QUERY_PLACEHOLDERS[placeholder];
+  if (!spec) return value;
+  return fileKey(spec.fold === "lower" ? value.toLowerCase() : value);
+}
+
+/** The file of a template filled with raw values; placeholders not given stay (a rule's target). */
+export function fileFor(name: FileName, values: Readonly<Record<string, string | null>> = {}): string {
+  return fill(FILES[name], values);
+}
+
+function fill(template: string, values: Readonly<Record<string, string | null>>): string {
+  return template.replace(/:([a-z]+)/g, (whole, name: string) => (name in values ? keyFor(name, values[name]) : whole));
 }
 
 const r = (kind: RouteKind, from: string, query: Record<string, string>, to: string | null): Rule => ({ kind, from, query, to });
 
 /** `status=all` and `status=` mean "no status filter"; other values pick the precomputed status file. */
-function withStatus(kind: RouteKind, from: string, query: Record<string, string>, dir: string, statusDir = dir): Rule[] {
+function withStatus(kind: RouteKind, from: string, query: Record<string, string>, file: string, statusFile: string): Rule[] {
   return [
-    r(kind, from, { ...query, status: "all" }, fileOf(dir)),
-    r(kind, from, { ...query, status: "" }, fileOf(dir)),
-    r(kind, from, { ...query, status: ":status" }, fileOf(statusDir + "status/:status/")),
-    r(kind, from, query, fileOf(dir)),
+    r(kind, from, { ...query, status: "all" }, file),
+    r(kind, from, { ...query, status: "" }, file),
+    r(kind, from, { ...query, status: ":status" }, statusFile),
+    r(kind, from, query, file),
   ];
 }
 
 /** Detail and sub-resource paths take no filters; `status=all` (or empty) is accepted, any other status is not precomputed. */
-function unfiltered(kind: RouteKind, from: string): Rule[] {
-  const file = fileOf(from);
+function unfiltered(kind: RouteKind, from: string, file: string): Rule[] {
   return [r(kind, from, { status: "all" }, file), r(kind, from, { status: "" }, file), r(kind, from, { status: ":status" }, null), r(kind, from, {}, file)];
 }
 
@@ -98,34 +165,35 @@ function buildRules(): Rule[] {
   const site = `${API}/site/`;
   const fv = "firmware_version";
   const fvb = "firmware_version__before";
+  const F = FILES;
   return [
     // The API root: the endpoints and their filters (pages.ts). Not in the recorded original, which answered 404.
-    r("api-root", `${API}/`, {}, fileOf(`${API}/`)),
+    r("api-root", `${API}/`, {}, F.apiRoot),
     // Link list and link by id or by peers (one path form on hosts: placeholders cannot split a segment).
-    ...withStatus("link-list", link, {}, link, `${link}_q/`),
-    ...unfiltered("link-detail", `${link}:key`),
+    ...withStatus("link-list", link, {}, F.linkList, F.linkListByStatus),
+    ...unfiltered("link-detail", `${link}:key`, F.linkDetail),
     // Sites ignore every parameter, as the original does.
-    r("site-list", site, {}, fileOf(site)),
-    r("site-detail", `${site}:id`, {}, fileOf(`${site}:id`)),
+    r("site-list", site, {}, F.siteList),
+    r("site-detail", `${site}:id`, {}, F.siteDetail),
     // Access point list: one firmware filter, optionally with status. Two firmware filters are not precomputed.
     r("accesspoint-list", ap, { [fv]: ":a", [fvb]: ":b" }, null),
-    ...withStatus("accesspoint-list", ap, { [fv]: "" }, filterDir(ap, fv, "_null")),
-    ...withStatus("accesspoint-list", ap, { [fv]: ":version" }, filterDir(ap, fv, ":version")),
-    ...withStatus("accesspoint-list", ap, { [fvb]: "" }, ap, `${ap}_q/`),
-    ...withStatus("accesspoint-list", ap, { [fvb]: ":bound" }, filterDir(ap, fvb, ":bound")),
-    ...withStatus("accesspoint-list", ap, {}, ap, `${ap}_q/`),
-    ...unfiltered("accesspoint-detail", `${ap}:ip`),
-    ...unfiltered("accesspoint-links", `${ap}:ip/links/`),
-    ...unfiltered("accesspoint-interfaces", `${ap}:ip/interfaces/`),
+    ...withStatus("accesspoint-list", ap, { [fv]: "" }, fill(F.accesspointListByVersion, { version: null }), fill(F.accesspointListByVersionStatus, { version: null })),
+    ...withStatus("accesspoint-list", ap, { [fv]: ":version" }, F.accesspointListByVersion, F.accesspointListByVersionStatus),
+    ...withStatus("accesspoint-list", ap, { [fvb]: "" }, F.accesspointList, F.accesspointListByStatus),
+    ...withStatus("accesspoint-list", ap, { [fvb]: ":bound" }, F.accesspointListBefore, F.accesspointListBeforeStatus),
+    ...withStatus("accesspoint-list", ap, {}, F.accesspointList, F.accesspointListByStatus),
+    ...unfiltered("accesspoint-detail", `${ap}:ip`, F.accesspointDetail),
+    ...unfiltered("accesspoint-links", `${ap}:ip/links/`, F.accesspointLinks),
+    ...unfiltered("accesspoint-interfaces", `${ap}:ip/interfaces/`, F.accesspointInterfaces),
     // Interface list: one of wifi_ssid or if_hwaddress; an empty value means no filter. Status is ignored.
     r("interface-list", iface, { wifi_ssid: ":a", if_hwaddress: ":b" }, null),
-    r("interface-list", iface, { wifi_ssid: "" }, fileOf(iface)),
-    r("interface-list", iface, { wifi_ssid: ":ssid" }, fileOf(filterDir(iface, "wifi_ssid", ":ssid"))),
-    r("interface-list", iface, { if_hwaddress: "" }, fileOf(iface)),
-    r("interface-list", iface, { if_hwaddress: ":mac" }, fileOf(filterDir(iface, "if_hwaddress", ":mac"))),
-    r("interface-list", iface, {}, fileOf(iface)),
-    ...unfiltered("interface-detail", `${iface}:ip`),
-    ...unfiltered("interface-accesspoint", `${iface}:ip/accesspoint/`),
+    r("interface-list", iface, { wifi_ssid: "" }, F.interfaceList),
+    r("interface-list", iface, { wifi_ssid: ":ssid" }, F.interfaceListBySsid),
+    r("interface-list", iface, { if_hwaddress: "" }, F.interfaceList),
+    r("interface-list", iface, { if_hwaddress: ":mac" }, F.interfaceListByMac),
+    r("interface-list", iface, {}, F.interfaceList),
+    ...unfiltered("interface-detail", `${iface}:ip`, F.interfaceDetail),
+    ...unfiltered("interface-accesspoint", `${iface}:ip/accesspoint/`, F.interfaceAccesspoint),
     r("not-found", "/api/*", {}, null),
   ];
 }
@@ -145,17 +213,22 @@ export type Resolution =
   | { readonly type: "not-found"; readonly rule?: Rule };
 
 /**
+ * Filter values answered by the file of another value (`firmware_version__before` bounds with the
+ * same result): placeholder -> value -> key. The plan decides them; the build writes them to
+ * FILES.aliases for the preview and check, and hosts turn them into rules of their own.
+ */
+export type Aliases = ReadonlyMap<string, ReadonlyMap<string, string>>;
+
+/**
  * Resolves a request the way the preview serves it: Netlify's matching, plus the original API's
  * path-form rules that static hosts cannot express (a list path without its slash redirects; a
  * detail path with a trailing slash is not found). Placeholder values become file-name keys.
- * `dataRules` are the build's literal rules (its `_redirects`), which come first, as on Netlify.
  */
-export function resolve(req: Request, dataRules: readonly Rule[] | DataRuleIndex = []): Resolution {
-  const index = dataRules instanceof DataRuleIndex ? dataRules : new DataRuleIndex(dataRules);
-  for (const rule of index.candidates(req)) {
+export function resolve(req: Request, aliases: Aliases = new Map()): Resolution {
+  for (const rule of RULES) {
     const m = matchPath(rule.from, req.path);
     if (!m) continue;
-    const values = matchQuery(rule.query, req.params);
+    const values = matchQuery(rule.query, req.params, aliases);
     if (!values) continue;
     // A placeholder with an empty value names no file (on Netlify too: the target is missing).
     if (rule.kind === "not-found" || rule.to === null || Object.values(values).includes("")) return { type: "not-found", rule };
@@ -164,37 +237,6 @@ export function resolve(req: Request, dataRules: readonly Rule[] | DataRuleIndex
     return { type: "file", rule, file: substitute(rule.to, { ...m.values, ...values }) };
   }
   return { type: "not-found" };
-}
-
-/**
- * A build's literal rules can number hundreds of thousands (two per MAC): indexed by their first
- * literal query condition, a request only meets the few whose literal it carries, in their order,
- * followed by the route table.
- */
-export class DataRuleIndex {
-  readonly #byLiteral = new Map<string, { at: number; rule: Rule }[]>();
-  readonly #always: { at: number; rule: Rule }[] = [];
-  /** what a request carrying none of the literals meets: built once, it is most requests */
-  readonly #plain: readonly Rule[];
-
-  constructor(rules: readonly Rule[]) {
-    rules.forEach((rule, at) => {
-      const literal = Object.entries(rule.query).find(([, v]) => !v.startsWith(":"));
-      if (!literal) return void this.#always.push({ at, rule });
-      const key = `${literal[0]}=${literal[1]}`;
-      const list = this.#byLiteral.get(key);
-      if (list) list.push({ at, rule });
-      else this.#byLiteral.set(key, [{ at, rule }]);
-    });
-    this.#plain = [...this.#always.map((c) => c.rule), ...RULES];
-  }
-
-  candidates(req: Request): readonly Rule[] {
-    const found: { at: number; rule: Rule }[] = [];
-    for (const [name, value] of req.params) found.push(...(this.#byLiteral.get(`${name}=${value}`) ?? []));
-    if (found.length === 0) return this.#plain;
-    return [...[...this.#always, ...found].sort((a, b) => a.at - b.at).map((c) => c.rule), ...RULES];
-  }
 }
 
 function matchPath(pattern: string, path: string): { values: Record<string, string>; slash: boolean } | undefined {
@@ -213,7 +255,7 @@ function matchPath(pattern: string, path: string): { values: Record<string, stri
   return { values, slash };
 }
 
-/** Patterns are few (the route table's and the build's), requests many: each pattern is split once. */
+/** Patterns are few, requests many: each pattern is split once. */
 const splitPatterns = new Map<string, readonly string[]>();
 function patternSegments(pattern: string): readonly string[] {
   let segments = splitPatterns.get(pattern);
@@ -226,16 +268,15 @@ function isSafeSegment(segment: string): boolean {
   return segment !== "" && segment !== "." && segment !== ".." && !/[\\\0\u0001-\u001f\u007f]/.test(segment);
 }
 
-function matchQuery(query: Readonly<Record<string, string>>, params: ReadonlyMap<string, string>): Record<string, string> | undefined {
+function matchQuery(query: Readonly<Record<string, string>>, params: ReadonlyMap<string, string>, aliases: Aliases): Record<string, string> | undefined {
   const values: Record<string, string> = {};
   for (const [name, want] of Object.entries(query)) {
     const got = params.get(name);
     if (got === undefined) return undefined;
     if (want.startsWith(":")) {
       const placeholder = want.slice(1);
-      const fold = QUERY_PLACEHOLDERS[placeholder]?.fold;
-      const value = fold === "lower" ? got.toLowerCase() : got;
-      values[placeholder] = fileKey(value);
+      // An empty value stays empty: it names no file.
+      values[placeholder] = got === "" ? "" : (aliases.get(placeholder)?.get(got) ?? keyFor(placeholder, got));
     } else if (want !== got) return undefined;
   }
   return values;
@@ -243,6 +284,78 @@ function matchQuery(query: Readonly<Record<string, string>>, params: ReadonlyMap
 
 function substitute(pattern: string, values: Record<string, string>): string {
   return pattern.replace(/:([a-z]+)/g, (_, name: string) => values[name] ?? `:${name}`);
+}
+
+/** The aliases as the build writes them (FILES.aliases): sorted, so the file is deterministic. */
+export function aliasesBody(aliases: Aliases): string {
+  const entries = [...aliases].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
+  const body = Object.fromEntries(entries.map(([placeholder, map]) => [placeholder, Object.fromEntries([...map].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)))]));
+  return JSON.stringify({ format: "mesh-api-aliases/1", aliases: body }) + "\n";
+}
+
+/** Reads FILES.aliases back; an absent or foreign file means no aliases. */
+export function parseAliases(text: string | undefined): Aliases {
+  if (!text) return new Map();
+  try {
+    const parsed = JSON.parse(text) as { format?: string; aliases?: Record<string, Record<string, string>> };
+    if (parsed.format !== "mesh-api-aliases/1" || typeof parsed.aliases !== "object" || parsed.aliases === null) return new Map();
+    return new Map(Object.entries(parsed.aliases).map(([placeholder, map]) => [placeholder, new Map(Object.entries(map).filter(([, key]) => typeof key === "string"))]));
+  } catch {
+    return new Map();
+  }
+}
+
+/** Templates as patterns, compiled once: file -> template and the keys it holds. */
+const compiled = new Map<string, { regex: RegExp; names: string[] }>();
+function compile(template: string): { regex: RegExp; names: string[] } {
+  let c = compiled.get(template);
+  if (!c) {
+    const names: string[] = [];
+    const source = template
+      .split(/(:[a-z]+)/)
+      .map((part) => (part.startsWith(":") ? (names.push(part.slice(1)), "([^/]+)") : part.replace(/[.*+?^${}()|[\]\\]/g, "\\$&")))
+      .join("");
+    compiled.set(template, (c = { regex: new RegExp(`^${source}$`), names }));
+  }
+  return c;
+}
+
+function match(template: string, file: string): Record<string, string> | undefined {
+  const { regex, names } = compile(template);
+  const m = regex.exec(file);
+  return m ? Object.fromEntries(names.map((n, i) => [n, m[i + 1]])) : undefined;
+}
+
+/** The template a file of the build was made from; undefined for a file the route table does not know. */
+export function templateOf(file: string): FileName | undefined {
+  return (Object.keys(FILES) as FileName[]).find((name) => match(FILES[name], file) !== undefined);
+}
+
+/**
+ * Requests the route table answers with a file, recovered from the file: one per rule whose target
+ * it matches and whose keys can be turned back into values (hashed keys cannot).
+ */
+export function requestsForFile(file: string): { rule: Rule; target: string }[] {
+  const out: { rule: Rule; target: string }[] = [];
+  for (const rule of RULES) {
+    if (rule.to === null) continue;
+    const keys = match(rule.to, file);
+    if (!keys) continue;
+    const target = requestFor(rule, keys);
+    if (target !== undefined) out.push({ rule, target });
+  }
+  return out;
+}
+
+function requestFor(rule: Rule, keys: Record<string, string>): string | undefined {
+  const pathPart = rule.from.replace(/:([a-z]+)/g, (_, n: string) => keys[n] ?? `:${n}`);
+  const query: string[] = [];
+  for (const [name, want] of Object.entries(rule.query)) {
+    const value = want.startsWith(":") ? unkey(keys[want.slice(1)] ?? "") : want;
+    if (value === undefined) return undefined;
+    query.push(`${name}=${encodeURIComponent(value)}`);
+  }
+  return query.length ? `${pathPart}?${query.join("&")}` : pathPart;
 }
 
 /** Parses a raw request target (path and query as sent) like a host does; undefined for bad encoding. */

@@ -1,4 +1,5 @@
 import { createHash } from "node:crypto";
+import { SNAPSHOT_FILES } from "../core/routes.ts";
 import { createReadStream, createWriteStream } from "node:fs";
 import { readdir, rm, stat } from "node:fs/promises";
 import path from "node:path";
@@ -120,7 +121,7 @@ function sha256Url(u: URL): string {
 }
 
 function sumsUrl(u: URL): string {
-  return new URL("SHA256SUMS", u).href;
+  return new URL(SNAPSHOT_FILES.sums, u).href;
 }
 
 async function get(url: string): Promise<Response> {

@@ -1,6 +1,7 @@
 import { readdir, readFile, realpath, stat, writeFile } from "node:fs/promises";
 import os from "node:os";
 import path from "node:path";
+import { API_DIR, FILES, SNAPSHOT_DIR } from "../core/routes.ts";
 
 /**
  * Which folders a command may replace. A command writes only into a folder that is absent, empty, or
@@ -10,7 +11,7 @@ import path from "node:path";
  */
 
 /** The marker every folder this tool writes carries at its top (hidden: hosts and the preview skip it). */
-export const MARKER = ".mesh-api-output";
+export const MARKER = FILES.marker.slice(1);
 export type OutputKind = "build" | "dump";
 const FORMAT = "mesh-api-output/1";
 
@@ -83,8 +84,8 @@ export async function owned(dir: string): Promise<boolean> {
   }
   // Outputs of release 0.1.0: exactly api/ (holding v1/), _redirects and 404.html, and the snapshots/
   // that `build --snapshot` added.
-  const legacy = ["404.html", "_redirects", "api"];
-  const rest = names.filter((n) => n !== "snapshots");
+  const legacy = [FILES.notFoundPage, FILES.netlifyRules, `/${API_DIR}`].map((f) => f.slice(1)).sort();
+  const rest = names.filter((n) => n !== SNAPSHOT_DIR);
   if (rest.join("/") !== legacy.join("/")) return false;
   return (await stat(path.join(dir, "api", "v1")).catch(() => undefined))?.isDirectory() ?? false;
 }

@@ -1,9 +1,8 @@
 import { readFile } from "node:fs/promises";
 import path from "node:path";
 import fg from "fast-glob";
-import { loadDataRules } from "../hosts/netlify.ts";
-import { API_HEADERS, parseRequest, resolve, RULES, type Rule, type RouteKind } from "../core/routes.ts";
-import { NULL_KEY } from "../core/names.ts";
+import { API_DIR, API_HEADERS, parseRequest, requestsForFile, resolve, RULES, type RouteKind } from "../core/routes.ts";
+import { loadAliases } from "../io/aliases.ts";
 
 /**
  * The live check: every list and filter route of a build, and a spread sample of its detail routes,
@@ -261,68 +260,19 @@ function spread(details: readonly CheckRequest[], n: number): CheckRequest[] {
 
 /** Every request the build answers with a file of its own, recovered from the file paths through the route table. */
 export async function requestsFromTree(dist: string): Promise<CheckRequest[]> {
-  const files = (await fg("api/v1/**/index.json", { cwd: dist, onlyFiles: true })).sort().map((f) => `/${f}`);
-  const compiled = RULES.filter((r) => r.to !== null).map((rule) => ({ rule, ...compile(rule.to!) }));
-  const dataRules = await loadDataRules(dist);
+  const files = (await fg(`${API_DIR}/**`, { cwd: dist, onlyFiles: true })).sort().map((f) => `/${f}`);
+  const aliases = await loadAliases(dist);
   const out: CheckRequest[] = [];
   for (const file of files) {
-    let best: { rule: Rule; target: string; size: number } | undefined;
-    for (const { rule, regex, names } of compiled) {
-      const m = regex.exec(file);
-      if (!m) continue;
-      const values = Object.fromEntries(names.map((n, i) => [n, m[i + 1]]));
-      const target = requestFor(rule, values);
-      if (target === undefined) continue;
-      const size = Object.keys(rule.query).length;
-      if (!best || size < best.size) best = { rule, target, size };
-    }
+    // The simplest request for the file: the rule with the fewest query conditions.
+    const best = requestsForFile(file).sort((a, b) => Object.keys(a.rule.query).length - Object.keys(b.rule.query).length)[0];
     if (!best) continue;
     // Only what the route table maps back to this very file (keys it cannot invert are left out).
     const back = parseRequest(best.target);
-    const r = back && resolve(back, dataRules);
+    const r = back && resolve(back, aliases);
     if (r?.type === "file" && r.file === file) out.push({ kind: best.rule.kind, target: best.target, file });
   }
   return out;
-}
-
-function compile(pattern: string): { regex: RegExp; names: string[] } {
-  const names: string[] = [];
-  const source = pattern
-    .split(/(:[a-z]+)/)
-    .map((part) => (part.startsWith(":") ? (names.push(part.slice(1)), "([^/]+)") : part.replace(/[.*+?^${}()|[\]\\]/g, "\\$&")))
-    .join("");
-  return { regex: new RegExp(`^${source}$`), names };
-}
-
-function requestFor(rule: Rule, values: Record<string, string>): string | undefined {
-  const pathPart = rule.from.replace(/:([a-z]+)/g, (_, n: string) => values[n] ?? `:${n}`);
-  const query: string[] = [];
-  for (const [name, want] of Object.entries(rule.query)) {
-    if (!want.startsWith(":")) {
-      query.push(`${name}=${encodeURIComponent(want)}`);
-      continue;
-    }
-    const key = values[want.slice(1)];
-    const value = key === undefined ? undefined : unkey(key);
-    if (value === undefined) return undefined;
-    query.push(`${name}=${encodeURIComponent(value)}`);
-  }
-  return query.length ? `${pathPart}?${query.join("&")}` : pathPart;
-}
-
-/** The inverse of fileKey(); undefined for hashed keys and for names that are not keys. */
-export function unkey(key: string): string | undefined {
-  if (key === NULL_KEY || key.startsWith("_H")) return undefined;
-  const bytes: number[] = [];
-  for (let i = 0; i < key.length; i++) {
-    if (key[i] === "_") {
-      const hex = key.slice(i + 1, i + 3);
-      if (!/^[0-9A-F]{2}$/.test(hex)) return undefined;
-      bytes.push(parseInt(hex, 16));
-      i += 2;
-    } else bytes.push(key.charCodeAt(i));
-  }
-  return Buffer.from(bytes).toString("utf8");
 }
 
 export function formatCheck(result: CheckResult): string {

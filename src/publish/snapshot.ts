@@ -1,6 +1,6 @@
 import { createHash } from "node:crypto";
 import { createReadStream, createWriteStream } from "node:fs";
-import { copyFile, mkdir, readFile, rm, stat, writeFile } from "node:fs/promises";
+import { copyFile, readFile, rm, stat, writeFile } from "node:fs/promises";
 import path from "node:path";
 import { Readable } from "node:stream";
 import { pipeline } from "node:stream/promises";
@@ -9,6 +9,7 @@ import { writeArchive } from "../io/archive.ts";
 import { exists, replaceFolder } from "../io/swap.ts";
 import type { DumpSummary } from "../core/model.ts";
 import { snapshotListing } from "../core/pages.ts";
+import { API_DIR, SNAPSHOT_DIR, SNAPSHOT_FILES, snapshotArchive } from "../core/routes.ts";
 
 /**
  * Downloadable snapshots under `<dist>/snapshots/`: the validated dump and the API tree as
@@ -50,7 +51,6 @@ export interface SnapshotOptions {
   readonly warn?: (line: string) => void;
 }
 
-export const SNAPSHOT_DIR = "snapshots";
 
 export async function writeSnapshots(options: SnapshotOptions): Promise<SnapshotIndex> {
   const keep = options.keep ?? 30;
@@ -60,14 +60,14 @@ export async function writeSnapshots(options: SnapshotOptions): Promise<Snapshot
   const mtime = new Date(takenAt ? Date.parse(takenAt.replace(/\.\d+Z$/, "Z")) : 0);
   const target = path.join(options.dist, SNAPSHOT_DIR);
   return replaceFolder(target, async (tmp) => {
-    const dumpName = `mesh-topology-${date}`;
-    const apiName = `mesh-api-v1-${date}`;
+    const dumpName = snapshotArchive("dump", date);
+    const apiName = snapshotArchive("api", date);
     await writeArchive(
       path.join(tmp, `${dumpName}.tar.gz`),
       options.dumpFiles.map((f) => ({ name: `${dumpName}/${f}`, source: path.join(options.data, f) })),
       mtime,
     );
-    const apiFiles = await fg("api/**", { cwd: options.dist, onlyFiles: true, dot: true });
+    const apiFiles = await fg(`${API_DIR}/**`, { cwd: options.dist, onlyFiles: true, dot: true });
     await writeArchive(
       path.join(tmp, `${apiName}.tar.gz`),
       apiFiles.map((f) => ({ name: `${apiName}/${f}`, source: path.join(options.dist, f) })),
@@ -82,7 +82,7 @@ export async function writeSnapshots(options: SnapshotOptions): Promise<Snapshot
     };
 
     const earlier: SnapshotEntry[] = [];
-    const previous = options.previous ?? (await exists(path.join(target, "index.json")) ? target : undefined);
+    const previous = options.previous ?? (await exists(path.join(target, SNAPSHOT_FILES.index)) ? target : undefined);
     if (previous) {
       const source = await openPrevious(previous);
       for (const entry of source.index.snapshots) {
@@ -98,11 +98,11 @@ export async function writeSnapshots(options: SnapshotOptions): Promise<Snapshot
     const snapshots = [current, ...earlier].sort((a, b) => (a.date < b.date ? 1 : a.date > b.date ? -1 : 0)).slice(0, keep);
     const index: SnapshotIndex = { format: "mesh-api-snapshots/1", snapshots };
     const all = snapshots.flatMap((s) => s.files).sort((a, b) => (a.file < b.file ? -1 : 1));
-    await writeFile(path.join(tmp, "SHA256SUMS"), all.map((f) => `${f.sha256}  ${f.file}\n`).join(""));
-    await writeFile(path.join(tmp, "index.json"), JSON.stringify(index, null, 2) + "\n");
-    await writeFile(path.join(tmp, "index.html"), snapshotListing(index));
+    await writeFile(path.join(tmp, SNAPSHOT_FILES.sums), all.map((f) => `${f.sha256}  ${f.file}\n`).join(""));
+    await writeFile(path.join(tmp, SNAPSHOT_FILES.index), JSON.stringify(index, null, 2) + "\n");
+    await writeFile(path.join(tmp, SNAPSHOT_FILES.listing), snapshotListing(index));
     // Archives of snapshots no longer kept are left out of the new folder.
-    const keepNames = new Set([...all.map((f) => f.file), "SHA256SUMS", "index.json", "index.html"]);
+    const keepNames = new Set([...all.map((f) => f.file), SNAPSHOT_FILES.sums, SNAPSHOT_FILES.index, SNAPSHOT_FILES.listing]);
     for (const f of await fg("*", { cwd: tmp, dot: true })) if (!keepNames.has(f)) await rm(path.join(tmp, f));
     return index;
   });
@@ -127,7 +127,7 @@ interface PreviousSource {
 
 async function openPrevious(where: string): Promise<PreviousSource> {
   if (/^https?:\/\//.test(where)) {
-    const indexUrl = where.endsWith(".json") ? where : `${where.replace(/\/?$/, "/")}index.json`;
+    const indexUrl = where.endsWith(".json") ? where : `${where.replace(/\/?$/, "/")}${SNAPSHOT_FILES.index}`;
     const res = await fetch(indexUrl);
     if (!res.ok) throw new Error(`previous snapshot index ${indexUrl}: HTTP ${res.status}`);
     const index = parseIndex(await res.text(), indexUrl);
@@ -141,7 +141,7 @@ async function openPrevious(where: string): Promise<PreviousSource> {
     };
   }
   const dir = where.endsWith(".json") ? path.dirname(where) : where;
-  const index = parseIndex(await readFile(path.join(dir, "index.json"), "utf8"), path.join(dir, "index.json"));
+  const index = parseIndex(await readFile(path.join(dir, SNAPSHOT_FILES.index), "utf8"), path.join(dir, SNAPSHOT_FILES.index));
   return { index, fetchTo: (file, dest) => copyFile(path.join(dir, file), dest) };
 }
 
@@ -151,12 +151,10 @@ function parseIndex(text: string, where: string): SnapshotIndex {
   return index;
 }
 
-const SAFE_FILE = /^mesh-(topology|api-v1)-\d{4}-\d{2}-\d{2}\.tar\.gz$/;
-
 /** Copies or downloads an earlier snapshot's archives and checks them against the index. */
 async function carry(source: PreviousSource, entry: SnapshotEntry, dir: string): Promise<boolean> {
   for (const f of entry.files) {
-    if (!SAFE_FILE.test(f.file)) throw new Error(`unexpected file name ${JSON.stringify(f.file)}`);
+    if (!SNAPSHOT_FILES.archive.test(f.file)) throw new Error(`unexpected file name ${JSON.stringify(f.file)}`);
     const dest = path.join(dir, f.file);
     await source.fetchTo(f.file, dest);
     const sha256 = await sha256Of(dest);

@@ -3,8 +3,8 @@ import type { IncomingMessage, ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
 import path from "node:path";
 import httpServer from "http-server";
-import { loadDataRules } from "../hosts/netlify.ts";
-import { API_HEADERS, NOT_FOUND_BODY, parseRequest, resolve, type DataRuleIndex, type RouteKind } from "../core/routes.ts";
+import { loadAliases } from "../io/aliases.ts";
+import { API_HEADERS, FILES, NOT_FOUND_BODY, parseRequest, resolve, type Aliases, type RouteKind } from "../core/routes.ts";
 
 /**
  * Stage 6: the local preview. http-server serves the files; a `before` middleware routes every
@@ -53,10 +53,10 @@ export async function startPreview(options: PreviewOptions): Promise<Preview> {
   if (!rootStat?.isDirectory()) throw new Error(`nothing to serve: ${options.dir} is not a directory (run the build first)`);
 
   // The build's literal rules, exactly as Netlify gets them.
-  const dataRules = await liveDataRules(root);
+  const aliases = await liveAliases(root);
   const route = (req: IncomingMessage, res: ServerResponse & { emit(event: "next"): boolean }) => {
-    dataRules()
-      .then((rules) => handle(root, rules, req, res))
+    aliases()
+      .then((known) => handle(root, known, req, res))
       .catch(() => {
         if (!res.headersSent) json(req, res, 500, '{"detail":"Internal error."}');
       });
@@ -104,29 +104,29 @@ export async function startPreview(options: PreviewOptions): Promise<Preview> {
 }
 
 /**
- * The rules of the build being served, read again when a rebuild has replaced `_redirects` (the build
+ * The filter aliases of the build being served, read again when a rebuild has replaced them (the build
  * swaps in a new tree; the preview keeps serving the same folder name). Checked at most once a second.
  */
-async function liveDataRules(root: string): Promise<() => Promise<DataRuleIndex>> {
-  const file = path.join(root, "_redirects");
+async function liveAliases(root: string): Promise<() => Promise<Aliases>> {
+  const file = path.join(root, FILES.aliases);
   const version = async () => {
     const s = await stat(file).catch(() => undefined);
     return s ? `${s.dev}:${s.ino}:${s.size}:${s.mtimeMs}` : "none";
   };
   let seen = await version();
-  let rules = loadDataRules(root);
+  let rules = loadAliases(root);
   let checked = Date.now();
   return async () => {
     if (Date.now() - checked >= 1000) {
       checked = Date.now();
       const now = await version();
-      if (now !== seen) [seen, rules] = [now, loadDataRules(root)];
+      if (now !== seen) [seen, rules] = [now, loadAliases(root)];
     }
     return rules;
   };
 }
 
-async function handle(root: string, dataRules: DataRuleIndex, req: IncomingMessage, res: ServerResponse & { emit(event: "next"): boolean }) {
+async function handle(root: string, aliases: Aliases, req: IncomingMessage, res: ServerResponse & { emit(event: "next"): boolean }) {
   const target = req.url ?? "/";
   const method = req.method ?? "GET";
   const pathPart = target.split("?")[0];
@@ -137,7 +137,7 @@ async function handle(root: string, dataRules: DataRuleIndex, req: IncomingMessa
   if (!isApi && !request.path.startsWith("/api/")) return serveStatic(root, request.path, req, res);
   if (!METHODS.has(method)) return json(req, res, 405, JSON.stringify({ detail: `Method "${method}" not allowed.` }));
 
-  const resolution = resolve(request, dataRules);
+  const resolution = resolve(request, aliases);
   if (resolution.type === "redirect") {
     // From the normalised path: "//api/v1/link" must not become a redirect to a host named "api".
     const q = target.indexOf("?");
@@ -190,7 +190,7 @@ async function serveStatic(root: string, requestPath: string, req: IncomingMessa
   } else if (!found?.isFile()) {
     return json(req, res, 404, NOT_FOUND_BODY);
   }
-  if (file === "/404.html") {
+  if (file === FILES.notFoundPage) {
     for (const [name, value] of Object.entries(API_HEADERS)) res.setHeader(name, value);
     return handOver(req, res, file, API_HEADERS["Content-Type"]);
   }

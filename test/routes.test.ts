@@ -1,0 +1,65 @@
+import path from "node:path";
+import fg from "fast-glob";
+import { beforeAll, describe, expect, it } from "vitest";
+import { FILES, fileFor, parseRequest, requestsForFile, resolve, RULES, SNAPSHOT_DIR, SNAPSHOT_FILES, templateOf, type FileName } from "../src/core/routes.ts";
+import { loadAliases } from "../src/io/aliases.ts";
+import { build } from "../src/index.ts";
+import { PUBLIC_SAMPLE } from "./support/expected.ts";
+import { tempDir } from "./support/tree.ts";
+
+/**
+ * The route table is the one source of output paths: every file a build writes is an instance of one
+ * of its templates (no orphan), every template and every rule with a target is met by some file of
+ * the public sample (none unreachable), and every file with a request is answered by that request.
+ */
+let out: string;
+let files: string[];
+
+beforeAll(async () => {
+  out = path.join(tempDir(), "dist");
+  await build({ data: `${PUBLIC_SAMPLE}dump`, out, snapshot: {} });
+  files = (await fg("**", { cwd: out, dot: true, onlyFiles: true })).sort().map((f) => `/${f}`);
+}, 120_000);
+
+describe("the route table and the files of a build", () => {
+  it("knows every file the build wrote (no orphans)", () => {
+    const orphans = files.filter((f) => {
+      if (f.startsWith(`/${SNAPSHOT_DIR}/`)) {
+        const name = f.slice(SNAPSHOT_DIR.length + 2);
+        return !(name === SNAPSHOT_FILES.index || name === SNAPSHOT_FILES.listing || name === SNAPSHOT_FILES.sums || SNAPSHOT_FILES.archive.test(name));
+      }
+      return templateOf(f) === undefined;
+    });
+    expect(files.length).toBeGreaterThan(4000);
+    expect(orphans).toEqual([]);
+  });
+
+  it("meets every template and every rule with a target (none unreachable)", () => {
+    const met = new Set(files.map(templateOf));
+    expect((Object.keys(FILES) as FileName[]).filter((name) => !met.has(name))).toEqual([]);
+    const hit = new Set(files.flatMap((f) => requestsForFile(f).map((r) => r.rule)));
+    expect(RULES.filter((r) => r.to !== null && !hit.has(r)).map((r) => `${r.from} ${JSON.stringify(r.query)}`)).toEqual([]);
+  });
+
+  it("answers each file's requests with that very file", async () => {
+    const aliases = await loadAliases(out);
+    const wrong: string[] = [];
+    let requests = 0;
+    for (const file of files) {
+      for (const { target } of requestsForFile(file)) {
+        requests++;
+        const r = resolve(parseRequest(target)!, aliases);
+        if (r.type !== "file" || r.file !== file) wrong.push(`${target} -> ${r.type === "file" ? r.file : r.type} (want ${file})`);
+      }
+    }
+    expect(requests).toBeGreaterThan(files.length);
+    expect(wrong).toEqual([]);
+  });
+
+  it("fills templates through keys: router values never become paths as they are", () => {
+    expect(fileFor("interfaceListBySsid", { ssid: "../../x" })).toBe("/api/v1/interface/_q/wifi_ssid/_2E._2F.._2Fx/index.json");
+    expect(fileFor("interfaceListByMac", { mac: "AA:BB" })).toBe(fileFor("interfaceListByMac", { mac: "aa:bb" }));
+    expect(fileFor("accesspointListByVersion", { version: null })).toBe("/api/v1/accesspoint/_q/firmware_version/_null/index.json");
+    expect(templateOf("/api/v1/nothing.json")).toBeUndefined();
+  });
+});
