@@ -1,8 +1,7 @@
 import { readFileSync } from "node:fs";
 import { beforeAll, describe, expect, it } from "vitest";
 import { build } from "../src/index.ts";
-import { DataRuleIndex, NOT_FOUND_FILE, parseRequest, resolve } from "../src/core/routes.ts";
-import { parseDataRules } from "../src/hosts/netlify.ts";
+import { fileFor, parseAliases, parseRequest, resolve, type Aliases } from "../src/core/routes.ts";
 import { mismatch, PUBLIC_SAMPLE, readExpected, type Answer } from "./support/expected.ts";
 import { tempDir } from "./support/tree.ts";
 
@@ -12,18 +11,18 @@ import { tempDir } from "./support/tree.ts";
  */
 const expected = readExpected();
 let out: string;
-let dataRules: DataRuleIndex;
+let aliases: Aliases;
 
 beforeAll(async () => {
   out = `${tempDir()}/dist`;
   await build({ data: `${PUBLIC_SAMPLE}dump`, out });
-  dataRules = new DataRuleIndex(parseDataRules(readFileSync(`${out}/_redirects`, "utf8")));
+  aliases = parseAliases(readFileSync(out + fileFor("aliases"), "utf8"));
 }, 60_000);
 
 function answer(target: string): Answer {
   const req = parseRequest(target);
-  const r = req ? resolve(req, dataRules) : ({ type: "not-found" } as const);
-  const notFound = () => ({ status: 404, body: readFileSync(out + NOT_FOUND_FILE, "utf8") });
+  const r = req ? resolve(req, aliases) : ({ type: "not-found" } as const);
+  const notFound = () => ({ status: 404, body: readFileSync(out + fileFor("notFound"), "utf8") });
   if (r.type === "redirect") return { status: 301, location: r.location };
   if (r.type === "not-found") return notFound();
   try {

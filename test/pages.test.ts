@@ -13,8 +13,8 @@ function network() {
   return model(
     [
       ap("10.0.0.1", { site: 7 }, [
-        { id: 1, addresses: [{ id: 1, address: "10.0.0.1", netmask_prefixlen: 16 }], wifi: { wifi_ssid: "has space" } },
-        { id: 2, addresses: [{ id: 2, address: "2001:db8::1", netmask_prefixlen: 64 }], wifi: { wifi_ssid: HOSTILE } },
+        { id: 1, addresses: [{ id: 1, address: "10.0.0.1", netmask_prefixlen: 16 }], wifi: { wifi_ssid: HOSTILE } },
+        { id: 2, addresses: [{ id: 2, address: "2001:db8::1", netmask_prefixlen: 64 }], wifi: { wifi_ssid: "has space" } },
       ]),
       ap("10.0.0.2", { site: 7 }),
     ],

@@ -3,7 +3,7 @@ import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { build, startPreview, type Preview } from "../src/index.ts";
 import { fileKey } from "../src/core/names.ts";
-import { filterDir, fileOf } from "../src/core/routes.ts";
+import { fileFor } from "../src/core/routes.ts";
 import { rawRequest } from "./support/http.ts";
 import { loadNetlify, type NetlifySite } from "./support/netlify.ts";
 import { ROOT, tempDir } from "./support/tree.ts";
@@ -45,13 +45,13 @@ beforeAll(async () => {
 afterAll(() => preview?.close());
 
 const PARAMS = [
-  { param: "wifi_ssid", list: "/api/v1/interface/", fold: false },
-  { param: "if_hwaddress", list: "/api/v1/interface/", fold: true },
-  { param: "firmware_version", list: "/api/v1/accesspoint/", fold: false },
+  { param: "wifi_ssid", list: "/api/v1/interface/", fold: false, file: "interfaceListBySsid", placeholder: "ssid" },
+  { param: "if_hwaddress", list: "/api/v1/interface/", fold: true, file: "interfaceListByMac", placeholder: "mac" },
+  { param: "firmware_version", list: "/api/v1/accesspoint/", fold: false, file: "accesspointListByVersion", placeholder: "version" },
 ] as const;
 
 describe("path safety of values from routers", () => {
-  for (const { param, list, fold } of PARAMS) {
+  for (const { param, list, fold, file: template, placeholder } of PARAMS) {
     it(`${param}: every value has a distinct file inside dist/api/v1/, reachable through the route table`, async () => {
       const root = path.join(out, "api/v1") + path.sep;
       const keys = new Map<string, string>();
@@ -59,7 +59,7 @@ describe("path safety of values from routers", () => {
       for (const [i, value] of HOSTILE.entries()) {
         const v = fold ? value.toLowerCase() : value;
         const key = fileKey(v);
-        const file = path.join(out, fileOf(filterDir(list, param, key)));
+        const file = path.join(out, fileFor(template, { [placeholder]: value }));
         expect(path.resolve(file).startsWith(root), value).toBe(true);
         expect(existsSync(file), `${JSON.stringify(value)} -> ${key}`).toBe(true);
         // Distinct values have distinct keys, also on case-insensitive file systems.
