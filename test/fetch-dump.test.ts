@@ -312,7 +312,7 @@ describe("fetch-dump failures leave --out as it was", () => {
     site.close(); // nothing listens on its port any more
     const r = await run(["fetch-dump", `${site.url}/d.tar.gz`, "--out", path.join(tempDir(), "dump")]);
     expect(r.status).toBe(1);
-    expect(r.stderr).toMatch(/^mesh-api: http:\/\/127\.0\.0\.1:\d+\/d\.tar\.gz: connection refused \(ECONNREFUSED 127\.0\.0\.1:\d+\); nothing was unpacked/);
+    expect(r.stderr).toMatch(/^mesh-api: http:\/\/127\.0\.0\.1:\d+\/d\.tar\.gz: connection refused \(ECONNREFUSED\); nothing was unpacked/);
     expect(r.stderr.match(/ECONNREFUSED/g)).toHaveLength(1);
     expect(r.stderr.split("\n").filter(Boolean)).toHaveLength(1);
   });

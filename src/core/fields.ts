@@ -52,7 +52,6 @@ export const ACCESSPOINT_FIELDS = [
 ] as const satisfies readonly (readonly [string, FieldKind])[];
 
 /** `main_ip` and `main_ipv6` come first and `site` last; they are typed separately. */
-export type AccesspointFieldName = (typeof ACCESSPOINT_FIELDS)[number][0];
 
 export const WIFI_FIELDS = [
   ["wifi_ssid", "string"],
@@ -70,6 +69,5 @@ export const WIFI_FIELDS = [
   ["wifi_vaps_enabled", "boolean"],
 ] as const satisfies readonly (readonly [string, FieldKind | "decimal3" | "decimal1"])[];
 
-export type WifiFieldName = (typeof WIFI_FIELDS)[number][0];
 
 export const DEFAULT_FIRMWARE_TYPE = "OpenWrt";

@@ -1,5 +1,6 @@
 import type { AccesspointRecord, PointRecord } from "./schema.ts";
-import type { Dump, ResolvedLink } from "./validate.ts";
+import { peersKey, type Dump, type ResolvedLink } from "./validate.ts";
+import { groupBy, Groups } from "./collections.ts";
 import { sortByIp } from "./ip.ts";
 import { isWireless, renderAccesspoint, renderInterface } from "./records.ts";
 import type { Instant } from "./timestamp.ts";
@@ -70,54 +71,50 @@ export function buildModel(dump: Dump): Model {
   const accesspoints: AccesspointEntry[] = [];
   const accesspointByIp = new Map<string, AccesspointEntry>();
   const interfaces: InterfaceEntry[] = [];
-  const addresses: { address: string; entry: InterfaceEntry }[] = [];
   for (const record of dump.accesspoints) {
     const ap = accesspointEntry(record);
     accesspoints.push(ap);
     accesspointByIp.set(ap.main_ip, ap);
     if (ap.main_ipv6 !== null) accesspointByIp.set(ap.main_ipv6, ap);
     for (const iface of record.interfaces) {
-      const entry: InterfaceEntry = {
+      interfaces.push({
         id: iface.id,
         ap,
         ssid: iface.wifi?.wifi_ssid ?? null,
         mac: iface.if_hwaddress?.toLowerCase() ?? null,
         wireless: isWireless(iface),
         json: Buffer.from(renderInterface(iface, ap.main_ip)),
-      };
-      interfaces.push(entry);
-      for (const a of iface.addresses) addresses.push({ address: a.address, entry });
+      });
     }
   }
   interfaces.sort((a, b) => a.id - b.id);
   const interfaceById = new Map(interfaces.map((e) => [e.id, e]));
+  // Validation decided which interface an address and which link a pair of peers resolve to; the
+  // maps keep the order of the dump (access points by main_ip, links by id).
   const interfaceByAddress = new Map<string, InterfaceEntry>();
-  for (const { address, entry } of addresses) {
-    const held = interfaceByAddress.get(address);
-    if (!held || entry.id < held.id) interfaceByAddress.set(address, entry);
+  for (const record of dump.accesspoints) {
+    for (const iface of record.interfaces) {
+      for (const { address } of iface.addresses) {
+        if (!interfaceByAddress.has(address)) interfaceByAddress.set(address, interfaceById.get(dump.holderOfAddress.get(address)!)!);
+      }
+    }
   }
-
-  const linksByAccesspoint = new Map<string, ResolvedLink[]>();
+  const linksByAccesspoint = new Groups<string, ResolvedLink>();
   const linkByPeers = new Map<string, ResolvedLink>();
   for (const link of dump.links) {
     const peers = link.endpoints.map((e) => interfaceById.get(e.interfaceId)!.ap.main_ip);
-    for (const ip of new Set(peers)) {
-      const list = linksByAccesspoint.get(ip) ?? [];
-      list.push(link);
-      linksByAccesspoint.set(ip, list);
-    }
+    for (const ip of new Set(peers)) linksByAccesspoint.add(ip, link);
     const [a, b] = peers;
     if (a === b) continue; // a link from an access point to itself has no peers route
-    for (const key of [`${a}-${b}`, `${b}-${a}`]) if (!linkByPeers.has(key)) linkByPeers.set(key, link);
+    if (dump.linkOfPeers.get(peersKey(a, b)) !== link.id) continue;
+    linkByPeers.set(`${a}-${b}`, link);
+    linkByPeers.set(`${b}-${a}`, link);
   }
 
-  const siteMembers = new Map<number, AccesspointEntry[]>();
-  for (const ap of accesspoints) {
-    if (ap.site === null) continue;
-    const list = siteMembers.get(ap.site) ?? [];
-    list.push(ap);
-    siteMembers.set(ap.site, list);
-  }
+  const siteMembers = groupBy(
+    accesspoints.filter((ap) => ap.site !== null),
+    (ap) => ap.site!,
+  );
   const sites = [...siteMembers]
     .sort(([a], [b]) => a - b)
     .map(([id, members]) => ({ id, members: sortByIp(members, (m) => m.main_ip) }));

@@ -1,5 +1,6 @@
 import type { AccesspointEntry, Model } from "./model.ts";
 import { createHash } from "node:crypto";
+import { groupBy } from "./collections.ts";
 import { STATUSES, statusOf } from "./model.ts";
 import { apiRoot, landingPage } from "./pages.ts";
 import { renderLink, renderSite } from "./resources.ts";
@@ -88,18 +89,6 @@ function* rendered<T>(items: readonly T[], render: (item: T) => Buffer): Generat
   for (const item of items) yield render(item);
 }
 
-/** Items grouped by a key, in their order, groups in the order their keys first appear. */
-function groupBy<T, K>(items: readonly T[], keyOf: (item: T) => K): Map<K, T[]> {
-  const groups = new Map<K, T[]>();
-  for (const item of items) {
-    const key = keyOf(item);
-    const list = groups.get(key);
-    if (list) list.push(item);
-    else groups.set(key, [item]);
-  }
-  return groups;
-}
-
 /**
  * Present values of each data placeholder of the route table, and the values whose answer is the
  * file of another value (an alias: one file, several routes).
@@ -141,7 +130,7 @@ export interface BeforeResults {
 const beforeCache = new WeakMap<Model, BeforeResults>();
 
 /** Once per model: both the files and the Netlify rules need it. */
-export function beforeResults(model: Model): BeforeResults {
+function beforeResults(model: Model): BeforeResults {
   let results = beforeCache.get(model);
   if (!results) beforeCache.set(model, (results = computeBeforeResults(model)));
   return results;

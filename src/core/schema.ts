@@ -156,10 +156,7 @@ export const networkSchema = z.strictObject({
 
 export type AccesspointRecord = z.output<typeof accesspointSchema>;
 export type InterfaceRecord = z.output<typeof iface>;
-export type AddressRecord = z.output<typeof address>;
-export type WifiRecord = z.output<typeof wifi>;
 export type LinkRecord = z.output<typeof linkSchema>;
-export type NetworkRecord = z.output<typeof networkSchema>;
 export type PointRecord = z.output<typeof point>;
 
 /** Field names allowed at a place in a record, for "did you mean" hints on unknown fields. */

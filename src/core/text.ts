@@ -13,7 +13,7 @@ export function compareCodePoints(a: string, b: string): number {
 }
 
 /** Levenshtein distance, for "did you mean" suggestions on unknown field names. */
-export function editDistance(a: string, b: string): number {
+function editDistance(a: string, b: string): number {
   let prev = Array.from({ length: b.length + 1 }, (_, j) => j);
   for (let i = 1; i <= a.length; i++) {
     const cur = [i];

@@ -2,6 +2,7 @@ import type { z } from "zod";
 import type { LoadedDump, RawRecord } from "./input.ts";
 import { compareSources, formatSource, jsonPath, type Problem, type Source } from "./problems.ts";
 import { accesspointSchema, knownKeys, linkSchema, networkSchema, type AccesspointRecord, type LinkRecord } from "./schema.ts";
+import { Groups } from "./collections.ts";
 import { nearest } from "./text.ts";
 import { compareIp, sortByIp } from "./ip.ts";
 import type { Instant } from "./timestamp.ts";
@@ -16,6 +17,14 @@ export interface Dump {
   readonly accesspoints: readonly AccesspointRecord[];
   /** sorted by id; endpoints resolved to interface ids, in dump order */
   readonly links: readonly ResolvedLink[];
+  /**
+   * The two rules for what a dump holds twice, decided here once: an address held by several
+   * interfaces belongs to the lowest interface id; two access points joined by several links are
+   * joined, for the link-by-peers route, by the lowest link id.
+   */
+  readonly holderOfAddress: ReadonlyMap<string, number>;
+  /** by the two main_ips in IP order, joined by a space */
+  readonly linkOfPeers: ReadonlyMap<string, number>;
 }
 
 export interface ResolvedLink {
@@ -95,7 +104,7 @@ function crossCheck(
   const linkId = unique<number>("link id");
 
   const ownerOfInterface = new Map<number, string>();
-  const holders = new Map<string, { ifaceId: number; source: Source; path: string }[]>();
+  const holders = new Groups<string, { ifaceId: number; source: Source; path: string }>();
   for (const { source, ap } of aps) {
     mainIp(ap.main_ip, source, "$.main_ip");
     mainIpv6(ap.main_ipv6, source, "$.main_ipv6");
@@ -104,9 +113,7 @@ function crossCheck(
       if (!ownerOfInterface.has(iface.id)) ownerOfInterface.set(iface.id, ap.main_ip);
       iface.addresses.forEach((a, j) => {
         addressId(a.id, source, `$.interfaces[${i}].addresses[${j}].id`);
-        const list = holders.get(a.address) ?? [];
-        list.push({ ifaceId: iface.id, source, path: `$.interfaces[${i}].addresses[${j}].address` });
-        holders.set(a.address, list);
+        holders.add(a.address, { ifaceId: iface.id, source, path: `$.interfaces[${i}].addresses[${j}].address` });
       });
     });
   }
@@ -117,13 +124,11 @@ function crossCheck(
       warning("shared address", last.source, last.path, `address ${address} is held by interfaces ${ids.join(", ")}; lookups by this address use interface ${ids[0]}`);
     }
   }
-  const holderOf = (address: string) => {
-    const list = holders.get(address);
-    return list ? Math.min(...list.map((h) => h.ifaceId)) : undefined;
-  };
+  const holderOfAddress = new Map([...holders].map(([address, list]) => [address, Math.min(...list.map((h) => h.ifaceId))]));
+  const holderOf = (address: string) => holderOfAddress.get(address);
 
   const resolved: ResolvedLink[] = [];
-  const pairs = new Map<string, { id: number; source: Source }[]>();
+  const pairs = new Groups<string, { id: number; source: Source }>();
   for (const { source, link } of links) {
     linkId(link.id, source, "$.id");
     const endpoints: { interfaceId: number; quality: number }[] = [];
@@ -135,15 +140,17 @@ function crossCheck(
     });
     if (endpoints.length !== 2) continue;
     resolved.push({ id: link.id, timestamp: link.timestamp, endpoints });
-    const peers = endpoints.map((e) => ownerOfInterface.get(e.interfaceId)!).sort(compareIp);
-    if (peers[0] !== peers[1]) {
-      const key = peers.join(" ");
-      pairs.set(key, [...(pairs.get(key) ?? []), { id: link.id, source }]);
+    const [a, b] = endpoints.map((e) => ownerOfInterface.get(e.interfaceId)!);
+    if (a !== b) {
+      const key = peersKey(a, b);
+      pairs.add(key, { id: link.id, source });
     }
   }
+  const linkOfPeers = new Map<string, number>();
   for (const [key, list] of pairs) {
-    if (list.length < 2) continue;
     const ids = list.map((l) => l.id).sort((a, b) => a - b);
+    linkOfPeers.set(key, ids[0]);
+    if (list.length < 2) continue;
     const last = list[list.length - 1];
     warning("shared link peers", last.source, "$", `links ${ids.join(", ")} all join ${key.replace(" ", " and ")}; the link by peers is link ${ids[0]}`);
   }
@@ -160,8 +167,15 @@ function crossCheck(
       takenAt: network?.taken_at ?? latestTimestamp(accesspoints, resolved),
       accesspoints,
       links: resolved,
+      holderOfAddress,
+      linkOfPeers,
     },
   };
+}
+
+/** The key of a pair of access points, whichever way round a link joins them. */
+export function peersKey(a: string, b: string): string {
+  return [a, b].sort(compareIp).join(" ");
 }
 
 function latestTimestamp(aps: readonly AccesspointRecord[], links: readonly ResolvedLink[]): Instant | null {

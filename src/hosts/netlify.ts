@@ -1,3 +1,4 @@
+import { Groups } from "../core/collections.ts";
 import type { OutputFile, PlaceholderValues } from "../core/plan.ts";
 import { API_DIR, API_HEADERS, fileFor, keyFor, NOT_FOUND_BODY, QUERY_PLACEHOLDERS, RULES, type Rule } from "../core/routes.ts";
 
@@ -55,11 +56,11 @@ export function dataRules({ values, aliases }: PlaceholderValues): DataRules {
   const emit = (rule: Rule) => void lines.push(redirectLine(rule));
   const inexpressible = new Map<string, { param: string; value: string }>();
   let count = 0;
-  const guards = new Map<string, Rule[]>();
+  const guards = new Groups<string, Rule>();
   const flushed = new Set<string>();
   for (const rule of RULES) {
     if (rule.to === null && Object.keys(rule.query).length > 0) {
-      guards.set(rule.from, [...(guards.get(rule.from) ?? []), rule]);
+      guards.add(rule.from, rule);
       continue;
     }
     const data = Object.entries(rule.query).find(([, v]) => v.startsWith(":") && QUERY_PLACEHOLDERS[v.slice(1)]?.data);
@@ -122,7 +123,7 @@ export function parseDataRules(text: string): Rule[] {
 }
 
 /** `_redirects` splits on whitespace, cuts a value at "=", and reads a leading ":" as a placeholder. */
-export function expressible(value: string): boolean {
+function expressible(value: string): boolean {
   return value !== "" && !/[\s=\u0000-\u001f\u007f]/u.test(value) && !value.startsWith(":");
 }
 

@@ -8,7 +8,10 @@ import { pipeline } from "node:stream/promises";
 import type { ReadableStream as WebReadableStream } from "node:stream/web";
 import { ArchiveError, extractArchive } from "./archive.ts";
 import { assertReplaceable, writeMarker } from "./ownership.ts";
+import { describeNetworkError } from "./net.ts";
 import { replaceFolder } from "./swap.ts";
+
+const networkCause = (err: unknown) => describeNetworkError(err) ?? (err instanceof Error ? err.message : String(err));
 
 /**
  * Where the nightly job's dumps come from when they are not in the repository: a .tar.gz at a URL,
@@ -255,23 +258,6 @@ function pick(lines: readonly SumLine[], name: string, url: string): string {
 const NETWORK_CODES = new Set(["ECONNRESET", "ECONNREFUSED", "ECONNABORTED", "ETIMEDOUT", "EPIPE", "ENETUNREACH", "EHOSTUNREACH", "ENOTFOUND", "EAI_AGAIN"]);
 const isNetworkCode = (code?: string) => code !== undefined && (NETWORK_CODES.has(code) || code.startsWith("UND_ERR"));
 
-/** One plain clause for why a request failed: fetch wraps the real cause in "fetch failed" (or "terminated"). */
-export function networkCause(err: unknown): string {
-  let e = err as (Error & { code?: string; cause?: unknown; errors?: unknown[]; hostname?: string; address?: string; port?: number }) | undefined;
-  for (let depth = 0; e && depth < 4 && e.cause instanceof Error && !e.code; depth++) e = e.cause as typeof e;
-  if (e instanceof AggregateError && e.errors.length > 0 && !(e as { code?: string }).code) e = e.errors[0] as typeof e;
-  if (!(e instanceof Error)) return String(err);
-  const code = e.code ?? "";
-  const where = e.address ? ` ${e.address}${e.port ? `:${e.port}` : ""}` : "";
-  if (code === "ECONNREFUSED") return `connection refused (ECONNREFUSED${where})`;
-  if (code === "ENOTFOUND") return `DNS lookup failed: no such host${e.hostname ? ` ${e.hostname}` : ""} (ENOTFOUND)`;
-  if (code === "EAI_AGAIN") return `DNS lookup failed, temporarily${e.hostname ? ` for ${e.hostname}` : ""} (EAI_AGAIN)`;
-  if (code === "ETIMEDOUT" || code === "UND_ERR_CONNECT_TIMEOUT") return `connection timed out (${code}${where})`;
-  if (code === "ENETUNREACH" || code === "EHOSTUNREACH") return `network unreachable (${code}${where})`;
-  if (code === "ECONNRESET" || code === "UND_ERR_SOCKET") return `connection closed by the server (${e.message})`;
-  if (/CERT|SSL|TLS|SELF_SIGNED|UNABLE_TO_VERIFY|UNABLE_TO_GET/.test(code)) return `TLS error: ${e.message} (${code})`;
-  return code && !e.message.includes(code) ? `${e.message} (${code})` : e.message;
-}
 
 async function dumpRoot(dir: string, url: string): Promise<string> {
   const isDump = async (d: string) => (await stat(path.join(d, "accesspoints")).catch(() => undefined))?.isDirectory() ?? false;

@@ -46,7 +46,7 @@ async function swapDir(tmp: string, target: string): Promise<void> {
 }
 
 /** Only siblings named by this module (`.<base>.tmp-…`, `.<base>.old-…`) are touched. */
-export async function recoverLeftovers(parent: string, base: string): Promise<void> {
+async function recoverLeftovers(parent: string, base: string): Promise<void> {
   const names = await readdir(parent);
   const olds = names.filter((n) => n.startsWith(`.${base}.old-`)).sort();
   if (!(await exists(path.join(parent, base))) && olds.length > 0) {

@@ -1,0 +1,47 @@
+/** What went wrong on the network, in words a user can act on: one function for every command that downloads. */
+
+/**
+ * What kept a request from being answered, in words, when `err` is a network error from fetch
+ * (undici puts the code on err.cause, sometimes err.cause.cause, or on the errors of an
+ * AggregateError); undefined for anything else.
+ */
+export function describeNetworkError(err: unknown, timeoutMs?: number): string | undefined {
+  const chain: { name?: unknown; code?: unknown; message?: unknown }[] = [];
+  const visit = (e: unknown, depth: number) => {
+    if (!e || typeof e !== "object" || depth > 6) return;
+    const x = e as { name?: unknown; code?: unknown; message?: unknown; cause?: unknown; errors?: unknown };
+    chain.push(x);
+    if (Array.isArray(x.errors)) for (const inner of x.errors) visit(inner, depth + 1);
+    visit(x.cause, depth + 1);
+  };
+  visit(err, 0);
+  const within = timeoutMs === undefined ? "" : `: no answer within ${timeoutMs >= 1000 ? `${timeoutMs / 1000} s` : `${timeoutMs} ms`}`;
+  if (chain.some((e) => e.name === "TimeoutError")) return `timeout${within}`;
+  const found = chain.find((e) => typeof e.code === "string");
+  const code = found?.code as string | undefined;
+  const message = typeof found?.message === "string" ? found.message : "";
+  if (code !== undefined) {
+    if (code === "ECONNREFUSED") return `connection refused (${code})`;
+    if (code === "ENOTFOUND" || code === "EAI_AGAIN" || code === "EAI_FAIL" || code === "EAI_NONAME") return `DNS lookup failed (${code})`;
+    if (/^(ERR_TLS|ERR_SSL|CERT_|UNABLE_TO_|DEPTH_ZERO_SELF_SIGNED_CERT|SELF_SIGNED|ERR_OSSL)/.test(code) || code === "EPROTO") {
+      // OpenSSL's text ("…:SSL routines:ssl3_get_record:wrong version number:…") reduced to its reason.
+      const reason = /SSL routines:[^:]*:([^:]+):/.exec(message)?.[1] ?? message.split("\n")[0];
+      const plain = /wrong version number|packet length too long|http request/i.test(reason) ? "; the server may speak plain http, not https" : "";
+      return `TLS/certificate error: ${reason ? `${reason} ` : ""}(${code})${plain}`;
+    }
+    if (code === "ETIMEDOUT" || code === "UND_ERR_CONNECT_TIMEOUT" || code === "UND_ERR_HEADERS_TIMEOUT" || code === "UND_ERR_BODY_TIMEOUT") return `timeout (${code})`;
+    if (code === "ECONNRESET" || code === "EPIPE") return `connection reset (${code})`;
+    if (code === "UND_ERR_SOCKET") return `connection closed by the host (${code})`;
+    if (code === "EHOSTUNREACH") return `host unreachable (${code})`;
+    if (code === "ENETUNREACH") return `network unreachable (${code})`;
+  }
+  // Any other failure of fetch itself ("fetch failed", or "terminated" while reading a body).
+  const top = chain[0];
+  if (top?.name === "TypeError" && (top.message === "fetch failed" || top.message === "terminated")) {
+    const inner = chain.at(-1);
+    if (inner?.message === "bad port") return "fetch refuses to connect to this port, as browsers do (bad port)";
+    const text = inner && inner !== top && typeof inner.message === "string" ? inner.message : String(top.message);
+    return code ? `${text} (${code})` : text;
+  }
+  return undefined;
+}
