@@ -18,10 +18,15 @@ const peakRssMiB = process.resourceUsage().maxRSS / 1024; // before the layout c
 const layout: Record<string, { files: number; bytes: number }> = {};
 for (const q of await requestsFromTree(out)) {
   const kind =
-    q.kind === "link-detail" ? (q.target.includes("-") ? "link-by-peers" : "link-by-id")
-    : q.kind === "accesspoint-list" && q.target.includes("firmware") ? "accesspoint-list (firmware filters)"
-    : q.kind.startsWith("accesspoint-") && q.kind !== "accesspoint-list" && q.target.includes(":") ? `${q.kind} (main_ipv6)`
-    : q.kind;
+    q.kind === "link-detail"
+      ? q.target.includes("-")
+        ? "link-by-peers"
+        : "link-by-id"
+      : q.kind === "accesspoint-list" && q.target.includes("firmware")
+        ? "accesspoint-list (firmware filters)"
+        : q.kind.startsWith("accesspoint-") && q.kind !== "accesspoint-list" && q.target.includes(":")
+          ? `${q.kind} (main_ipv6)`
+          : q.kind;
   const row = (layout[kind] ??= { files: 0, bytes: 0 });
   row.files++;
   row.bytes += statSync(path.join(out, q.file)).size;

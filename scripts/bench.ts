@@ -75,7 +75,15 @@ async function measure(aps: number, concurrency = 32, linksAs: "json" | "ndjson"
     maxBuffer: 1 << 20,
   });
   if (b.status !== 0) throw new Error(`build of ${aps} failed: ${b.stderr}`);
-  const r = JSON.parse(b.stdout) as { seconds: number; files: number; bytes: number; interfaces: number; links: number; peakRssMiB: number; layout: unknown };
+  const r = JSON.parse(b.stdout) as {
+    seconds: number;
+    files: number;
+    bytes: number;
+    interfaces: number;
+    links: number;
+    peakRssMiB: number;
+    layout: unknown;
+  };
   const started = performance.now();
   execFileSync("cp", ["-r", out, copy]);
   sync();
@@ -143,14 +151,21 @@ try {
   if (opts.memory) {
     process.stderr.write(`building the memory case: ${MEMORY_APS} access points, all NDJSON…\n`);
     const row = await measure(MEMORY_APS, 32, "ndjson");
-    if (row.dumpBytes < MEMORY_DUMP_BYTES) throw new Error(`the memory case dump has ${row.dumpBytes} bytes, under ${MEMORY_DUMP_BYTES}: raise MEMORY_APS`);
+    if (row.dumpBytes < MEMORY_DUMP_BYTES)
+      throw new Error(`the memory case dump has ${row.dumpBytes} bytes, under ${MEMORY_DUMP_BYTES}: raise MEMORY_APS`);
     memory = { ...row, targetMiB: MEMORY_TARGET_MIB, met: row.peakRssMiB <= MEMORY_TARGET_MIB };
   }
   const at = (n: number) => rows.find((r) => r.accesspoints === n);
   const scaling = at(40000) && at(3000) ? round(at(40000)!.secondsPerThousandAps / at(3000)!.secondsPerThousandAps) : null;
   const results = {
     date: new Date().toISOString(),
-    machine: { cpus: os.cpus().length, cpu: os.cpus()[0]?.model, memoryGiB: Math.round(os.totalmem() / 2 ** 30), platform: `${os.platform()} ${os.release()}`, node: process.version },
+    machine: {
+      cpus: os.cpus().length,
+      cpu: os.cpus()[0]?.model,
+      memoryGiB: Math.round(os.totalmem() / 2 ** 30),
+      platform: `${os.platform()} ${os.release()}`,
+      node: process.version,
+    },
     method: "build and cp -r of its output each timed from a synced start until sync returns (data on disk), back to back",
     rows,
     scaling: { timePerApAt40000OverAt3000: scaling },

@@ -21,7 +21,8 @@ const usage = (message: string): never => {
   process.stderr.write(`synth: ${message}\n`);
   process.exit(2);
 };
-if (!Number.isInteger(opts.aps) || opts.aps < 0 || opts.aps > SYNTH_MAX_APS) usage(`--aps must be a whole number from 0 to ${SYNTH_MAX_APS}`);
+if (!Number.isInteger(opts.aps) || opts.aps < 0 || opts.aps > SYNTH_MAX_APS)
+  usage(`--aps must be a whole number from 0 to ${SYNTH_MAX_APS}`);
 if (!Number.isInteger(opts.seed)) usage("--seed must be a whole number");
 if (!Number.isInteger(opts.chunk) || opts.chunk < 1) usage("--chunk must be a whole number from 1 on");
 

@@ -16,7 +16,9 @@ const ignore = rest.filter((_, i) => rest[i - 1] === "--exclude");
 const files = fg.sync("**/*", { cwd: dir, dot: true, onlyFiles: true, ignore }).sort();
 const all = createHash("sha256");
 for (const f of files) {
-  const h = createHash("sha256").update(readFileSync(path.join(dir, f))).digest("hex");
+  const h = createHash("sha256")
+    .update(readFileSync(path.join(dir, f)))
+    .digest("hex");
   all.update(`${h}  ${f}\n`);
 }
 process.stdout.write(`${all.digest("hex")}  ${files.length} files  ${dir}\n`);

@@ -104,7 +104,9 @@ export async function build(options: { data: string; out: string; snapshot?: Sna
     if (!snapshot) return;
     progress?.({ stage: "snapshots", done: 0 });
     // Without --previous, the history comes from the output being replaced.
-    const previous = snapshot.previous ?? (existsSync(path.join(options.out, SNAPSHOT_DIR, SNAPSHOT_FILES.index)) ? path.join(options.out, SNAPSHOT_DIR) : undefined);
+    const previous =
+      snapshot.previous ??
+      (existsSync(path.join(options.out, SNAPSHOT_DIR, SNAPSHOT_FILES.index)) ? path.join(options.out, SNAPSHOT_DIR) : undefined);
     await writeSnapshots({ ...snapshot, previous, data: options.data, dumpFiles: result.dumpFiles, summary: result.summary, dist: dir });
   };
   const output = await emitTree(options.out, allFiles(model, netlify), {

@@ -14,7 +14,9 @@ const files = fg.sync("**/*.ts", { cwd: SRC }).sort();
 
 function importsOf(file: string): { local: string[]; packages: string[] } {
   const text = readFileSync(path.join(SRC, file), "utf8");
-  const specs = [...text.matchAll(/^\s*(?:import|export)\s[^;]*?\sfrom\s+"([^"]+)"|^\s*import\s+"([^"]+)"|import\(\s*"([^"]+)"\s*\)/gm)].map((m) => m[1] ?? m[2] ?? m[3]);
+  const specs = [
+    ...text.matchAll(/^\s*(?:import|export)\s[^;]*?\sfrom\s+"([^"]+)"|^\s*import\s+"([^"]+)"|import\(\s*"([^"]+)"\s*\)/gm),
+  ].map((m) => m[1] ?? m[2] ?? m[3]);
   const local = specs.filter((s) => s.startsWith(".")).map((s) => path.posix.normalize(path.posix.join(path.posix.dirname(file), s)));
   return { local, packages: specs.filter((s) => !s.startsWith(".")) };
 }

@@ -38,7 +38,9 @@ describe("live check", () => {
   it("recovers a request for every response file, through the route table", async () => {
     const requests = await requestsFromTree(out);
     expect(requests.length).toBeGreaterThan(4000);
-    expect(requests.find((r) => r.file === "/api/v1/accesspoint/_q/firmware_version/_null/index.json")?.target).toBe("/api/v1/accesspoint/?firmware_version=");
+    expect(requests.find((r) => r.file === "/api/v1/accesspoint/_q/firmware_version/_null/index.json")?.target).toBe(
+      "/api/v1/accesspoint/?firmware_version=",
+    );
     expect(requests.find((r) => r.file.includes("/wifi_ssid/_5A10"))?.target).toBe("/api/v1/interface/?wifi_ssid=Z10-Klinikum");
     for (const v of ["Z10-Klinikum", "00:13:10:27:d6:a4", "Café Meshtest", "a_b"]) expect(unkey(fileKey(v))).toBe(v);
   });
@@ -49,12 +51,29 @@ describe("live check", () => {
     expect(r.problems).toEqual([]);
     expect(r.rows.every((x) => x.identical === x.requested)).toBe(true);
     // Every route without a key in its path (lists, filters, the API root where there is one) is requested; details are sampled.
-    const details = ["link-detail", "site-detail", "accesspoint-detail", "accesspoint-links", "accesspoint-interfaces", "interface-detail", "interface-accesspoint"];
+    const details = [
+      "link-detail",
+      "site-detail",
+      "accesspoint-detail",
+      "accesspoint-links",
+      "accesspoint-interfaces",
+      "interface-detail",
+      "interface-accesspoint",
+    ];
     expect(r.rows.filter((x) => details.includes(x.kind)).reduce((s, x) => s + x.requested, 0)).toBe(200);
     expect(total).toBeGreaterThan(200);
     expect(r.rows.map((x) => x.kind).filter((k) => k !== "api-root")).toEqual([
-      "link-list", "link-detail", "site-list", "site-detail", "accesspoint-list", "accesspoint-detail",
-      "accesspoint-links", "accesspoint-interfaces", "interface-list", "interface-detail", "interface-accesspoint",
+      "link-list",
+      "link-detail",
+      "site-list",
+      "site-detail",
+      "accesspoint-list",
+      "accesspoint-detail",
+      "accesspoint-links",
+      "accesspoint-interfaces",
+      "interface-list",
+      "interface-detail",
+      "interface-accesspoint",
     ]);
   });
 
@@ -130,13 +149,17 @@ describe("the base URL", () => {
       "mesh.example.org has no scheme; check needs the site's address as http(s)://host[:port], e.g. https://mesh.example.org",
     );
     expect(refused("localhost:4173")).toMatch(/^localhost:4173 has no scheme; .* e\.g\. https:\/\/localhost:4173$/);
-    expect(refused("ftp://mesh.example.org/")).toMatch(/^ftp:\/\/mesh\.example\.org\/ uses ftp:, which check cannot request; .* e\.g\. https:\/\/mesh\.example\.org$/);
+    expect(refused("ftp://mesh.example.org/")).toMatch(
+      /^ftp:\/\/mesh\.example\.org\/ uses ftp:, which check cannot request; .* e\.g\. https:\/\/mesh\.example\.org$/,
+    );
     const userInfo = refused("https://me:secret@mesh.example.org");
     expect(userInfo).toMatch(/user info/);
     expect(userInfo).not.toContain("secret");
     expect(refused("https://mesh.example.org/?page=2")).toMatch(/has a query \(\?page=2\)/);
     expect(refused("https://mesh.example.org/#top")).toMatch(/has a fragment \(#top\)/);
-    expect(refused("https://mesh.example.org/mesh/api/v1/")).toMatch(/has a path \(\/mesh\/api\/v1\/\), .* a site under a sub-path cannot be checked; .* e\.g\. https:\/\/mesh\.example\.org$/);
+    expect(refused("https://mesh.example.org/mesh/api/v1/")).toMatch(
+      /has a path \(\/mesh\/api\/v1\/\), .* a site under a sub-path cannot be checked; .* e\.g\. https:\/\/mesh\.example\.org$/,
+    );
     expect(refused("https://mesh.example.org/API/V1/")).toMatch(/has a path/);
     expect(refused("http://")).toMatch(/has no host/);
     expect(refused("")).toMatch(/empty/);
@@ -151,27 +174,35 @@ describe("network errors", () => {
   const coded = (code: string, message = code) => Object.assign(new Error(message), { code });
 
   it("are named by their cause", () => {
-    expect(describeNetworkError(failed(coded("ECONNREFUSED", "connect ECONNREFUSED 127.0.0.1:9")))).toBe("connection refused (ECONNREFUSED)");
+    expect(describeNetworkError(failed(coded("ECONNREFUSED", "connect ECONNREFUSED 127.0.0.1:9")))).toBe(
+      "connection refused (ECONNREFUSED)",
+    );
     expect(describeNetworkError(failed(coded("ENOTFOUND", "getaddrinfo ENOTFOUND mesh.invalid")))).toBe("DNS lookup failed (ENOTFOUND)");
     expect(describeNetworkError(failed(new Error("wrapped", { cause: coded("EAI_AGAIN") })))).toBe("DNS lookup failed (EAI_AGAIN)");
     expect(describeNetworkError(failed(coded("DEPTH_ZERO_SELF_SIGNED_CERT", "self-signed certificate")))).toBe(
       "TLS/certificate error: self-signed certificate (DEPTH_ZERO_SELF_SIGNED_CERT)",
     );
-    expect(describeNetworkError(failed(coded("ERR_TLS_CERT_ALTNAME_INVALID", "Hostname/IP does not match certificate's altnames")))).toMatch(
-      /^TLS\/certificate error: .*\(ERR_TLS_CERT_ALTNAME_INVALID\)$/,
-    );
+    expect(
+      describeNetworkError(failed(coded("ERR_TLS_CERT_ALTNAME_INVALID", "Hostname/IP does not match certificate's altnames"))),
+    ).toMatch(/^TLS\/certificate error: .*\(ERR_TLS_CERT_ALTNAME_INVALID\)$/);
     for (const code of ["CERT_HAS_EXPIRED", "UNABLE_TO_VERIFY_LEAF_SIGNATURE", "SELF_SIGNED_CERT_IN_CHAIN"])
       expect(describeNetworkError(failed(coded(code)))).toMatch(/^TLS\/certificate error: /);
     const openssl = "809C:error:0A00010B:SSL routines:ssl3_get_record:wrong version number:../deps/openssl/ssl/record/ssl3_record.c:350:\n";
     expect(describeNetworkError(failed(coded("ERR_SSL_WRONG_VERSION_NUMBER", openssl)))).toBe(
       "TLS/certificate error: wrong version number (ERR_SSL_WRONG_VERSION_NUMBER); the server may speak plain http, not https",
     );
-    expect(describeNetworkError(new DOMException("The operation was aborted due to timeout", "TimeoutError"), 30_000)).toBe("timeout: no answer within 30 s");
+    expect(describeNetworkError(new DOMException("The operation was aborted due to timeout", "TimeoutError"), 30_000)).toBe(
+      "timeout: no answer within 30 s",
+    );
     expect(describeNetworkError(failed(coded("UND_ERR_CONNECT_TIMEOUT")))).toBe("timeout (UND_ERR_CONNECT_TIMEOUT)");
     expect(describeNetworkError(failed(coded("ECONNRESET", "read ECONNRESET")))).toBe("connection reset (ECONNRESET)");
-    expect(describeNetworkError(failed(coded("UND_ERR_SOCKET", "other side closed"), "terminated"))).toBe("connection closed by the host (UND_ERR_SOCKET)");
+    expect(describeNetworkError(failed(coded("UND_ERR_SOCKET", "other side closed"), "terminated"))).toBe(
+      "connection closed by the host (UND_ERR_SOCKET)",
+    );
     // Happy eyeballs: both addresses refused, in an AggregateError.
-    expect(describeNetworkError(failed(new AggregateError([coded("ECONNREFUSED"), coded("ECONNREFUSED")])))).toBe("connection refused (ECONNREFUSED)");
+    expect(describeNetworkError(failed(new AggregateError([coded("ECONNREFUSED"), coded("ECONNREFUSED")])))).toBe(
+      "connection refused (ECONNREFUSED)",
+    );
     expect(describeNetworkError(failed(new Error("bad port")))).toMatch(/bad port/);
   });
 
@@ -190,7 +221,9 @@ describe("check messages", () => {
       const r = await cliAsync(["check", site.url.replace("http://", ""), "--dist", out]);
       expect(r.status).toBe(2);
       expect(r.stdout).toBe("");
-      expect(r.stderr).toMatch(/^127\.0\.0\.1:\d+ has no scheme; check needs the site's address as http\(s\):\/\/host\[:port\], e\.g\. https:\/\/127\.0\.0\.1:\d+\n$/);
+      expect(r.stderr).toMatch(
+        /^127\.0\.0\.1:\d+ has no scheme; check needs the site's address as http\(s\):\/\/host\[:port\], e\.g\. https:\/\/127\.0\.0\.1:\d+\n$/,
+      );
       expect(site.requests()).toBe(0);
     } finally {
       await site.close();
@@ -242,10 +275,12 @@ describe("check messages", () => {
         void site.then((s) => s.close());
         return;
       }
-      http.request(new URL(req.url!, good.url), { headers: req.headers }, (answer) => {
-        res.writeHead(answer.statusCode!, answer.headers);
-        answer.pipe(res);
-      }).end();
+      http
+        .request(new URL(req.url!, good.url), { headers: req.headers }, (answer) => {
+          res.writeHead(answer.statusCode!, answer.headers);
+          answer.pipe(res);
+        })
+        .end();
     });
     return site;
   };
@@ -265,7 +300,9 @@ describe("check messages", () => {
     const c = await cliAsync(["check", other.url, "--dist", out]);
     expect(c.status).toBe(1);
     expect(c.stdout).toMatch(/^total +\d+ +\d+ +0 +0$/m);
-    const line = new RegExp(`^cannot reach ${other.url} any more: connection (refused|reset|closed by the host) \\([A-Z_]+\\); stopped after (\\d+) of (\\d+) requests, (\\d+) not made\n$`);
+    const line = new RegExp(
+      `^cannot reach ${other.url} any more: connection (refused|reset|closed by the host) \\([A-Z_]+\\); stopped after (\\d+) of (\\d+) requests, (\\d+) not made\n$`,
+    );
     expect(c.stderr).toMatch(line);
     const [, , answered, total, notMade] = line.exec(c.stderr)!;
     expect(Number(answered) + Number(notMade)).toBe(Number(total));

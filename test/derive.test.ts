@@ -14,9 +14,19 @@ const instant = (t: string) => parseInstant(t) as Instant;
 
 describe("floats are written the way Python writes them", () => {
   it.each([
-    [1, "1.0"], [12, "12.0"], [0.148, "0.148"], [1e-5, "1e-05"], [0.0001, "0.0001"], [1e16, "1e+16"],
-    [1e15, "1000000000000000.0"], [-2.5, "-2.5"], [22.360679774997898, "22.360679774997898"], [0.1 + 0.2, "0.30000000000000004"],
-    [-0, "-0.0"], [1.5e-7, "1.5e-07"], [1.7976931348623157e308, "1.7976931348623157e+308"],
+    [1, "1.0"],
+    [12, "12.0"],
+    [0.148, "0.148"],
+    [1e-5, "1e-05"],
+    [0.0001, "0.0001"],
+    [1e16, "1e+16"],
+    [1e15, "1000000000000000.0"],
+    [-2.5, "-2.5"],
+    [22.360679774997898, "22.360679774997898"],
+    [0.1 + 0.2, "0.30000000000000004"],
+    [-0, "-0.0"],
+    [1.5e-7, "1.5e-07"],
+    [1.7976931348623157e308, "1.7976931348623157e+308"],
   ])("%s -> %s", (x, text) => expect(pyFloat(x)).toBe(text));
 });
 
@@ -94,9 +104,16 @@ describe("firmware version keys", () => {
   });
 
   it("precomputes present versions and release-line boundaries", () => {
-    expect(beforeValues(["0.5.1-unstable-845", "0.4-5", null, ""])).toEqual(
-      ["0.4", "0.4-5", "0.5", "0.5.1-unstable-845", "0.5.1", "0.5.2", "0.6", "1.0"],
-    );
+    expect(beforeValues(["0.5.1-unstable-845", "0.4-5", null, ""])).toEqual([
+      "0.4",
+      "0.4-5",
+      "0.5",
+      "0.5.1-unstable-845",
+      "0.5.1",
+      "0.5.2",
+      "0.6",
+      "1.0",
+    ]);
   });
 });
 
@@ -104,7 +121,12 @@ describe("interfaces", () => {
   const m = model([
     ap("10.0.0.1", {}, [
       { id: 1, if_name: "WLAN0", addresses: [{ id: 1, address: "10.0.0.1", netmask_prefixlen: 16 }] },
-      { id: 2, if_name: "eth0", addresses: [{ id: 2, address: "2001:DB8:0::1", netmask_prefixlen: 64 }], wifi: { wifi_ssid: "x", wifi_freq: 2412 } },
+      {
+        id: 2,
+        if_name: "eth0",
+        addresses: [{ id: 2, address: "2001:DB8:0::1", netmask_prefixlen: 64 }],
+        wifi: { wifi_ssid: "x", wifi_freq: 2412 },
+      },
       { id: 3, if_name: "eth1", if_hwaddress: "AA:bb:cc:dd:ee:ff" },
       { id: 4, if_name: "ath0" },
     ]),
@@ -132,19 +154,53 @@ describe("interfaces", () => {
 describe("links", () => {
   const m = model(
     [
-      ap("10.0.0.1", { position: at(12, 54.5) }, [{ id: 1, addresses: [{ id: 1, address: "10.0.0.1", netmask_prefixlen: 16 }], wifi: { wifi_ssid: "" } }]),
-      ap("10.0.0.2", { position: at(12.25, 54) }, [{ id: 2, addresses: [{ id: 2, address: "10.0.0.2", netmask_prefixlen: 16 }], wifi: { wifi_ssid: "meshy" } }]),
+      ap("10.0.0.1", { position: at(12, 54.5) }, [
+        { id: 1, addresses: [{ id: 1, address: "10.0.0.1", netmask_prefixlen: 16 }], wifi: { wifi_ssid: "" } },
+      ]),
+      ap("10.0.0.2", { position: at(12.25, 54) }, [
+        { id: 2, addresses: [{ id: 2, address: "10.0.0.2", netmask_prefixlen: 16 }], wifi: { wifi_ssid: "meshy" } },
+      ]),
       ap("10.0.0.3", { position: at(12, 53) }),
       ap("10.0.0.4"),
     ],
     [
-      { id: 7, timestamp: "2026-11-22T11:00:00Z", endpoints: [{ interface: 1, quality: 0.1 }, { address: "10.0.0.2", quality: 0.7 }] },
-      { id: 8, timestamp: null, endpoints: [{ address: "10.0.0.3", quality: 1 }, { interface: 1, quality: 0.5 }] },
-      { id: 9, endpoints: [{ address: "10.0.0.3", quality: 1 }, { address: "10.0.0.4", quality: 1 }] },
-      { id: 10, endpoints: [{ address: "10.0.0.2", quality: 1 }, { address: "10.0.0.1", quality: 1 }] },
+      {
+        id: 7,
+        timestamp: "2026-11-22T11:00:00Z",
+        endpoints: [
+          { interface: 1, quality: 0.1 },
+          { address: "10.0.0.2", quality: 0.7 },
+        ],
+      },
+      {
+        id: 8,
+        timestamp: null,
+        endpoints: [
+          { address: "10.0.0.3", quality: 1 },
+          { interface: 1, quality: 0.5 },
+        ],
+      },
+      {
+        id: 9,
+        endpoints: [
+          { address: "10.0.0.3", quality: 1 },
+          { address: "10.0.0.4", quality: 1 },
+        ],
+      },
+      {
+        id: 10,
+        endpoints: [
+          { address: "10.0.0.2", quality: 1 },
+          { address: "10.0.0.1", quality: 1 },
+        ],
+      },
     ],
   );
-  const link = (id: number) => renderLink(m.links.find((l) => l.id === id)!, m).toString();
+  const link = (id: number) =>
+    renderLink(
+      m.links.find((l) => l.id === id)!,
+      m,
+    ).toString();
 
   it("multiplies endpoint qualities in dump order without rounding", () => {
     expect(json(link(7)).quality).toBe(0.1 * 0.7);

@@ -11,7 +11,10 @@ import { tempDir } from "./support/tree.ts";
 describe("atomic output", () => {
   it("replaces the whole tree, removing files of the previous build", async () => {
     const out = path.join(tempDir(), "dist");
-    await emitTree(out, [{ path: "/a/index.json", body: "1" }, { path: "/b/index.json", body: "2" }]);
+    await emitTree(out, [
+      { path: "/a/index.json", body: "1" },
+      { path: "/b/index.json", body: "2" },
+    ]);
     await emitTree(out, [{ path: "/a/index.json", body: "3" }]);
     expect(readFileSync(path.join(out, "a/index.json"), "utf8")).toBe("3");
     expect(existsSync(path.join(out, "b"))).toBe(false);

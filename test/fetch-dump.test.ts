@@ -61,7 +61,10 @@ interface Run {
  */
 function start(args: string[], cwd: string, env: Record<string, string> = {}): { child: ChildProcess; done: Promise<Run> } {
   const loader = pathToFileURL(path.join(ROOT, "node_modules/tsx/dist/loader.mjs")).href;
-  const child = spawn(process.execPath, ["--import", loader, path.join(ROOT, "src/cli/main.ts"), ...args], { cwd, env: { ...process.env, ...env } });
+  const child = spawn(process.execPath, ["--import", loader, path.join(ROOT, "src/cli/main.ts"), ...args], {
+    cwd,
+    env: { ...process.env, ...env },
+  });
   let stdout = "";
   let stderr = "";
   child.stdout!.on("data", (c) => (stdout += c));
@@ -108,7 +111,9 @@ describe("fetch-dump refuses folders that are not its own, before downloading", 
     const before = state(out);
     const r = await run(["fetch-dump", `${site.url}/${dumpFile}`, "--out", out]);
     expect(r.status).toBe(2);
-    expect(r.stderr).toBe(`mesh-api: refusing to write to ${out}: it is not empty and was not written by mesh-api (no ${MARKER} file in it); empty it or choose a new folder for --out.\n`);
+    expect(r.stderr).toBe(
+      `mesh-api: refusing to write to ${out}: it is not empty and was not written by mesh-api (no ${MARKER} file in it); empty it or choose a new folder for --out.\n`,
+    );
     expect(r.stdout).toBe("");
     expect(state(out)).toEqual(before);
     expect(leftovers(out)).toEqual([]);
@@ -127,7 +132,9 @@ describe("fetch-dump refuses folders that are not its own, before downloading", 
       [["--out", "keep.txt"], cwd, "it is a file, not a folder"],
       [["--out", cwd], path.join(cwd, "work"), "it is your home folder", { HOME: cwd }],
     ];
-    const results = await Promise.all(cases.map(([args, at, , env]) => run(["fetch-dump", `${site.url}/${dumpFile}`, ...args, "-q"], at, env)));
+    const results = await Promise.all(
+      cases.map(([args, at, , env]) => run(["fetch-dump", `${site.url}/${dumpFile}`, ...args, "-q"], at, env)),
+    );
     results.forEach((r, i) => {
       const [args, , why] = cases[i];
       expect(r.status, `${args.join(" ")}: ${r.stderr}`).toBe(2);
@@ -206,7 +213,9 @@ describe("fetch-dump verifies what snapshot publishes", () => {
       const out = path.join(tempDir(), "dump");
       const refused = await run(["fetch-dump", `${site.url}/a/${dumpFile}`, "--out", out]);
       expect(refused.status).toBe(1);
-      expect(refused.stderr).toMatch(new RegExp(`^mesh-api: .*${sha256(dumpBytes)} does not match ${site.url}/a/${dumpFile}\\.sha256 \\(${wrong}\\)`, "m"));
+      expect(refused.stderr).toMatch(
+        new RegExp(`^mesh-api: .*${sha256(dumpBytes)} does not match ${site.url}/a/${dumpFile}\\.sha256 \\(${wrong}\\)`, "m"),
+      );
       expect(existsSync(out)).toBe(false);
       expect(site.requests).not.toContain("/a/SHA256SUMS");
 
@@ -220,7 +229,10 @@ describe("fetch-dump verifies what snapshot publishes", () => {
   });
 
   it("refuses a SHA256SUMS without a line for the archive, and malformed checksum files", async () => {
-    const other = readFileSync(path.join(published, "SHA256SUMS"), "utf8").split("\n").filter((l) => !l.endsWith(dumpFile)).join("\n");
+    const other = readFileSync(path.join(published, "SHA256SUMS"), "utf8")
+      .split("\n")
+      .filter((l) => !l.endsWith(dumpFile))
+      .join("\n");
     const site = await serve({
       [`/noline/${dumpFile}`]: dumpBytes,
       "/noline/SHA256SUMS": Buffer.from(other),
@@ -245,7 +257,9 @@ describe("fetch-dump verifies what snapshot publishes", () => {
         ["error", /cannot verify the archive: .*HTTP 404 and .*SHA256SUMS answered HTTP 500/],
       ];
       const outs = expectations.map(() => path.join(tempDir(), "dump"));
-      const results = await Promise.all(expectations.map(([dir], i) => run(["fetch-dump", `${site.url}/${dir}/${dumpFile}`, "--out", outs[i]])));
+      const results = await Promise.all(
+        expectations.map(([dir], i) => run(["fetch-dump", `${site.url}/${dir}/${dumpFile}`, "--out", outs[i]])),
+      );
       expectations.forEach(([dir, message], i) => {
         expect(results[i].status, dir).toBe(1);
         expect(results[i].stderr, dir).toMatch(new RegExp(`^mesh-api: .*${message.source}`, "m"));
@@ -298,7 +312,9 @@ describe("fetch-dump failures leave --out as it was", () => {
       const out = path.join(tempDir(), "dump");
       const r = await run(["fetch-dump", `${site.url}/missing.tar.gz`, "--out", out]);
       expect(r.status).toBe(1);
-      expect(r.stderr).toBe(`mesh-api: ${site.url}/missing.tar.gz: HTTP 404 Not Found; nothing was unpacked and ${out} was left as it was\n`);
+      expect(r.stderr).toBe(
+        `mesh-api: ${site.url}/missing.tar.gz: HTTP 404 Not Found; nothing was unpacked and ${out} was left as it was\n`,
+      );
       expect(site.requests).toEqual(["/missing.tar.gz"]);
       expect(existsSync(out)).toBe(false);
       expect(leftovers(out)).toEqual([]);
@@ -322,7 +338,11 @@ describe("fetch-dump failures leave --out as it was", () => {
     writeFileSync(path.join(src, "readme.txt"), "no dump here\n");
     const nodump = path.join(tempDir(), "nodump.tar.gz");
     execFileSync("tar", ["-czf", nodump, "-C", src, "readme.txt"]);
-    const site = await serve({ "/garbage.tar.gz": Buffer.from("this is not gzip at all"), "/nodump.tar.gz": readFileSync(nodump), "/truncated.tar.gz": dumpBytes.subarray(0, 2000) });
+    const site = await serve({
+      "/garbage.tar.gz": Buffer.from("this is not gzip at all"),
+      "/nodump.tar.gz": readFileSync(nodump),
+      "/truncated.tar.gz": dumpBytes.subarray(0, 2000),
+    });
     try {
       const cases = [
         ["garbage.tar.gz", "not a valid gzip file"],
@@ -357,7 +377,11 @@ describe("fetch-dump failures leave --out as it was", () => {
       expect((await run(["fetch-dump", `${site.url}/${dumpFile}`, "--out", out, "-q"])).status).toBe(0);
       const before = state(out);
       const { child, done } = start(["fetch-dump", `${site.url}/slow.tar.gz`, "--out", out], path.dirname(out));
-      for (let i = 0; i < 200 && !leftovers(out).some((n) => n.endsWith(".tar.gz") && statSync(path.join(path.dirname(out), n)).size > 0); i++) {
+      for (
+        let i = 0;
+        i < 200 && !leftovers(out).some((n) => n.endsWith(".tar.gz") && statSync(path.join(path.dirname(out), n)).size > 0);
+        i++
+      ) {
         await new Promise((ok) => setTimeout(ok, 50));
       }
       expect(leftovers(out).length).toBeGreaterThan(0);

@@ -16,7 +16,11 @@ const SEED = 20261123;
 const base = synthesize({ aps: 6, seed: 3 });
 const baseFiles = (): Record<string, string> => ({
   "network.json": JSON.stringify(base.network),
-  "accesspoints/a.ndjson": base.accesspoints.slice(0, 3).map((r) => JSON.stringify(r)).join("\n") + "\n",
+  "accesspoints/a.ndjson":
+    base.accesspoints
+      .slice(0, 3)
+      .map((r) => JSON.stringify(r))
+      .join("\n") + "\n",
   "accesspoints/more/b.json": JSON.stringify(base.accesspoints.slice(3), null, 1),
   "links/l.json": JSON.stringify(base.links),
 });
@@ -28,7 +32,11 @@ const weirdString = fc.oneof(
   fc.integer({ min: 1, max: 3 }).map((n) => "x".repeat(n * 700_000)),
 );
 
-const jsonish: fc.Arbitrary<unknown> = fc.oneof(fc.jsonValue({ maxDepth: 3 }), weirdString, fc.constantFrom(null, true, -1, 1.5, 2 ** 53, [], {}));
+const jsonish: fc.Arbitrary<unknown> = fc.oneof(
+  fc.jsonValue({ maxDepth: 3 }),
+  weirdString,
+  fc.constantFrom(null, true, -1, 1.5, 2 ** 53, [], {}),
+);
 
 type Mutation = (files: Record<string, string>) => void;
 
@@ -36,29 +44,49 @@ const fileName = fc.constantFrom("network.json", "accesspoints/a.ndjson", "acces
 
 const mutation: fc.Arbitrary<Mutation> = fc.oneof(
   // Structural edits of one record
-  fc.tuple(fc.nat(5), fc.constantFrom("main_ip", "main_ipv6", "position", "site", "interfaces", "lastseen_timestamp", "system_load_1min", "mesh_version", "owner", "bogus_field", "firmware_type"), jsonish).map(
-    ([i, field, value]): Mutation => (files) => {
+  fc
+    .tuple(
+      fc.nat(5),
+      fc.constantFrom(
+        "main_ip",
+        "main_ipv6",
+        "position",
+        "site",
+        "interfaces",
+        "lastseen_timestamp",
+        "system_load_1min",
+        "mesh_version",
+        "owner",
+        "bogus_field",
+        "firmware_type",
+      ),
+      jsonish,
+    )
+    .map(([i, field, value]): Mutation => (files) => {
       const aps = [...base.accesspoints];
       aps[i] = { ...aps[i], [field]: value };
-      files["accesspoints/a.ndjson"] = aps.slice(0, 3).map((r) => JSON.stringify(r)).join("\n");
+      files["accesspoints/a.ndjson"] = aps
+        .slice(0, 3)
+        .map((r) => JSON.stringify(r))
+        .join("\n");
       files["accesspoints/more/b.json"] = JSON.stringify(aps.slice(3));
-    },
-  ),
-  fc.tuple(fc.nat(40), fc.constantFrom("id", "timestamp", "endpoints", "extra"), jsonish).map(
-    ([i, field, value]): Mutation => (files) => {
-      const links = [...base.links];
-      if (links.length) links[i % links.length] = { ...links[i % links.length], [field]: value };
-      files["links/l.json"] = JSON.stringify(links);
-    },
-  ),
-  fc.tuple(fc.nat(5), fc.constantFrom("id", "if_name", "if_hwaddress", "addresses", "wifi"), jsonish).map(
-    ([i, field, value]): Mutation => (files) => {
+    }),
+  fc.tuple(fc.nat(40), fc.constantFrom("id", "timestamp", "endpoints", "extra"), jsonish).map(([i, field, value]): Mutation => (files) => {
+    const links = [...base.links];
+    if (links.length) links[i % links.length] = { ...links[i % links.length], [field]: value };
+    files["links/l.json"] = JSON.stringify(links);
+  }),
+  fc
+    .tuple(fc.nat(5), fc.constantFrom("id", "if_name", "if_hwaddress", "addresses", "wifi"), jsonish)
+    .map(([i, field, value]): Mutation => (files) => {
       const aps = structuredClone(base.accesspoints) as { interfaces: Record<string, unknown>[] }[];
       aps[i].interfaces[0][field] = value;
-      files["accesspoints/a.ndjson"] = aps.slice(0, 3).map((r) => JSON.stringify(r)).join("\n");
+      files["accesspoints/a.ndjson"] = aps
+        .slice(0, 3)
+        .map((r) => JSON.stringify(r))
+        .join("\n");
       files["accesspoints/more/b.json"] = JSON.stringify(aps.slice(3));
-    },
-  ),
+    }),
   // Text-level damage
   fc.tuple(fileName, fc.double({ min: 0, max: 1, noNaN: true })).map(([f, at]): Mutation => (files) => {
     files[f] = files[f].slice(0, Math.floor(files[f].length * at));
@@ -67,8 +95,16 @@ const mutation: fc.Arbitrary<Mutation> = fc.oneof(
     const i = Math.floor(files[f].length * at);
     files[f] = files[f].slice(0, i) + s + files[f].slice(i);
   }),
-  fileName.map((f): Mutation => (files) => void (files[f] = "")),
-  fileName.map((f): Mutation => (files) => void (files[f] = "\ufeff" + files[f].replace(/\n/g, "\r\n"))),
+  fileName.map(
+    (f): Mutation =>
+      (files) =>
+        void (files[f] = ""),
+  ),
+  fileName.map(
+    (f): Mutation =>
+      (files) =>
+        void (files[f] = "\ufeff" + files[f].replace(/\n/g, "\r\n")),
+  ),
   fc.integer({ min: 1, max: 200_000 }).map((depth): Mutation => (files) => {
     files["accesspoints/deep.json"] = "[".repeat(depth) + "]".repeat(depth);
   }),

@@ -31,11 +31,17 @@ describe("limits", () => {
     const dir = dump({ "links/huge.json": "" });
     truncateSync(path.join(dir, "links/huge.json"), MAX_JSON_FILE_BYTES + 1); // sparse: no disk used
     const r = await validate({ data: dir });
-    expect(r.problems.map(formatProblem).join("\n")).toContain("links/huge.json $: file of 268435457 bytes is larger than the 256 MiB allowed for .json");
+    expect(r.problems.map(formatProblem).join("\n")).toContain(
+      "links/huge.json $: file of 268435457 bytes is larger than the 256 MiB allowed for .json",
+    );
   });
 
   it("refuses bytes that are not UTF-8, by line", async () => {
-    const r = await validate({ data: dump({ "accesspoints/a.ndjson": Buffer.concat([Buffer.from(ap("10.0.0.1") + "\n"), Buffer.from([0x7b, 0xc3, 0x28, 0x7d, 0x0a])]) }) });
+    const r = await validate({
+      data: dump({
+        "accesspoints/a.ndjson": Buffer.concat([Buffer.from(ap("10.0.0.1") + "\n"), Buffer.from([0x7b, 0xc3, 0x28, 0x7d, 0x0a])]),
+      }),
+    });
     expect(r.problems.map(formatProblem)).toEqual(["error: accesspoints/a.ndjson:2 $: not valid UTF-8"]);
   });
 

@@ -18,7 +18,11 @@ describe("preview under load and abuse", () => {
   it("serves a mixed load with zero 5xx, zero crashes and flat memory", async () => {
     const out = path.join(tempDir(), "dist");
     await build({ data: `${PUBLIC_SAMPLE}dump`, out });
-    const child = spawn(process.execPath, ["--import", "tsx", path.join(ROOT, "src/cli/main.ts"), "preview", "--dir", out, "--port", "0", "-q"], { cwd: ROOT });
+    const child = spawn(
+      process.execPath,
+      ["--import", "tsx", path.join(ROOT, "src/cli/main.ts"), "preview", "--dir", out, "--port", "0", "-q"],
+      { cwd: ROOT },
+    );
     try {
       const url = await new Promise<string>((resolve, reject) => {
         child.stdout.on("data", (c: Buffer) => {
@@ -29,7 +33,14 @@ describe("preview under load and abuse", () => {
       });
       const port = Number(new URL(url).port);
       const valid = readExpected().map((e) => e.path);
-      const abusive = ["/api/v1/nothing", "/api/v1/link/%E0%A4%A", "/api/v1/accesspoint/..%2f..%2f", "/api/v1/link/1%00", "/api/v1/" + "z".repeat(5000), "/api/v1/interface/?wifi_ssid=%ZZ"];
+      const abusive = [
+        "/api/v1/nothing",
+        "/api/v1/link/%E0%A4%A",
+        "/api/v1/accesspoint/..%2f..%2f",
+        "/api/v1/link/1%00",
+        "/api/v1/" + "z".repeat(5000),
+        "/api/v1/interface/?wifi_ssid=%ZZ",
+      ];
       const methods = ["GET", "GET", "GET", "HEAD", "OPTIONS", "POST", "DELETE"];
       const agent = new Agent({ keepAlive: true, maxSockets: 16 });
       const statuses = new Map<number, number>();
@@ -38,7 +49,8 @@ describe("preview under load and abuse", () => {
         const n = i++;
         const target = n % 5 === 4 ? abusive[n % abusive.length] : valid[(n * 7919) % valid.length];
         const method = methods[n % methods.length];
-        if (n % 50 === 0) return rawRequest(port, "BREW", target).then((r) => void statuses.set(r.status, (statuses.get(r.status) ?? 0) + 1));
+        if (n % 50 === 0)
+          return rawRequest(port, "BREW", target).then((r) => void statuses.set(r.status, (statuses.get(r.status) ?? 0) + 1));
         return new Promise<void>((resolve, reject) => {
           const req = request({ host: "127.0.0.1", port, path: target, method, agent }, (res) => {
             statuses.set(res.statusCode!, (statuses.get(res.statusCode!) ?? 0) + 1);
@@ -51,9 +63,11 @@ describe("preview under load and abuse", () => {
       };
       const run = async (ms: number) => {
         const until = Date.now() + ms;
-        await Promise.all(Array.from({ length: 16 }, async () => {
-          while (Date.now() < until) await one();
-        }));
+        await Promise.all(
+          Array.from({ length: 16 }, async () => {
+            while (Date.now() < until) await one();
+          }),
+        );
       };
       await run(2000); // warm-up
       const warm = rssMiB(child.pid!);

@@ -44,7 +44,8 @@ function knownDifference(target: string, p: RawResponse): string | undefined {
   if (p.status === 400) return "malformed percent-encoding: the preview answers 400";
   if (/if_hwaddress=[^&]*/.test(target)) {
     const mac = decodeURIComponent(/if_hwaddress=([^&]*)/.exec(target)![1]);
-    if (mac !== mac.toLowerCase() && mac !== mac.toUpperCase()) return "a MAC in mixed case: Netlify has rules for lower and upper case only";
+    if (mac !== mac.toLowerCase() && mac !== mac.toUpperCase())
+      return "a MAC in mixed case: Netlify has rules for lower and upper case only";
   }
   return undefined;
 }

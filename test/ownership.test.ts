@@ -77,7 +77,12 @@ describe("build refuses an output folder that is not its own", () => {
   });
   it("a non-empty folder without the marker", () => {
     const p = playground();
-    refused(["build", "--data", p.data, "--out", "notes"], p.work, p.home, /it is not empty and was not written by mesh-api .*; empty it or choose a new folder for --out\.$/);
+    refused(
+      ["build", "--data", p.data, "--out", "notes"],
+      p.work,
+      p.home,
+      /it is not empty and was not written by mesh-api .*; empty it or choose a new folder for --out\.$/,
+    );
   });
   it("a folder whose marker is not ours", () => {
     const p = playground();
@@ -90,7 +95,10 @@ describe("build replaces what is its own", () => {
   it("writes the marker, and rebuilds into a previous build's output", () => {
     const p = playground();
     expect(cli(["build", "--data", p.data, "--out", "dist", "-q"], p.work, { HOME: p.home }).status).toBe(0);
-    expect(JSON.parse(readFileSync(path.join(p.work, "dist", MARKER), "utf8"))).toMatchObject({ format: "mesh-api-output/1", kind: "build" });
+    expect(JSON.parse(readFileSync(path.join(p.work, "dist", MARKER), "utf8"))).toMatchObject({
+      format: "mesh-api-output/1",
+      kind: "build",
+    });
     const first = treeDigest(path.join(p.work, "dist"));
     const r = cli(["build", "--data", p.data, "--out", "dist"], p.work, { HOME: p.home });
     expect(r.status, r.stderr).toBe(0);

@@ -10,7 +10,11 @@ import { ROOT, tempDir } from "./support/tree.ts";
  * folders: the compile goes to a staging copy, never into the repository.
  */
 const npm = (args: string[], cwd: string) =>
-  execFileSync("npm", [...args, "--no-audit", "--no-fund", "--loglevel=error"], { cwd, encoding: "utf8", stdio: ["ignore", "pipe", "pipe"] });
+  execFileSync("npm", [...args, "--no-audit", "--no-fund", "--loglevel=error"], {
+    cwd,
+    encoding: "utf8",
+    stdio: ["ignore", "pipe", "pipe"],
+  });
 
 describe("the installable package", () => {
   it("packs, installs without dev dependencies, and runs --version, validate, build and preview", async () => {
@@ -19,12 +23,25 @@ describe("the installable package", () => {
     mkdirSync(stage);
     const pkg = JSON.parse(readFileSync(path.join(ROOT, "package.json"), "utf8")) as { version: string; files: string[] };
     for (const f of ["package.json", "README.md", "LICENSE", "docs"]) cpSync(path.join(ROOT, f), path.join(stage, f), { recursive: true });
-    execFileSync(process.execPath, [path.join(ROOT, "node_modules/typescript/bin/tsc"), "-p", path.join(ROOT, "tsconfig.build.json"), "--outDir", path.join(stage, "lib")], { cwd: ROOT });
-    const packed = JSON.parse(npm(["pack", "--ignore-scripts", "--json", "--pack-destination", work], stage)) as { filename: string; files: { path: string }[] }[];
+    execFileSync(
+      process.execPath,
+      [
+        path.join(ROOT, "node_modules/typescript/bin/tsc"),
+        "-p",
+        path.join(ROOT, "tsconfig.build.json"),
+        "--outDir",
+        path.join(stage, "lib"),
+      ],
+      { cwd: ROOT },
+    );
+    const packed = JSON.parse(npm(["pack", "--ignore-scripts", "--json", "--pack-destination", work], stage)) as {
+      filename: string;
+      files: { path: string }[];
+    }[];
     const names = packed[0].files.map((f) => f.path);
     expect(names).toContain("lib/cli/main.js");
     expect(names).toContain("lib/index.d.ts");
-    expect(names.some((n) => n.startsWith("src/") || n.startsWith("test/") || n.endsWith(".ts") && !n.endsWith(".d.ts"))).toBe(false);
+    expect(names.some((n) => n.startsWith("src/") || n.startsWith("test/") || (n.endsWith(".ts") && !n.endsWith(".d.ts")))).toBe(false);
 
     const app = path.join(work, "app");
     mkdirSync(app);
@@ -42,7 +59,11 @@ describe("the installable package", () => {
     expect(existsSync(path.join(app, "dist", "api", "v1", "link", "index.json"))).toBe(true);
 
     // The library entry point, as an importer sees it.
-    const lib = execFileSync(process.execPath, ["--input-type=module", "-e", "const m = await import('mesh-static-api'); console.log(typeof m.build, typeof m.startPreview)"], { cwd: app, encoding: "utf8" });
+    const lib = execFileSync(
+      process.execPath,
+      ["--input-type=module", "-e", "const m = await import('mesh-static-api'); console.log(typeof m.build, typeof m.startPreview)"],
+      { cwd: app, encoding: "utf8" },
+    );
     expect(lib.trim()).toBe("function function");
 
     const preview = spawn(bin, ["preview", "--dir", "dist", "--port", "0", "-q"], { cwd: app });
@@ -59,7 +80,9 @@ describe("the installable package", () => {
       const res = await fetch(`${url}/api/v1/link/`);
       expect(res.status).toBe(200);
       expect(res.headers.get("content-type")).toBe("application/json");
-      expect(Buffer.from(await res.arrayBuffer()).equals(readFileSync(path.join(app, "dist", "api", "v1", "link", "index.json")))).toBe(true);
+      expect(Buffer.from(await res.arrayBuffer()).equals(readFileSync(path.join(app, "dist", "api", "v1", "link", "index.json")))).toBe(
+        true,
+      );
     } finally {
       preview.kill();
     }

@@ -23,14 +23,27 @@ function network() {
   );
 }
 
-const hrefs = (page: string) => [...page.matchAll(/href="([^"]*)"/g)].map((m) => m[1].replace(/&amp;/g, "&").replace(/&quot;/g, '"').replace(/&#39;/g, "'").replace(/&lt;/g, "<").replace(/&gt;/g, ">"));
+const hrefs = (page: string) =>
+  [...page.matchAll(/href="([^"]*)"/g)].map((m) =>
+    m[1]
+      .replace(/&amp;/g, "&")
+      .replace(/&quot;/g, '"')
+      .replace(/&#39;/g, "'")
+      .replace(/&lt;/g, "<")
+      .replace(/&gt;/g, ">"),
+  );
 
 describe("API root", () => {
   it("lists the four endpoints, the filters of each list from the route table, the status values and taken_at, compactly", () => {
     const text = apiRoot(network());
     const root = JSON.parse(text);
     expect(Object.keys(root)).toEqual(["accesspoint", "interface", "link", "site", "filters", "status_values", "taken_at"]);
-    expect(root).toMatchObject({ accesspoint: "/api/v1/accesspoint/", interface: "/api/v1/interface/", link: "/api/v1/link/", site: "/api/v1/site/" });
+    expect(root).toMatchObject({
+      accesspoint: "/api/v1/accesspoint/",
+      interface: "/api/v1/interface/",
+      link: "/api/v1/link/",
+      site: "/api/v1/site/",
+    });
     expect(root.filters).toEqual({
       accesspoint: ["firmware_version", "firmware_version__before", "status"],
       interface: ["wifi_ssid", "if_hwaddress"],
@@ -148,7 +161,9 @@ describe("snapshot listing", () => {
     expect(page.startsWith("<!DOCTYPE html>\n")).toBe(true);
     expect(page).not.toMatch(/<script/i);
     const links = hrefs(page);
-    expect(links).toEqual(expect.arrayContaining(["SHA256SUMS", "index.json", "mesh-topology-2026-11-22.tar.gz", "mesh-api-v1-2026-11-22.tar.gz"]));
+    expect(links).toEqual(
+      expect.arrayContaining(["SHA256SUMS", "index.json", "mesh-topology-2026-11-22.tar.gz", "mesh-api-v1-2026-11-22.tar.gz"]),
+    );
     expect(page).toContain("0.12 MB");
     expect(page).toContain("1.23 MB");
     expect(page).toContain("a".repeat(64));
@@ -164,7 +179,14 @@ describe("snapshot listing", () => {
   });
 
   it("gives sizes in MB with two decimals, never 0.00 for a non-empty file", () => {
-    expect([0, 10, 4_999, 5_000, 1_000_000, 609_123_456].map(megabytes)).toEqual(["0.00 MB", "&lt; 0.01 MB", "&lt; 0.01 MB", "0.01 MB", "1.00 MB", "609.12 MB"]);
+    expect([0, 10, 4_999, 5_000, 1_000_000, 609_123_456].map(megabytes)).toEqual([
+      "0.00 MB",
+      "&lt; 0.01 MB",
+      "&lt; 0.01 MB",
+      "0.01 MB",
+      "1.00 MB",
+      "609.12 MB",
+    ]);
     expect(snapshotListing(index)).toBe(snapshotListing(structuredClone(index)));
   });
 });

@@ -15,9 +15,40 @@ import type { BuildResult } from "../src/index.ts";
  * line can express it, Netlify), or is refused with a clear message.
  */
 const HOSTILE = [
-  "../../index", "a/b", "%2F", ".", "..", "...", "x".repeat(300), "ü".repeat(150), "AA:BB", "aa:bb", "Aa:Bb",
-  "CON", "con", "nul.txt", "com1", "a b", "a=b", ":lead", "#hash", "?q=1", "a&b", "Ünïcödé 📡", "tab\there",
-  "nul\u0000byte", "back\\slash", "Z10", "z10", "index.json", "_q", "_null", "_5A", "trail.", " lead", "\u202eevil",
+  "../../index",
+  "a/b",
+  "%2F",
+  ".",
+  "..",
+  "...",
+  "x".repeat(300),
+  "ü".repeat(150),
+  "AA:BB",
+  "aa:bb",
+  "Aa:Bb",
+  "CON",
+  "con",
+  "nul.txt",
+  "com1",
+  "a b",
+  "a=b",
+  ":lead",
+  "#hash",
+  "?q=1",
+  "a&b",
+  "Ünïcödé 📡",
+  "tab\there",
+  "nul\u0000byte",
+  "back\\slash",
+  "Z10",
+  "z10",
+  "index.json",
+  "_q",
+  "_null",
+  "_5A",
+  "trail.",
+  " lead",
+  "\u202eevil",
 ];
 
 let out: string;
@@ -32,7 +63,15 @@ beforeAll(async () => {
   const aps = HOSTILE.map((v, i) => ({
     main_ip: `10.9.${i >> 8}.${(i & 255) + 1}`,
     mesh_version: v,
-    interfaces: [{ id: i + 1, if_name: "wlan0", if_hwaddress: v, addresses: [{ id: i + 1, address: `10.9.${i >> 8}.${(i & 255) + 1}`, netmask_prefixlen: 16 }], wifi: { wifi_ssid: v } }],
+    interfaces: [
+      {
+        id: i + 1,
+        if_name: "wlan0",
+        if_hwaddress: v,
+        addresses: [{ id: i + 1, address: `10.9.${i >> 8}.${(i & 255) + 1}`, netmask_prefixlen: 16 }],
+        wifi: { wifi_ssid: v },
+      },
+    ],
   }));
   writeFileSync(path.join(data, "accesspoints/hostile.json"), JSON.stringify(aps));
   out = path.join(tempDir(), "dist");
@@ -71,7 +110,10 @@ describe("path safety of values from routers", () => {
         const r = await rawRequest(port, "GET", target);
         expect(r.status, target).toBe(200);
         const body = JSON.parse(r.body.toString()) as { main_ip?: string; addresses?: { id: number }[] }[];
-        const own = param === "firmware_version" ? body.some((a) => a.main_ip === `10.9.${i >> 8}.${(i & 255) + 1}`) : body.some((x) => x.addresses?.[0]?.id === i + 1);
+        const own =
+          param === "firmware_version"
+            ? body.some((a) => a.main_ip === `10.9.${i >> 8}.${(i & 255) + 1}`)
+            : body.some((x) => x.addresses?.[0]?.id === i + 1);
         expect(own, target).toBe(true);
 
         const n = netlify.answer(target);
@@ -79,7 +121,9 @@ describe("path safety of values from routers", () => {
         const served = "body" in n && n.status === 200 && n.body!.equals(r.body);
         const mixedCase = fold && value !== value.toLowerCase() && value !== value.toUpperCase(); // README: rules for lower and upper case only
         expect(served || listed || mixedCase, `${target}: Netlify neither serves it nor lists it`).toBe(true);
-        table.push(`${JSON.stringify(value).slice(0, 24).padEnd(26)} ${key.slice(0, 40).padEnd(42)} ${served ? "netlify" : "preview only (listed)"}`);
+        table.push(
+          `${JSON.stringify(value).slice(0, 24).padEnd(26)} ${key.slice(0, 40).padEnd(42)} ${served ? "netlify" : "preview only (listed)"}`,
+        );
       }
       expect(table).toHaveLength(HOSTILE.length);
     });
@@ -97,7 +141,10 @@ describe("path safety of values from routers", () => {
   it("refuses a lone surrogate with a located message instead of colliding with U+FFFD", async () => {
     const data = tempDir();
     mkdirSync(path.join(data, "accesspoints"));
-    writeFileSync(path.join(data, "accesspoints/a.ndjson"), '{"main_ip":"10.0.0.1","interfaces":[{"id":1,"wifi":{"wifi_ssid":"\\ud800"}}]}\n');
+    writeFileSync(
+      path.join(data, "accesspoints/a.ndjson"),
+      '{"main_ip":"10.0.0.1","interfaces":[{"id":1,"wifi":{"wifi_ssid":"\\ud800"}}]}\n',
+    );
     await expect(build({ data, out: path.join(tempDir(), "dist") })).rejects.toMatchObject({
       problems: [expect.objectContaining({ path: "$.interfaces[0].wifi.wifi_ssid", message: expect.stringContaining("lone surrogate") })],
     });

@@ -105,9 +105,18 @@ describe("preview behaviour", () => {
 
   it("accepts format=api on every endpoint form, alone or with filters", async () => {
     for (const target of [
-      "/api/v1/link/", "/api/v1/link/1", "/api/v1/link/10.2.1.1-10.2.0.248", "/api/v1/accesspoint/192.168.2.4/links/", "/api/v1/site/",
-      "/api/v1/accesspoint/", "/api/v1/accesspoint/192.168.2.4", "/api/v1/interface/", "/api/v1/interface/192.168.2.4",
-      "/api/v1/interface/192.168.2.4/accesspoint/", "/api/v1/site/1", "/api/v1/accesspoint/192.168.2.4/interfaces/",
+      "/api/v1/link/",
+      "/api/v1/link/1",
+      "/api/v1/link/10.2.1.1-10.2.0.248",
+      "/api/v1/accesspoint/192.168.2.4/links/",
+      "/api/v1/site/",
+      "/api/v1/accesspoint/",
+      "/api/v1/accesspoint/192.168.2.4",
+      "/api/v1/interface/",
+      "/api/v1/interface/192.168.2.4",
+      "/api/v1/interface/192.168.2.4/accesspoint/",
+      "/api/v1/site/1",
+      "/api/v1/accesspoint/192.168.2.4/interfaces/",
     ]) {
       const plain = await get(target);
       expect(plain.status, target).toBe(200);
@@ -115,7 +124,9 @@ describe("preview behaviour", () => {
     }
     const filtered = await get("/api/v1/accesspoint/?firmware_version=0.4-5&status=online");
     expect((await get("/api/v1/accesspoint/?format=api&firmware_version=0.4-5&status=online")).body.equals(filtered.body)).toBe(true);
-    expect((await get("/api/v1/accesspoint/?status=online&unknown=1")).body.equals((await get("/api/v1/accesspoint/?status=online")).body)).toBe(true);
+    expect(
+      (await get("/api/v1/accesspoint/?status=online&unknown=1")).body.equals((await get("/api/v1/accesspoint/?status=online")).body),
+    ).toBe(true);
   });
 
   it("serves firmware_version__before bounds with the same result from one file (aliases)", async () => {
@@ -184,7 +195,12 @@ describe("preview behaviour", () => {
   });
 
   it("sends exactly the API headers of the route table", () => {
-    expect(API_HEADERS).toEqual({ "Content-Type": "application/json", Allow: "GET, HEAD, OPTIONS", Vary: "Accept", "Access-Control-Allow-Origin": "*" });
+    expect(API_HEADERS).toEqual({
+      "Content-Type": "application/json",
+      Allow: "GET, HEAD, OPTIONS",
+      Vary: "Accept",
+      "Access-Control-Allow-Origin": "*",
+    });
   });
 });
 
@@ -206,7 +222,8 @@ describe("ways in: the landing page, the API root, JSON 404s", () => {
     const page = r.body.toString("utf8");
     expect(page).toBe(readFileSync(path.join(out, "index.html"), "utf8"));
     expect(page).toContain(`taken at <time datetime="${model.takenAt!.text}">`);
-    for (const n of [model.accesspoints.length, model.interfaces.length, model.links.length, model.sites.length]) expect(page).toContain(`<td class="n">${n}</td>`);
+    for (const n of [model.accesspoints.length, model.interfaces.length, model.links.length, model.sites.length])
+      expect(page).toContain(`<td class="n">${n}</td>`);
     const examples = hrefs(page).filter((h) => h.startsWith("/api/"));
     // Every endpoint of the API description has its example on the sample network (it has every kind of item).
     expect(examples.length).toBe(16);
@@ -237,7 +254,8 @@ describe("ways in: the landing page, the API root, JSON 404s", () => {
       const e = await get(endpoint as string);
       expect(e.status, name).toBe(200);
       expect(Array.isArray(JSON.parse(e.body.toString()))).toBe(true);
-      for (const filter of root.filters[name] as string[]) expect((await get(`${endpoint}?${filter}=`)).status, `${name} ${filter}`).toBe(200);
+      for (const filter of root.filters[name] as string[])
+        expect((await get(`${endpoint}?${filter}=`)).status, `${name} ${filter}`).toBe(200);
     }
     expect((await get("/api/v1")).headers.location).toBe("/api/v1/");
     expect((await get("/api/v1/?format=api")).body.equals(r.body)).toBe(true);
@@ -245,7 +263,15 @@ describe("ways in: the landing page, the API root, JSON 404s", () => {
   });
 
   it.each([
-    "/nope", "/nope/", "/snapshots/missing.tar.gz", "/missing.html", "/index.htm", "/api/nope", "/api/v1/nothing", "/api/v1/index.json", "/api/v2/",
+    "/nope",
+    "/nope/",
+    "/snapshots/missing.tar.gz",
+    "/missing.html",
+    "/index.htm",
+    "/api/nope",
+    "/api/v1/nothing",
+    "/api/v1/index.json",
+    "/api/v2/",
   ])("answers the unknown path %s with the JSON 404, as application/json", async (target) => {
     for (const method of ["GET", "HEAD"]) {
       const r = await get(target, method);
@@ -297,7 +323,9 @@ describe("ways in: /snapshots/ after builds with snapshots", () => {
   afterAll(() => site?.close());
 
   it("lists every archive kept as a page, and each of its links answers 200 with the file", async () => {
-    const index = JSON.parse(readFileSync(path.join(dist, "snapshots/index.json"), "utf8")) as { snapshots: { date: string; files: { file: string; sha256: string }[] }[] };
+    const index = JSON.parse(readFileSync(path.join(dist, "snapshots/index.json"), "utf8")) as {
+      snapshots: { date: string; files: { file: string; sha256: string }[] }[];
+    };
     expect(index.snapshots.map((s) => s.date)).toEqual(["2026-11-02", "2026-11-01"]);
     const r = await rawRequest(sitePort, "GET", "/snapshots/");
     expectHtml(r);
@@ -327,7 +355,16 @@ describe("ways in: /snapshots/ after builds with snapshots", () => {
 
 describe("the preview command", () => {
   it("prints a URL that answers 200: the landing page", async () => {
-    const child = spawn(process.execPath, [path.join(ROOT, "node_modules/tsx/dist/cli.mjs"), path.join(ROOT, "src/cli/main.ts"), "preview", "--dir", out, "--port", "0", "--quiet"]);
+    const child = spawn(process.execPath, [
+      path.join(ROOT, "node_modules/tsx/dist/cli.mjs"),
+      path.join(ROOT, "src/cli/main.ts"),
+      "preview",
+      "--dir",
+      out,
+      "--port",
+      "0",
+      "--quiet",
+    ]);
     try {
       const line = await new Promise<string>((ok, fail) => {
         let text = "";

@@ -1,7 +1,18 @@
 import path from "node:path";
 import fg from "fast-glob";
 import { beforeAll, describe, expect, it } from "vitest";
-import { FILES, fileFor, parseRequest, requestsForFile, resolve, RULES, SNAPSHOT_DIR, SNAPSHOT_FILES, templateOf, type FileName } from "../src/core/routes.ts";
+import {
+  FILES,
+  fileFor,
+  parseRequest,
+  requestsForFile,
+  resolve,
+  RULES,
+  SNAPSHOT_DIR,
+  SNAPSHOT_FILES,
+  templateOf,
+  type FileName,
+} from "../src/core/routes.ts";
 import { loadAliases } from "../src/io/aliases.ts";
 import { build } from "../src/index.ts";
 import { PUBLIC_SAMPLE } from "./support/expected.ts";
@@ -26,7 +37,12 @@ describe("the route table and the files of a build", () => {
     const orphans = files.filter((f) => {
       if (f.startsWith(`/${SNAPSHOT_DIR}/`)) {
         const name = f.slice(SNAPSHOT_DIR.length + 2);
-        return !(name === SNAPSHOT_FILES.index || name === SNAPSHOT_FILES.listing || name === SNAPSHOT_FILES.sums || SNAPSHOT_FILES.archive.test(name));
+        return !(
+          name === SNAPSHOT_FILES.index ||
+          name === SNAPSHOT_FILES.listing ||
+          name === SNAPSHOT_FILES.sums ||
+          SNAPSHOT_FILES.archive.test(name)
+        );
       }
       return templateOf(f) === undefined;
     });

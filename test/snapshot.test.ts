@@ -25,7 +25,8 @@ describe("snapshots", () => {
     await build({ data, out: a, snapshot: {} });
     await build({ data, out: b, snapshot: {} });
     const files = ["mesh-topology-2026-11-20.tar.gz", "mesh-api-v1-2026-11-20.tar.gz", "SHA256SUMS", "index.json"];
-    for (const f of files) expect(readFileSync(path.join(a, "snapshots", f)).equals(readFileSync(path.join(b, "snapshots", f))), f).toBe(true);
+    for (const f of files)
+      expect(readFileSync(path.join(a, "snapshots", f)).equals(readFileSync(path.join(b, "snapshots", f))), f).toBe(true);
     expect(execFileSync("sha256sum", ["-c", "SHA256SUMS"], { cwd: path.join(a, "snapshots"), encoding: "utf8" })).toBe(
       "mesh-api-v1-2026-11-20.tar.gz: OK\nmesh-topology-2026-11-20.tar.gz: OK\n",
     );
@@ -73,7 +74,11 @@ describe("snapshots", () => {
     try {
       const out = path.join(tempDir(), "dist");
       const warnings: string[] = [];
-      await build({ data: await dumpTakenAt(3, 6), out, snapshot: { previous: `${site.url}/snapshots/index.json`, keep: 3, warn: (w) => warnings.push(w) } });
+      await build({
+        data: await dumpTakenAt(3, 6),
+        out,
+        snapshot: { previous: `${site.url}/snapshots/index.json`, keep: 3, warn: (w) => warnings.push(w) },
+      });
       expect(warnings).toEqual([]);
       const index = readIndex(out);
       expect(index.snapshots.map((s) => s.date)).toEqual(["2026-11-03", "2026-11-02", "2026-11-01"]);
@@ -101,7 +106,11 @@ describe("snapshots", () => {
     writeFileSync(path.join(deployed, "snapshots/mesh-api-v1-2026-11-01.tar.gz"), "tampered");
     const out = path.join(tempDir(), "dist");
     const warnings: string[] = [];
-    await build({ data: await dumpTakenAt(2), out, snapshot: { previous: path.join(deployed, "snapshots"), warn: (w) => warnings.push(w) } });
+    await build({
+      data: await dumpTakenAt(2),
+      out,
+      snapshot: { previous: path.join(deployed, "snapshots"), warn: (w) => warnings.push(w) },
+    });
     expect(readIndex(out).snapshots.map((s) => s.date)).toEqual(["2026-11-02"]);
     expect(warnings.join("\n")).toContain("snapshot 2026-11-01 dropped: mesh-api-v1-2026-11-01.tar.gz does not match its index entry");
   });

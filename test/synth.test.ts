@@ -33,17 +33,21 @@ describe("synthetic networks", () => {
     { aps: 5000, seed: 1 },
     { aps: 600, seed: 7 },
     { aps: 48, seed: 23 },
-  ])("$aps access points, seed $seed, validate with no problem of any severity", async ({ aps, seed }) => {
-    const dump = synthesize({ aps, seed });
-    const data = tempDir();
-    await writeSynthDump(data, dump);
-    const result = await validate({ data });
-    expect(result.problems.map((p) => `${p.severity}: ${p.message}`).slice(0, 10)).toEqual([]);
-    expect(result.problems).toHaveLength(0);
-    expect(result.model).toBeDefined();
-    expect(result.summary.accesspoints).toBe(aps);
-    expect(result.summary.links).toBe(dump.links.length);
-  }, 120_000);
+  ])(
+    "$aps access points, seed $seed, validate with no problem of any severity",
+    async ({ aps, seed }) => {
+      const dump = synthesize({ aps, seed });
+      const data = tempDir();
+      await writeSynthDump(data, dump);
+      const result = await validate({ data });
+      expect(result.problems.map((p) => `${p.severity}: ${p.message}`).slice(0, 10)).toEqual([]);
+      expect(result.problems).toHaveLength(0);
+      expect(result.model).toBeDefined();
+      expect(result.summary.accesspoints).toBe(aps);
+      expect(result.summary.links).toBe(dump.links.length);
+    },
+    120_000,
+  );
 
   it("keep what makes them realistic: 1-3 interfaces, IPv6, wifi, firmware mix, ages, links by id and by address, sites", () => {
     const dump = synthesize({ aps: 600, seed: 7 });
@@ -66,10 +70,11 @@ describe("synthetic networks", () => {
     const addresses = aps.flatMap((a) => a.interfaces.flatMap((i) => i.addresses.map((x) => x.address)));
     expect(new Set(addresses).size).toBe(addresses.length);
     const owner = new Map<unknown, string>();
-    for (const a of aps) for (const i of a.interfaces as { id: number; addresses: { address: string }[] }[]) {
-      owner.set(i.id, a.main_ip as string);
-      for (const x of i.addresses) owner.set(x.address, a.main_ip as string);
-    }
+    for (const a of aps)
+      for (const i of a.interfaces as { id: number; addresses: { address: string }[] }[]) {
+        owner.set(i.id, a.main_ip as string);
+        for (const x of i.addresses) owner.set(x.address, a.main_ip as string);
+      }
     const pairs = dump.links.map((l) =>
       (l.endpoints as { interface?: number; address?: string }[])
         .map((e) => owner.get(e.interface ?? e.address)!)

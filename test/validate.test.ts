@@ -40,8 +40,22 @@ export const TEN_FAULTS = {
     { main_ip: "10.0.0.9", interfaces: [{ id: 1, addresses: [{ id: 90, address: "10.0.0.9", netmask_prefixlen: 16 }] }] }, // 9: duplicate interface id
   ),
   "links/l.json": JSON.stringify([
-    { id: 1, timestamp: "2026-11-22T11:59:00Z", endpoints: [{ interface: 1, quality: 1.5 }, { interface: 3, quality: 1 }] }, // quality
-    { id: 2, timestamp: "2026-11-22T11:59:00Z", endpoints: [{ interface: 1, quality: 1 }, { interface: 9999, quality: 1 }] }, // nothing
+    {
+      id: 1,
+      timestamp: "2026-11-22T11:59:00Z",
+      endpoints: [
+        { interface: 1, quality: 1.5 },
+        { interface: 3, quality: 1 },
+      ],
+    }, // quality
+    {
+      id: 2,
+      timestamp: "2026-11-22T11:59:00Z",
+      endpoints: [
+        { interface: 1, quality: 1 },
+        { interface: 9999, quality: 1 },
+      ],
+    }, // nothing
   ]),
 };
 
@@ -53,7 +67,7 @@ const EXPECTED_TEN = [
   ["accesspoints/a.ndjson:6", "$.interfaces[0].addresses[0].netmask_prefixlen", "outside 0..32"],
   ["accesspoints/a.ndjson:7", "$.main_ip", 'duplicate main_ip "10.0.0.1" (first used at accesspoints/a.ndjson:1)'],
   ["accesspoints/a.ndjson:8", "$.ownr", 'unknown field "ownr"; did you mean "owner"?'],
-  ["accesspoints/a.ndjson:9", "$.interfaces[0].id", 'duplicate interface id 1 (first used at accesspoints/a.ndjson:1)'],
+  ["accesspoints/a.ndjson:9", "$.interfaces[0].id", "duplicate interface id 1 (first used at accesspoints/a.ndjson:1)"],
   ["links/l.json [0]", "$.endpoints[0].quality", "between 0 and 1"],
   ["links/l.json [1]", "$.endpoints[1].interface", "no interface has the id 9999"],
 ];
@@ -70,20 +84,113 @@ describe("validation reports every problem, located", () => {
   });
 
   it.each([
-    ["duplicate main_ipv6", [good("10.0.0.1", 1, { main_ipv6: "fd00::1" }), good("10.0.0.2", 2, { main_ipv6: "FD00:0::1" })], [], "[1] $.main_ipv6: duplicate main_ipv6"],
-    ["duplicate address id", [good("10.0.0.1", 1), { main_ip: "10.0.0.2", interfaces: [{ id: 2, addresses: [{ id: 1, address: "10.0.0.2", netmask_prefixlen: 8 }] }] }], [], "[1] $.interfaces[0].addresses[0].id: duplicate address id 1"],
-    ["duplicate link id", [good("10.0.0.1", 1), good("10.0.0.2", 2)], [{ id: 5, endpoints: [{ interface: 1, quality: 1 }, { interface: 2, quality: 1 }] }, { id: 5, endpoints: [{ interface: 2, quality: 1 }, { interface: 1, quality: 1 }] }], "[1] $.id: duplicate link id 5"],
-    ["three endpoints", [good("10.0.0.1", 1)], [{ id: 1, endpoints: [{ interface: 1, quality: 1 }, { interface: 1, quality: 1 }, { interface: 1, quality: 1 }] }], "[0] $.endpoints: a link has exactly two endpoints"],
-    ["one endpoint", [good("10.0.0.1", 1)], [{ id: 1, endpoints: [{ interface: 1, quality: 1 }] }], "[0] $.endpoints: a link has exactly two endpoints"],
-    ["endpoint address held by nothing", [good("10.0.0.1", 1)], [{ id: 1, endpoints: [{ interface: 1, quality: 1 }, { address: "10.9.9.9", quality: 1 }] }], "[0] $.endpoints[1].address: no interface holds the address 10.9.9.9"],
-    ["endpoint with both references", [good("10.0.0.1", 1)], [{ id: 1, endpoints: [{ interface: 1, address: "10.0.0.1", quality: 1 }, { interface: 1, quality: 1 }] }], "[0] $.endpoints[0]: an endpoint names exactly one of"],
+    [
+      "duplicate main_ipv6",
+      [good("10.0.0.1", 1, { main_ipv6: "fd00::1" }), good("10.0.0.2", 2, { main_ipv6: "FD00:0::1" })],
+      [],
+      "[1] $.main_ipv6: duplicate main_ipv6",
+    ],
+    [
+      "duplicate address id",
+      [
+        good("10.0.0.1", 1),
+        { main_ip: "10.0.0.2", interfaces: [{ id: 2, addresses: [{ id: 1, address: "10.0.0.2", netmask_prefixlen: 8 }] }] },
+      ],
+      [],
+      "[1] $.interfaces[0].addresses[0].id: duplicate address id 1",
+    ],
+    [
+      "duplicate link id",
+      [good("10.0.0.1", 1), good("10.0.0.2", 2)],
+      [
+        {
+          id: 5,
+          endpoints: [
+            { interface: 1, quality: 1 },
+            { interface: 2, quality: 1 },
+          ],
+        },
+        {
+          id: 5,
+          endpoints: [
+            { interface: 2, quality: 1 },
+            { interface: 1, quality: 1 },
+          ],
+        },
+      ],
+      "[1] $.id: duplicate link id 5",
+    ],
+    [
+      "three endpoints",
+      [good("10.0.0.1", 1)],
+      [
+        {
+          id: 1,
+          endpoints: [
+            { interface: 1, quality: 1 },
+            { interface: 1, quality: 1 },
+            { interface: 1, quality: 1 },
+          ],
+        },
+      ],
+      "[0] $.endpoints: a link has exactly two endpoints",
+    ],
+    [
+      "one endpoint",
+      [good("10.0.0.1", 1)],
+      [{ id: 1, endpoints: [{ interface: 1, quality: 1 }] }],
+      "[0] $.endpoints: a link has exactly two endpoints",
+    ],
+    [
+      "endpoint address held by nothing",
+      [good("10.0.0.1", 1)],
+      [
+        {
+          id: 1,
+          endpoints: [
+            { interface: 1, quality: 1 },
+            { address: "10.9.9.9", quality: 1 },
+          ],
+        },
+      ],
+      "[0] $.endpoints[1].address: no interface holds the address 10.9.9.9",
+    ],
+    [
+      "endpoint with both references",
+      [good("10.0.0.1", 1)],
+      [
+        {
+          id: 1,
+          endpoints: [
+            { interface: 1, address: "10.0.0.1", quality: 1 },
+            { interface: 1, quality: 1 },
+          ],
+        },
+      ],
+      "[0] $.endpoints[0]: an endpoint names exactly one of",
+    ],
     ["missing main_ip", [{ interfaces: [] }], [], "[0] $.main_ip: missing required field"],
     ["IPv4 prefix notation", [good("10.0.0.1/24", 1)], [], "[0] $.main_ip: not a valid IPv4 address"],
-    ["IPv6 prefix out of range", [{ main_ip: "10.0.0.1", interfaces: [{ id: 1, addresses: [{ id: 1, address: "fd00::1", netmask_prefixlen: 129 }] }] }], [], "outside 0..128 for IPv6"],
+    [
+      "IPv6 prefix out of range",
+      [{ main_ip: "10.0.0.1", interfaces: [{ id: 1, addresses: [{ id: 1, address: "fd00::1", netmask_prefixlen: 129 }] }] }],
+      [],
+      "outside 0..128 for IPv6",
+    ],
     ["bad timestamp", [good("10.0.0.1", 1, { lastseen_timestamp: "2026-13-01T00:00:00Z" })], [], "[0] $.lastseen_timestamp: no such date"],
-    ["unknown interface field", [{ main_ip: "10.0.0.1", interfaces: [{ id: 1, if_hwadress: "x", addresses: [] }] }], [], '$.interfaces[0].if_hwadress: unknown field "if_hwadress"; did you mean "if_hwaddress"?'],
+    [
+      "unknown interface field",
+      [{ main_ip: "10.0.0.1", interfaces: [{ id: 1, if_hwadress: "x", addresses: [] }] }],
+      [],
+      '$.interfaces[0].if_hwadress: unknown field "if_hwadress"; did you mean "if_hwaddress"?',
+    ],
     ["unknown wifi field", [{ main_ip: "10.0.0.1", interfaces: [{ id: 1, wifi: { wifi_sid: "x" } }] }], [], 'did you mean "wifi_ssid"?'],
-    ["latitude out of range", [good("10.0.0.1", 1, { position: { type: "Point", coordinates: [10, 95] } })], [], "$.position.coordinates[1]: latitude must be between -90 and 90"],
+    [
+      "latitude out of range",
+      [good("10.0.0.1", 1, { position: { type: "Point", coordinates: [10, 95] } })],
+      [],
+      "$.position.coordinates[1]: latitude must be between -90 and 90",
+    ],
     ["non-integer id", [{ main_ip: "10.0.0.1", interfaces: [{ id: 1.5 }] }], [], "$.interfaces[0].id: expected an integer"],
   ])("%s", (_, aps, links, message) => {
     const v = validated(aps, links);
@@ -94,10 +201,25 @@ describe("validation reports every problem, located", () => {
 
   it("reports an address on two interfaces and two links between one pair as warnings, resolved to the lowest id", () => {
     const v = validated(
-      [good("10.0.0.1", 2), { main_ip: "10.0.0.2", interfaces: [{ id: 1, addresses: [{ id: 9, address: "10.0.0.1", netmask_prefixlen: 16 }] }] }],
       [
-        { id: 4, endpoints: [{ interface: 2, quality: 1 }, { interface: 1, quality: 1 }] },
-        { id: 3, endpoints: [{ interface: 1, quality: 1 }, { interface: 2, quality: 1 }] },
+        good("10.0.0.1", 2),
+        { main_ip: "10.0.0.2", interfaces: [{ id: 1, addresses: [{ id: 9, address: "10.0.0.1", netmask_prefixlen: 16 }] }] },
+      ],
+      [
+        {
+          id: 4,
+          endpoints: [
+            { interface: 2, quality: 1 },
+            { interface: 1, quality: 1 },
+          ],
+        },
+        {
+          id: 3,
+          endpoints: [
+            { interface: 1, quality: 1 },
+            { interface: 2, quality: 1 },
+          ],
+        },
       ],
     );
     expect(v.dump).toBeDefined();

@@ -12,7 +12,10 @@ import { cli, tempDir } from "./support/tree.ts";
 describe("grouped warnings", () => {
   it("a 5,000-access-point build prints at most ~20 warning lines with correct totals, the same as validate", async () => {
     const dump = synthesize({ aps: 5000, seed: 11 });
-    const aps = dump.accesspoints as { main_ip: string; interfaces: { id: number; addresses: { id: number; address: string; netmask_prefixlen: number }[] }[] }[];
+    const aps = dump.accesspoints as {
+      main_ip: string;
+      interfaces: { id: number; addresses: { id: number; address: string; netmask_prefixlen: number }[] }[];
+    }[];
     const links = dump.links as { id: number; endpoints: unknown[]; timestamp?: unknown }[];
     // 400 shared addresses: an extra interface on access point i holds the main_ip of access point i + 1.
     for (let i = 0; i < 400; i++) {
@@ -42,7 +45,9 @@ describe("grouped warnings", () => {
     const lines = warningLines(b.stderr);
     expect(lines).toEqual(warningLines(v.stderr));
     expect(lines.length).toBeLessThanOrEqual(20);
-    expect(lines.filter((l) => !l.startsWith("warning: ... and"))).toHaveLength([...byKind.values()].reduce((a, n) => a + Math.min(n, 5), 0));
+    expect(lines.filter((l) => !l.startsWith("warning: ... and"))).toHaveLength(
+      [...byKind.values()].reduce((a, n) => a + Math.min(n, 5), 0),
+    );
     for (const [kind, n] of byKind) {
       if (n > 5) expect(lines).toContain(`warning: ... and ${(n - 5).toLocaleString("en-US")} more ${kind} warnings`);
       else expect(lines.some((l) => l.includes(`more ${kind} warning`))).toBe(false);

@@ -8,12 +8,17 @@ import { synthesize, writeSynthDump } from "../src/gen/synth.ts";
 /** The nightly workflow parses, calls only scripts that exist, and every secret and variable it uses is documented. */
 
 const text = readFileSync(path.join(ROOT, ".github/workflows/nightly.yml"), "utf8");
-const workflow = parse(text) as { on: Record<string, unknown>; jobs: Record<string, { steps: { run?: string; uses?: string; if?: string; name?: string }[] }> };
+const workflow = parse(text) as {
+  on: Record<string, unknown>;
+  jobs: Record<string, { steps: { run?: string; uses?: string; if?: string; name?: string }[] }>;
+};
 const steps = Object.values(workflow.jobs).flatMap((j) => j.steps);
 const runs = steps.map((s) => s.run ?? "").join("\n");
 // The README links the set-up steps, which live in docs/hosting.md.
 const readme = readFileSync(path.join(ROOT, "README.md"), "utf8") + readFileSync(path.join(ROOT, "docs/hosting.md"), "utf8");
-const scripts = Object.keys((JSON.parse(readFileSync(path.join(ROOT, "package.json"), "utf8")) as { scripts: Record<string, string> }).scripts);
+const scripts = Object.keys(
+  (JSON.parse(readFileSync(path.join(ROOT, "package.json"), "utf8")) as { scripts: Record<string, string> }).scripts,
+);
 
 describe("nightly workflow", () => {
   it("runs on a schedule and on manual dispatch", () => {
@@ -25,7 +30,10 @@ describe("nightly workflow", () => {
   it("installs, tests, builds, snapshots with history, deploys and checks, in that order", () => {
     const order = ["npm ci", "npm test", "npm run build", "snapshot --data", "--previous", "netlify-cli", "mesh-api -- check"];
     const positions = order.map((s) => runs.indexOf(s));
-    expect(positions.every((p) => p >= 0), JSON.stringify(positions)).toBe(true);
+    expect(
+      positions.every((p) => p >= 0),
+      JSON.stringify(positions),
+    ).toBe(true);
     expect([...positions].sort((a, b) => a - b)).toEqual(positions);
     expect(steps.some((s) => s.uses?.startsWith("actions/setup-node") && JSON.stringify(s).includes('"cache":"npm"'))).toBe(true);
   });
@@ -38,7 +46,9 @@ describe("nightly workflow", () => {
 
   it("documents every secret and variable it uses (README and docs/hosting.md)", () => {
     const used = [...text.matchAll(/\b(secrets|vars)\.([A-Z0-9_]+)/g)].map((m) => m[2]);
-    expect(new Set(used)).toEqual(new Set(["MESH_DUMP_URL", "MESH_SITE_URL", "MESH_KEEP_SNAPSHOTS", "NETLIFY_AUTH_TOKEN", "NETLIFY_SITE_ID"]));
+    expect(new Set(used)).toEqual(
+      new Set(["MESH_DUMP_URL", "MESH_SITE_URL", "MESH_KEEP_SNAPSHOTS", "NETLIFY_AUTH_TOKEN", "NETLIFY_SITE_ID"]),
+    );
     for (const name of used) expect(readme, name).toContain(`\`${name}\``);
   });
 

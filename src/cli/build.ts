@@ -29,14 +29,22 @@ export function register(program: Command): void {
       const progress = opts.quiet ? undefined : progressLine(process.stderr);
       try {
         const settings = { previous: opts.previous, keep: opts.keep, warn };
-        const r = await build({ data: opts.data, out: opts.out, snapshot: opts.snapshot ? settings : undefined, progress: progress?.update });
+        const r = await build({
+          data: opts.data,
+          out: opts.out,
+          snapshot: opts.snapshot ? settings : undefined,
+          progress: progress?.update,
+        });
         progress?.done();
         report(r.problems, r.hostWarnings, opts);
         const s = r.summary;
         const warnings = warningCount(r.problems, r.hostWarnings);
-        log(opts, `built ${opts.out}: ${plural(r.output.files, "file")}, ${megabytes(r.output.bytes)} from ${plural(s.files, "dump file")} ` +
-          `(${plural(s.accesspoints, "access point")}, ${plural(s.interfaces, "interface")}, ${plural(s.links, "link")}, ${plural(s.sites, "site")}; ` +
-          `taken at ${s.takenAt ?? "unknown"}), ${plural(warnings, "warning")}, in ${seconds(performance.now() - started)}`);
+        log(
+          opts,
+          `built ${opts.out}: ${plural(r.output.files, "file")}, ${megabytes(r.output.bytes)} from ${plural(s.files, "dump file")} ` +
+            `(${plural(s.accesspoints, "access point")}, ${plural(s.interfaces, "interface")}, ${plural(s.links, "link")}, ${plural(s.sites, "site")}; ` +
+            `taken at ${s.takenAt ?? "unknown"}), ${plural(warnings, "warning")}, in ${seconds(performance.now() - started)}`,
+        );
         log(opts, `netlify: ${plural(r.netlify.rules, "literal rule")} in ${opts.out}/_redirects`);
       } catch (err) {
         progress?.done();

@@ -53,7 +53,9 @@ export function register(program: Command): void {
       process.stdout.write(formatCheck(result));
       if (result.stopped) {
         const { cause, answered, total } = result.stopped;
-        process.stderr.write(`cannot reach ${base} any more: ${cause}; stopped after ${answered} of ${total} requests, ${total - answered} not made\n`);
+        process.stderr.write(
+          `cannot reach ${base} any more: ${cause}; stopped after ${answered} of ${total} requests, ${total - answered} not made\n`,
+        );
       }
       if (result.problems.length > 0 || result.rows.length === 0 || result.stopped) process.exitCode = 1;
     });

@@ -36,7 +36,8 @@ export function warningLines(problems: readonly Problem[], hostWarnings: readonl
     shown.set(item.kind, n);
     if (n <= SHOWN_PER_KIND) lines.push(item.text);
   }
-  for (const [kind, n] of shown) if (n > SHOWN_PER_KIND) lines.push(`warning: ... and ${plural(n - SHOWN_PER_KIND, `more ${kind} warning`)}`);
+  for (const [kind, n] of shown)
+    if (n > SHOWN_PER_KIND) lines.push(`warning: ... and ${plural(n - SHOWN_PER_KIND, `more ${kind} warning`)}`);
   return lines;
 }
 
@@ -49,10 +50,7 @@ export function warningCount(problems: readonly Problem[], hostWarnings: readonl
  * the stage and its count, redrawn at most every 200 ms on one line. Returns undefined when the
  * stream is not a terminal, so logs and CI output carry no progress.
  */
-export function progressLine(
-  stream: NodeJS.WriteStream,
-  delayMs = 2000,
-): { update: (p: Progress) => void; done: () => void } | undefined {
+export function progressLine(stream: NodeJS.WriteStream, delayMs = 2000): { update: (p: Progress) => void; done: () => void } | undefined {
   if (!stream.isTTY) return undefined;
   const started = Date.now();
   let drawn = 0;

@@ -9,15 +9,21 @@ export function register(program: Command): void {
     .description("write the validated dump and the API tree as archives under <dist>/snapshots/, with history")
     .option("--data <dir>", "dump directory the build was made from", "data")
     .option("--dist <dir>", "build output", "dist")
-    .option("--previous <dir-or-url>", "earlier snapshots to carry forward: a folder or the deployed index.json URL (default: those in <dist>)")
+    .option(
+      "--previous <dir-or-url>",
+      "earlier snapshots to carry forward: a folder or the deployed index.json URL (default: those in <dist>)",
+    )
     .option("--keep <n>", "how many snapshots to keep", count, 30)
     .addOption(quietOption())
     .action(async (opts: { data: string; dist: string; previous?: string; keep: number; quiet?: boolean }) => {
       try {
         const index = await snapshot({ ...opts, warn });
         const s = index.snapshots[0];
-        log(opts, `snapshot ${s.date}: ${s.files.map((f) => `${f.file} (${megabytes(f.bytes)})`).join(", ")}; ` +
-          `${plural(index.snapshots.length, "snapshot")} kept in ${opts.dist}/snapshots`);
+        log(
+          opts,
+          `snapshot ${s.date}: ${s.files.map((f) => `${f.file} (${megabytes(f.bytes)})`).join(", ")}; ` +
+            `${plural(index.snapshots.length, "snapshot")} kept in ${opts.dist}/snapshots`,
+        );
       } catch (err) {
         invalid(err, opts, "no snapshot written");
       }

@@ -23,7 +23,10 @@ export function register(program: Command): void {
         process.exitCode = 1;
         return;
       }
-      log(opts, `valid: ${plural(s.files, "file")}, ${plural(s.accesspoints, "access point")}, ${plural(s.interfaces, "interface")}, ` +
-        `${plural(s.links, "link")}, ${plural(s.sites, "site")}, ${plural(warnings, "warning")} (${seconds(performance.now() - started)})`);
+      log(
+        opts,
+        `valid: ${plural(s.files, "file")}, ${plural(s.accesspoints, "access point")}, ${plural(s.interfaces, "interface")}, ` +
+          `${plural(s.links, "link")}, ${plural(s.sites, "site")}, ${plural(warnings, "warning")} (${seconds(performance.now() - started)})`,
+      );
     });
 }

@@ -69,5 +69,4 @@ export const WIFI_FIELDS = [
   ["wifi_vaps_enabled", "boolean"],
 ] as const satisfies readonly (readonly [string, FieldKind | "decimal3" | "decimal1"])[];
 
-
 export const DEFAULT_FIRMWARE_TYPE = "OpenWrt";

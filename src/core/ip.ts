@@ -36,6 +36,13 @@ export function sortByIp<T>(items: readonly T[], ip: (item: T) => string): T[] {
 const compareKeys = (a: string, b: string) => (a < b ? -1 : a > b ? 1 : 0);
 
 function ipSortKey(text: string): string {
-  if (!text.includes(":")) return "4" + text.split(".").map((o) => o.padStart(3, "0")).join(".");
+  if (!text.includes(":"))
+    return (
+      "4" +
+      text
+        .split(".")
+        .map((o) => o.padStart(3, "0"))
+        .join(".")
+    );
   return "6" + new Address6(text).canonicalForm();
 }

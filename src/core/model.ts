@@ -115,9 +115,7 @@ export function buildModel(dump: Dump): Model {
     accesspoints.filter((ap) => ap.site !== null),
     (ap) => ap.site!,
   );
-  const sites = [...siteMembers]
-    .sort(([a], [b]) => a - b)
-    .map(([id, members]) => ({ id, members: sortByIp(members, (m) => m.main_ip) }));
+  const sites = [...siteMembers].sort(([a], [b]) => a - b).map(([id, members]) => ({ id, members: sortByIp(members, (m) => m.main_ip) }));
 
   return {
     takenAt: dump.takenAt,

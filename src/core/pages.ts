@@ -58,16 +58,36 @@ export function landingExamples(model: Model): Endpoint[] {
   const when = <T>(value: T | null | undefined, make: (v: T) => string[]) => (value === undefined || value === null ? [] : make(value));
   return [
     { template: `${API}/accesspoint/`, about: "all access points", examples: [at("accesspoint", ""), at("accesspoint", "?status=online")] },
-    { template: `${API}/accesspoint/<ip>`, about: "one access point, by its main_ip or main_ipv6", examples: when(ap, (a) => [at("accesspoint", a.main_ip)]) },
-    { template: `${API}/accesspoint/<ip>/links/`, about: "the links of an access point", examples: when(ap, (a) => [at("accesspoint", a.main_ip, "links", "")]) },
-    { template: `${API}/accesspoint/<ip>/interfaces/`, about: "the interfaces of an access point", examples: when(ap, (a) => [at("accesspoint", a.main_ip, "interfaces", "")]) },
+    {
+      template: `${API}/accesspoint/<ip>`,
+      about: "one access point, by its main_ip or main_ipv6",
+      examples: when(ap, (a) => [at("accesspoint", a.main_ip)]),
+    },
+    {
+      template: `${API}/accesspoint/<ip>/links/`,
+      about: "the links of an access point",
+      examples: when(ap, (a) => [at("accesspoint", a.main_ip, "links", "")]),
+    },
+    {
+      template: `${API}/accesspoint/<ip>/interfaces/`,
+      about: "the interfaces of an access point",
+      examples: when(ap, (a) => [at("accesspoint", a.main_ip, "interfaces", "")]),
+    },
     {
       template: `${API}/interface/`,
       about: "all interfaces",
       examples: [at("interface", ""), ...when(ssid, (s) => [at("interface", `?wifi_ssid=${encodeURIComponent(s)}`)])],
     },
-    { template: `${API}/interface/<ip>`, about: "the interface that holds an address (IPv4 or IPv6)", examples: when(address, (a) => [at("interface", a)]) },
-    { template: `${API}/interface/<ip>/accesspoint/`, about: "the access point of that interface", examples: when(address, (a) => [at("interface", a, "accesspoint", "")]) },
+    {
+      template: `${API}/interface/<ip>`,
+      about: "the interface that holds an address (IPv4 or IPv6)",
+      examples: when(address, (a) => [at("interface", a)]),
+    },
+    {
+      template: `${API}/interface/<ip>/accesspoint/`,
+      about: "the access point of that interface",
+      examples: when(address, (a) => [at("interface", a, "accesspoint", "")]),
+    },
     { template: `${API}/link/`, about: "all links", examples: [at("link", ""), at("link", "?status=online")] },
     { template: `${API}/link/<id>`, about: "one link, by its id", examples: when(link, (l) => [at("link", String(l.id))]) },
     { template: `${API}/link/<ip_a>-<ip_b>`, about: "the link between two access points", examples: when(peers, (p) => [at("link", p)]) },
@@ -107,11 +127,15 @@ function page(title: string, body: string[]): string {
 /** `/`: what this is, the endpoints with an example each, the counts and `taken_at` of this build. */
 export function landingPage(model: Model): string {
   const takenAt = model.takenAt?.text ?? null;
-  const when = takenAt === null ? "a topology dump without a time of its own" : `the topology dump taken at <time datetime="${html(takenAt)}">${html(takenAt)}</time>`;
+  const when =
+    takenAt === null
+      ? "a topology dump without a time of its own"
+      : `the topology dump taken at <time datetime="${html(takenAt)}">${html(takenAt)}</time>`;
   const filters = listFilters();
   const rows = landingExamples(model).map((e) => {
     const list = RESOURCES.find((r) => e.template === `${API}/${r}/`);
-    const accepts = list && filters[list].length > 0 ? `<br>filters: ${filters[list].map((f) => `<code>${html(f)}</code>`).join(", ")}` : "";
+    const accepts =
+      list && filters[list].length > 0 ? `<br>filters: ${filters[list].map((f) => `<code>${html(f)}</code>`).join(", ")}` : "";
     const examples = e.examples.length > 0 ? e.examples.map(exampleLink).join("<br>") : "none in this network";
     return `<tr><td><code>${html(e.template)}</code></td><td>${html(e.about)}${accepts}</td><td>${examples}</td></tr>`;
   });

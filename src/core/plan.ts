@@ -48,7 +48,10 @@ export function* outputFiles(model: Model): Generator<OutputFile> {
   for (const [pair, l] of model.linkByPeers) yield out(fileFor("linkDetail", { key: pair }), link(l));
 
   // Sites
-  yield out(fileFor("siteList"), rendered(model.sites, (s) => Buffer.from(renderSite(s))));
+  yield out(
+    fileFor("siteList"),
+    rendered(model.sites, (s) => Buffer.from(renderSite(s))),
+  );
   for (const s of model.sites) yield out(fileFor("siteDetail", { id: String(s.id) }), renderSite(s));
 
   // Access points and their filters
@@ -56,7 +59,12 @@ export function* outputFiles(model: Model): Generator<OutputFile> {
   yield out(fileFor("accesspointList"), apList(aps));
   const apsByStatus = groupBy(aps, apStatus);
   for (const status of STATUSES) yield out(fileFor("accesspointListByStatus", { status }), apList(apsByStatus.get(status) ?? []));
-  const filtered = function* (list: FileName, byStatus: FileName, values: Record<string, string | null>, members: readonly AccesspointEntry[]) {
+  const filtered = function* (
+    list: FileName,
+    byStatus: FileName,
+    values: Record<string, string | null>,
+    members: readonly AccesspointEntry[],
+  ) {
     yield out(fileFor(list, values), apList(members));
     const groups = groupBy(members, apStatus);
     for (const status of STATUSES) yield out(fileFor(byStatus, { ...values, status }), apList(groups.get(status) ?? []));
@@ -71,13 +79,29 @@ export function* outputFiles(model: Model): Generator<OutputFile> {
   for (const [ip, a] of model.accesspointByIp) {
     yield out(fileFor("accesspointDetail", { ip }), a.json);
     yield out(fileFor("accesspointLinks", { ip }), linkList(model.linksByAccesspoint.get(a.main_ip) ?? []));
-    yield out(fileFor("accesspointInterfaces", { ip }), rendered(a.interfaces, (id) => model.interfaceById.get(id)!.json));
+    yield out(
+      fileFor("accesspointInterfaces", { ip }),
+      rendered(a.interfaces, (id) => model.interfaceById.get(id)!.json),
+    );
   }
 
   // Interfaces and their filters
-  yield out(fileFor("interfaceList"), rendered(model.interfaces, (e) => e.json));
-  for (const [ssid, items] of groupBy(model.interfaces, (e) => e.ssid)) if (ssid) yield out(fileFor("interfaceListBySsid", { ssid }), items.map((e) => e.json));
-  for (const [mac, items] of groupBy(model.interfaces, (e) => e.mac)) if (mac) yield out(fileFor("interfaceListByMac", { mac }), items.map((e) => e.json));
+  yield out(
+    fileFor("interfaceList"),
+    rendered(model.interfaces, (e) => e.json),
+  );
+  for (const [ssid, items] of groupBy(model.interfaces, (e) => e.ssid))
+    if (ssid)
+      yield out(
+        fileFor("interfaceListBySsid", { ssid }),
+        items.map((e) => e.json),
+      );
+  for (const [mac, items] of groupBy(model.interfaces, (e) => e.mac))
+    if (mac)
+      yield out(
+        fileFor("interfaceListByMac", { mac }),
+        items.map((e) => e.json),
+      );
   for (const [ip, e] of model.interfaceByAddress) {
     yield out(fileFor("interfaceDetail", { ip }), e.json);
     yield out(fileFor("interfaceAccesspoint", { ip }), e.ap.json);
@@ -145,7 +169,9 @@ function computeBeforeResults(model: Model): BeforeResults {
   for (const bound of beforeValues(model.accesspoints.map((a) => a.mesh_version))) {
     const key = keyOf(bound);
     const members = model.accesspoints.filter((a) => isBefore(a.mesh_version, key, keyOf));
-    const signature = createHash("sha256").update(members.map((a) => index.get(a)).join(",")).digest("hex");
+    const signature = createHash("sha256")
+      .update(members.map((a) => index.get(a)).join(","))
+      .digest("hex");
     const first = bySignature.get(signature);
     if (first !== undefined) {
       aliases.set(bound, keyFor("bound", first));

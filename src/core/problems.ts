@@ -29,7 +29,12 @@ export function formatProblem(p: Problem): string {
 export function jsonPath(path: readonly PropertyKey[]): string {
   let out = "$";
   for (const part of path) {
-    out += typeof part === "number" ? `[${part}]` : /^[A-Za-z_][A-Za-z0-9_]*$/.test(String(part)) ? `.${String(part)}` : `[${JSON.stringify(String(part))}]`;
+    out +=
+      typeof part === "number"
+        ? `[${part}]`
+        : /^[A-Za-z_][A-Za-z0-9_]*$/.test(String(part))
+          ? `.${String(part)}`
+          : `[${JSON.stringify(String(part))}]`;
   }
   return out;
 }

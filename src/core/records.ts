@@ -27,7 +27,8 @@ export function isWireless(iface: InterfaceRecord): boolean {
 
 export function renderInterface(iface: InterfaceRecord, mainIp: string): string {
   const addresses = iface.addresses.map(
-    (a) => `{"id":${a.id},"address":"${a.address}","family":"${a.family}","netmask_prefixlen":${a.netmask_prefixlen},"interface":${iface.id}}`,
+    (a) =>
+      `{"id":${a.id},"address":"${a.address}","family":"${a.family}","netmask_prefixlen":${a.netmask_prefixlen},"interface":${iface.id}}`,
   );
   let wifi = "[]";
   if (iface.wifi !== null) {

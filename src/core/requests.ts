@@ -22,7 +22,10 @@ export function tableRequests(model: Model, perPlaceholder = 4): TableRequest[] 
   const some = <T>(items: readonly T[]) => items.slice(0, perPlaceholder);
   // Values that a host can only reach through literal rules come first, so they are always sampled.
   const dataFirst = (items: readonly string[]) => some([...items.filter((v) => !isOwnKey(v)), ...items.filter(isOwnKey)]);
-  const apIps = [...some(model.accesspoints.map((a) => a.main_ip)), ...some(model.accesspoints.flatMap((a) => (a.main_ipv6 ? [a.main_ipv6] : [])))];
+  const apIps = [
+    ...some(model.accesspoints.map((a) => a.main_ip)),
+    ...some(model.accesspoints.flatMap((a) => (a.main_ipv6 ? [a.main_ipv6] : []))),
+  ];
   const addresses = [...model.interfaceByAddress.keys()];
   const ifaceIps = [...some(addresses.filter((a) => !a.includes(":"))), ...some(addresses.filter((a) => a.includes(":")))];
   const pathValues: Record<string, readonly string[]> = {

@@ -155,7 +155,12 @@ function withStatus(kind: RouteKind, from: string, query: Record<string, string>
 
 /** Detail and sub-resource paths take no filters; `status=all` (or empty) is accepted, any other status is not precomputed. */
 function unfiltered(kind: RouteKind, from: string, file: string): Rule[] {
-  return [r(kind, from, { status: "all" }, file), r(kind, from, { status: "" }, file), r(kind, from, { status: ":status" }, null), r(kind, from, {}, file)];
+  return [
+    r(kind, from, { status: "all" }, file),
+    r(kind, from, { status: "" }, file),
+    r(kind, from, { status: ":status" }, null),
+    r(kind, from, {}, file),
+  ];
 }
 
 function buildRules(): Rule[] {
@@ -177,7 +182,13 @@ function buildRules(): Rule[] {
     r("site-detail", `${site}:id`, {}, F.siteDetail),
     // Access point list: one firmware filter, optionally with status. Two firmware filters are not precomputed.
     r("accesspoint-list", ap, { [fv]: ":a", [fvb]: ":b" }, null),
-    ...withStatus("accesspoint-list", ap, { [fv]: "" }, fill(F.accesspointListByVersion, { version: null }), fill(F.accesspointListByVersionStatus, { version: null })),
+    ...withStatus(
+      "accesspoint-list",
+      ap,
+      { [fv]: "" },
+      fill(F.accesspointListByVersion, { version: null }),
+      fill(F.accesspointListByVersionStatus, { version: null }),
+    ),
     ...withStatus("accesspoint-list", ap, { [fv]: ":version" }, F.accesspointListByVersion, F.accesspointListByVersionStatus),
     ...withStatus("accesspoint-list", ap, { [fvb]: "" }, F.accesspointList, F.accesspointListByStatus),
     ...withStatus("accesspoint-list", ap, { [fvb]: ":bound" }, F.accesspointListBefore, F.accesspointListBeforeStatus),
@@ -240,7 +251,8 @@ export function resolve(req: Request, aliases: Aliases = new Map()): Resolution 
 }
 
 function matchPath(pattern: string, path: string): { values: Record<string, string>; slash: boolean } | undefined {
-  if (pattern.endsWith("/*")) return path === pattern.slice(0, -2) || path.startsWith(pattern.slice(0, -1)) ? { values: {}, slash: false } : undefined;
+  if (pattern.endsWith("/*"))
+    return path === pattern.slice(0, -2) || path.startsWith(pattern.slice(0, -1)) ? { values: {}, slash: false } : undefined;
   const slash = path.endsWith("/") && path.length > 1;
   const want = patternSegments(pattern);
   const got = (slash ? path.slice(0, -1) : path).split("/");
@@ -268,7 +280,11 @@ function isSafeSegment(segment: string): boolean {
   return segment !== "" && segment !== "." && segment !== ".." && !/[\\\0\u0001-\u001f\u007f]/.test(segment);
 }
 
-function matchQuery(query: Readonly<Record<string, string>>, params: ReadonlyMap<string, string>, aliases: Aliases): Record<string, string> | undefined {
+function matchQuery(
+  query: Readonly<Record<string, string>>,
+  params: ReadonlyMap<string, string>,
+  aliases: Aliases,
+): Record<string, string> | undefined {
   const values: Record<string, string> = {};
   for (const [name, want] of Object.entries(query)) {
     const got = params.get(name);
@@ -289,7 +305,9 @@ function substitute(pattern: string, values: Record<string, string>): string {
 /** The aliases as the build writes them (FILES.aliases): sorted, so the file is deterministic. */
 export function aliasesBody(aliases: Aliases): string {
   const entries = [...aliases].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
-  const body = Object.fromEntries(entries.map(([placeholder, map]) => [placeholder, Object.fromEntries([...map].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)))]));
+  const body = Object.fromEntries(
+    entries.map(([placeholder, map]) => [placeholder, Object.fromEntries([...map].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)))]),
+  );
   return JSON.stringify({ format: "mesh-api-aliases/1", aliases: body }) + "\n";
 }
 
@@ -299,7 +317,12 @@ export function parseAliases(text: string | undefined): Aliases {
   try {
     const parsed = JSON.parse(text) as { format?: string; aliases?: Record<string, Record<string, string>> };
     if (parsed.format !== "mesh-api-aliases/1" || typeof parsed.aliases !== "object" || parsed.aliases === null) return new Map();
-    return new Map(Object.entries(parsed.aliases).map(([placeholder, map]) => [placeholder, new Map(Object.entries(map).filter(([, key]) => typeof key === "string"))]));
+    return new Map(
+      Object.entries(parsed.aliases).map(([placeholder, map]) => [
+        placeholder,
+        new Map(Object.entries(map).filter(([, key]) => typeof key === "string")),
+      ]),
+    );
   } catch {
     return new Map();
   }

@@ -77,9 +77,7 @@ const kinds = {
 
 /** Every field may be null and defaults to null when absent. */
 function nullableFields<const T extends readonly (readonly [string, keyof typeof kinds])[]>(fields: T) {
-  return Object.fromEntries(
-    fields.map(([name, kind]) => [name, (kinds[kind] as z.ZodType).nullable().default(null)]),
-  ) as {
+  return Object.fromEntries(fields.map(([name, kind]) => [name, (kinds[kind] as z.ZodType).nullable().default(null)])) as {
     [K in T[number] as K[0]]: z.ZodDefault<z.ZodNullable<(typeof kinds)[K[1]]>>;
   };
 }
@@ -98,7 +96,11 @@ const address = z
     }
     const max = ip.family === "inet" ? 32 : 128;
     if (a.netmask_prefixlen < 0 || a.netmask_prefixlen > max) {
-      ctx.addIssue({ code: "custom", path: ["netmask_prefixlen"], message: `prefix length ${a.netmask_prefixlen} is outside 0..${max} for ${ip.family === "inet" ? "IPv4" : "IPv6"}` });
+      ctx.addIssue({
+        code: "custom",
+        path: ["netmask_prefixlen"],
+        message: `prefix length ${a.netmask_prefixlen} is outside 0..${max} for ${ip.family === "inet" ? "IPv4" : "IPv6"}`,
+      });
       return z.NEVER;
     }
     return { id: a.id, address: ip.address, family: ip.family as Family, netmask_prefixlen: a.netmask_prefixlen };
@@ -121,7 +123,10 @@ export const accesspointSchema = z.strictObject({
   main_ipv6: ipText(canonicalIpv6, "IPv6").nullable().default(null),
   ...otherFields,
   // A missing or null firmware type means the common case of the original importer.
-  firmware_type: text.nullable().default(null).transform((t) => t ?? DEFAULT_FIRMWARE_TYPE),
+  firmware_type: text
+    .nullable()
+    .default(null)
+    .transform((t) => t ?? DEFAULT_FIRMWARE_TYPE),
   site: id.nullable().default(null),
   interfaces: z.array(iface).default([]),
 });

@@ -10,16 +10,19 @@ export interface Instant {
   readonly text: string;
 }
 
-const ISO =
-  /^(\d{4})-(\d{2})-(\d{2})[T ](\d{2}):(\d{2})(?::(\d{2})(?:[.,](\d+))?)?(Z|z|[+-]\d{2}(?::?\d{2})?)$/;
+const ISO = /^(\d{4})-(\d{2})-(\d{2})[T ](\d{2}):(\d{2})(?::(\d{2})(?:[.,](\d+))?)?(Z|z|[+-]\d{2}(?::?\d{2})?)$/;
 
 /** Parses an ISO 8601 instant with an explicit offset; returns a reason text when it is not one. */
 export function parseInstant(text: string): Instant | string {
   const m = ISO.exec(text);
   if (!m) return "not an ISO 8601 timestamp with time zone (e.g. 2026-11-22T11:27:49.564935Z)";
   const [, y, mo, d, h, mi, s = "00", frac = "", zone] = m;
-  const year = Number(y), month = Number(mo), day = Number(d);
-  const hour = Number(h), minute = Number(mi), second = Number(s);
+  const year = Number(y),
+    month = Number(mo),
+    day = Number(d);
+  const hour = Number(h),
+    minute = Number(mi),
+    second = Number(s);
   if (month < 1 || month > 12 || day < 1 || day > daysInMonth(year, month)) return "no such date";
   if (hour > 23 || minute > 59 || second > 59) return "no such time of day";
   let offsetMinutes = 0;
@@ -55,7 +58,8 @@ const DATE = /^(\d{4})-(\d{2})-(\d{2})$/;
 export function checkDate(text: string): string | undefined {
   const m = DATE.exec(text);
   if (!m) return "not a date of the form YYYY-MM-DD";
-  const month = Number(m[2]), day = Number(m[3]);
+  const month = Number(m[2]),
+    day = Number(m[3]);
   if (month < 1 || month > 12 || day < 1 || day > daysInMonth(Number(m[1]), month)) return "no such date";
   return undefined;
 }

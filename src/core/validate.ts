@@ -79,7 +79,8 @@ function crossCheck(
 ): Validation {
   problems.push(...loaded.problems);
   const error = (source: Source, path: string, message: string) => problems.push({ severity: "error", source, path, message });
-  const warning = (kind: string, source: Source, path: string, message: string) => problems.push({ severity: "warning", kind, source, path, message });
+  const warning = (kind: string, source: Source, path: string, message: string) =>
+    problems.push({ severity: "warning", kind, source, path, message });
 
   let network: z.output<typeof networkSchema> | undefined;
   if (loaded.network) network = check(networkSchema, "network", loaded.network.source, loaded.network.value, problems);
@@ -121,7 +122,12 @@ function crossCheck(
     const ids = [...new Set(list.map((h) => h.ifaceId))].sort((a, b) => a - b);
     if (ids.length > 1) {
       const last = list[list.length - 1];
-      warning("shared address", last.source, last.path, `address ${address} is held by interfaces ${ids.join(", ")}; lookups by this address use interface ${ids[0]}`);
+      warning(
+        "shared address",
+        last.source,
+        last.path,
+        `address ${address} is held by interfaces ${ids.join(", ")}; lookups by this address use interface ${ids[0]}`,
+      );
     }
   }
   const holderOfAddress = new Map([...holders].map(([address, list]) => [address, Math.min(...list.map((h) => h.ifaceId))]));
@@ -152,13 +158,21 @@ function crossCheck(
     linkOfPeers.set(key, ids[0]);
     if (list.length < 2) continue;
     const last = list[list.length - 1];
-    warning("shared link peers", last.source, "$", `links ${ids.join(", ")} all join ${key.replace(" ", " and ")}; the link by peers is link ${ids[0]}`);
+    warning(
+      "shared link peers",
+      last.source,
+      "$",
+      `links ${ids.join(", ")} all join ${key.replace(" ", " and ")}; the link by peers is link ${ids[0]}`,
+    );
   }
 
   problems.sort((a, b) => compareSources(a.source, b.source) || (a.path < b.path ? -1 : a.path > b.path ? 1 : 0));
   if (problems.some((p) => p.severity === "error")) return { problems };
 
-  const accesspoints = sortByIp(aps.map((a) => a.ap), (a) => a.main_ip);
+  const accesspoints = sortByIp(
+    aps.map((a) => a.ap),
+    (a) => a.main_ip,
+  );
   resolved.sort((a, b) => a.id - b.id);
   return {
     problems,
@@ -215,8 +229,17 @@ function check<S extends z.ZodType>(
 
 function plainMessage(issue: z.core.$ZodIssue): string {
   if (issue.code === "invalid_type") {
-    const expected = issue.expected === "int" ? "an integer" : issue.expected === "object" ? "an object" : issue.expected === "array" ? "an array" : `a ${issue.expected}`;
-    return issue.message.includes("received undefined") ? `missing required field (${expected})` : `expected ${expected}, ${issue.message.replace(/^.*received /, "got ")}`;
+    const expected =
+      issue.expected === "int"
+        ? "an integer"
+        : issue.expected === "object"
+          ? "an object"
+          : issue.expected === "array"
+            ? "an array"
+            : `a ${issue.expected}`;
+    return issue.message.includes("received undefined")
+      ? `missing required field (${expected})`
+      : `expected ${expected}, ${issue.message.replace(/^.*received /, "got ")}`;
   }
   return issue.message.replace(/^Invalid input: /, "");
 }

@@ -47,7 +47,9 @@ export const SYNTH_MAX_APS = LAN_RANGES.reduce((n, [, blocks]) => n + blocks, 0)
 
 export function synthesize(options: SynthOptions): SynthDump {
   if (!Number.isInteger(options.aps) || options.aps < 0 || options.aps > SYNTH_MAX_APS) {
-    throw new RangeError(`the number of access points must be a whole number from 0 to ${SYNTH_MAX_APS} (the room in the address plan), not ${options.aps}`);
+    throw new RangeError(
+      `the number of access points must be a whole number from 0 to ${SYNTH_MAX_APS} (the room in the address plan), not ${options.aps}`,
+    );
   }
   const rand = mulberry32(options.seed);
   const pick = <T>(items: readonly T[]) => items[Math.floor(rand() * items.length)];
@@ -91,23 +93,24 @@ export function synthesize(options: SynthOptions): SynthDump {
         if_name: wireless ? `wlan${k}` : k === 1 ? "eth0" : `tap${k}`,
         if_hwaddress: k === 2 && !wireless ? null : mac(),
         addresses,
-        wifi: wireless && reporting
-          ? {
-              wifi_ssid: pick(SSIDS),
-              wifi_bssid: mac(),
-              wifi_driver: "nl80211",
-              wifi_hwmode: pick(["802.11bgn", "802.11an", "802.11acn"]),
-              wifi_mode: pick(["master", "client", "adhoc"]),
-              wifi_channel: pick([1, 6, 11, 36, 108]),
-              wifi_freq: pick([2412, "2437.000", 5180, "5.540"]),
-              wifi_transmit_power: Math.floor(rand() * 20),
-              wifi_signal: -40 - Math.floor(rand() * 50),
-              wifi_noise: -95,
-              wifi_bitrate: pick([54, "130.0", 0]),
-              wifi_crypt: "Plain",
-              wifi_vaps_enabled: rand() < 0.5,
-            }
-          : null,
+        wifi:
+          wireless && reporting
+            ? {
+                wifi_ssid: pick(SSIDS),
+                wifi_bssid: mac(),
+                wifi_driver: "nl80211",
+                wifi_hwmode: pick(["802.11bgn", "802.11an", "802.11acn"]),
+                wifi_mode: pick(["master", "client", "adhoc"]),
+                wifi_channel: pick([1, 6, 11, 36, 108]),
+                wifi_freq: pick([2412, "2437.000", 5180, "5.540"]),
+                wifi_transmit_power: Math.floor(rand() * 20),
+                wifi_signal: -40 - Math.floor(rand() * 50),
+                wifi_noise: -95,
+                wifi_bitrate: pick([54, "130.0", 0]),
+                wifi_crypt: "Plain",
+                wifi_vaps_enabled: rand() < 0.5,
+              }
+            : null,
       });
       apRadios.push({ ap: i, iface: id, address });
     }
@@ -173,7 +176,11 @@ export function synthesize(options: SynthOptions): SynthDump {
     }
   }
   return {
-    network: { format: NETWORK_FORMAT, name: `synthetic mesh (${options.aps} access points, seed ${options.seed})`, taken_at: formatMicros(TAKEN_AT) },
+    network: {
+      format: NETWORK_FORMAT,
+      name: `synthetic mesh (${options.aps} access points, seed ${options.seed})`,
+      taken_at: formatMicros(TAKEN_AT),
+    },
     accesspoints,
     links,
   };
@@ -195,7 +202,10 @@ export async function writeSynthDump(dir: string, dump: SynthDump, chunk = 5000,
     await writeFile(path.join(tmp, "network.json"), JSON.stringify(dump.network, null, 2) + "\n");
     for (let i = 0; i * chunk < Math.max(1, dump.accesspoints.length); i++) {
       const part = dump.accesspoints.slice(i * chunk, (i + 1) * chunk);
-      await writeFile(path.join(tmp, "accesspoints", `part-${String(i).padStart(3, "0")}.ndjson`), part.map((r) => JSON.stringify(r) + "\n").join(""));
+      await writeFile(
+        path.join(tmp, "accesspoints", `part-${String(i).padStart(3, "0")}.ndjson`),
+        part.map((r) => JSON.stringify(r) + "\n").join(""),
+      );
     }
     for (let i = 0; i * chunk < Math.max(1, dump.links.length); i++) {
       const part = dump.links.slice(i * chunk, (i + 1) * chunk);

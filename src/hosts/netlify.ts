@@ -11,7 +11,6 @@ const NOT_FOUND_FILE = fileFor("notFound");
  * value is its own file-name key; every other present value gets a literal rule of its own.
  */
 
-
 export function netlifyToml(): string {
   const lines = [
     "# Generated from src/core/routes.ts by `npm run mesh-api -- netlify-config --write`; a test fails when it differs.",

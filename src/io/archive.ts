@@ -118,6 +118,7 @@ function archiveFault(err: unknown): unknown {
   }
   if (e.syscall !== undefined) return err;
   if (typeof e.code === "string" && !e.code.startsWith("Z_") && e.code !== "ERR_STREAM_PREMATURE_CLOSE") return err;
-  const what = e.code === "Z_BUF_ERROR" ? "the archive is truncated" : e.code?.startsWith("Z_") ? "not a valid gzip file" : "not a valid tar archive";
+  const what =
+    e.code === "Z_BUF_ERROR" ? "the archive is truncated" : e.code?.startsWith("Z_") ? "not a valid gzip file" : "not a valid tar archive";
   return new ArchiveError(`${what} (${err.message})`);
 }

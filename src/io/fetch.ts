@@ -230,7 +230,12 @@ function parseLines(text: string, url: string, bare: boolean): SumLine[] {
     if (!m || (m[3] === undefined && !bare)) {
       throw new FetchDumpError(`${url} is malformed: line ${i + 1} is not "<sha256>  <file name>" (${JSON.stringify(line.slice(0, 120))})`);
     }
-    const file = m[3] === undefined ? undefined : m[1] ? m[3].replace(/\\(\\|n|r)/g, (_, c: string) => (c === "n" ? "\n" : c === "r" ? "\r" : "\\")) : m[3];
+    const file =
+      m[3] === undefined
+        ? undefined
+        : m[1]
+          ? m[3].replace(/\\(\\|n|r)/g, (_, c: string) => (c === "n" ? "\n" : c === "r" ? "\r" : "\\"))
+          : m[3];
     lines.push({ sha256: m[2].toLowerCase(), file });
   });
   return lines;
@@ -255,9 +260,18 @@ function pick(lines: readonly SumLine[], name: string, url: string): string {
   return [...digests][0];
 }
 
-const NETWORK_CODES = new Set(["ECONNRESET", "ECONNREFUSED", "ECONNABORTED", "ETIMEDOUT", "EPIPE", "ENETUNREACH", "EHOSTUNREACH", "ENOTFOUND", "EAI_AGAIN"]);
+const NETWORK_CODES = new Set([
+  "ECONNRESET",
+  "ECONNREFUSED",
+  "ECONNABORTED",
+  "ETIMEDOUT",
+  "EPIPE",
+  "ENETUNREACH",
+  "EHOSTUNREACH",
+  "ENOTFOUND",
+  "EAI_AGAIN",
+]);
 const isNetworkCode = (code?: string) => code !== undefined && (NETWORK_CODES.has(code) || code.startsWith("UND_ERR"));
-
 
 async function dumpRoot(dir: string, url: string): Promise<string> {
   const isDump = async (d: string) => (await stat(path.join(d, "accesspoints")).catch(() => undefined))?.isDirectory() ?? false;

@@ -9,7 +9,6 @@ export type { LoadedDump, RawRecord, RecordKind };
 
 /** Stage 1: find the dump files and parse them into raw records, each tagged with its source. */
 
-
 const FOLDERS: Record<string, RecordKind> = { accesspoints: "accesspoint", links: "link" };
 
 /** Limits (README, "Trust and safety"): a record (an NDJSON line) and a .json file, which is parsed whole. */
@@ -66,7 +65,12 @@ export async function loadDump(dataDir: string, onRecord?: (record: RawRecord) =
 async function parseJsonFile(full: string, file: string, problems: Problem[]): Promise<unknown> {
   const size = (await stat(full)).size;
   if (size > MAX_JSON_FILE_BYTES) {
-    problems.push(problem({ file }, `file of ${size} bytes is larger than the ${MAX_JSON_FILE_BYTES / 2 ** 20} MiB allowed for .json; split it or write NDJSON, which has no size limit`));
+    problems.push(
+      problem(
+        { file },
+        `file of ${size} bytes is larger than the ${MAX_JSON_FILE_BYTES / 2 ** 20} MiB allowed for .json; split it or write NDJSON, which has no size limit`,
+      ),
+    );
     return undefined;
   }
   let text: string;
@@ -98,7 +102,8 @@ async function readNdjson(full: string, file: string, kind: RecordKind, emit: (r
       return void problems.push(problem(source, "not valid UTF-8"));
     }
     if (line === 1) text = stripBom(text);
-    else if (text.charCodeAt(0) === 0xfeff) return void problems.push(problem(source, "byte order mark (U+FEFF) at the start of a line; only the file may start with one"));
+    else if (text.charCodeAt(0) === 0xfeff)
+      return void problems.push(problem(source, "byte order mark (U+FEFF) at the start of a line; only the file may start with one"));
     if (text.endsWith("\r")) text = text.slice(0, -1);
     if (text.trim() === "") return;
     try {

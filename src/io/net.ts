@@ -26,10 +26,13 @@ export function describeNetworkError(err: unknown, timeoutMs?: number): string |
     if (/^(ERR_TLS|ERR_SSL|CERT_|UNABLE_TO_|DEPTH_ZERO_SELF_SIGNED_CERT|SELF_SIGNED|ERR_OSSL)/.test(code) || code === "EPROTO") {
       // OpenSSL's text ("…:SSL routines:ssl3_get_record:wrong version number:…") reduced to its reason.
       const reason = /SSL routines:[^:]*:([^:]+):/.exec(message)?.[1] ?? message.split("\n")[0];
-      const plain = /wrong version number|packet length too long|http request/i.test(reason) ? "; the server may speak plain http, not https" : "";
+      const plain = /wrong version number|packet length too long|http request/i.test(reason)
+        ? "; the server may speak plain http, not https"
+        : "";
       return `TLS/certificate error: ${reason ? `${reason} ` : ""}(${code})${plain}`;
     }
-    if (code === "ETIMEDOUT" || code === "UND_ERR_CONNECT_TIMEOUT" || code === "UND_ERR_HEADERS_TIMEOUT" || code === "UND_ERR_BODY_TIMEOUT") return `timeout (${code})`;
+    if (code === "ETIMEDOUT" || code === "UND_ERR_CONNECT_TIMEOUT" || code === "UND_ERR_HEADERS_TIMEOUT" || code === "UND_ERR_BODY_TIMEOUT")
+      return `timeout (${code})`;
     if (code === "ECONNRESET" || code === "EPIPE") return `connection reset (${code})`;
     if (code === "UND_ERR_SOCKET") return `connection closed by the host (${code})`;
     if (code === "EHOSTUNREACH") return `host unreachable (${code})`;

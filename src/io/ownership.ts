@@ -66,7 +66,10 @@ export async function assertReplaceable(check: OutputCheck): Promise<void> {
   if (!s) return;
   if (!s.isDirectory()) refuse("it is a file, not a folder", `choose a folder for ${check.option}`);
   if (!(await owned(out))) {
-    refuse(`it is not empty and was not written by mesh-api (no ${MARKER} file in it)`, `empty it or choose a new folder for ${check.option}`);
+    refuse(
+      `it is not empty and was not written by mesh-api (no ${MARKER} file in it)`,
+      `empty it or choose a new folder for ${check.option}`,
+    );
   }
 }
 

@@ -85,7 +85,11 @@ export function parseBaseUrl(text: string): { base: string; note?: string } {
   if (given === "") fail("the base URL is empty");
   const m = /^([A-Za-z][A-Za-z0-9+.-]*):\/\/(.*)$/s.exec(given);
   if (!m) {
-    if (/^https?:/i.test(given)) fail(`${given} has no // after the scheme`, given.replace(/^(https?):\/*/i, (_, s: string) => `${s.toLowerCase()}://`));
+    if (/^https?:/i.test(given))
+      fail(
+        `${given} has no // after the scheme`,
+        given.replace(/^(https?):\/*/i, (_, s: string) => `${s.toLowerCase()}://`),
+      );
     let example: string | undefined;
     try {
       example = parseBaseUrl(`https://${given}`).base;
@@ -118,16 +122,24 @@ export function parseBaseUrl(text: string): { base: string; note?: string } {
   if (hash >= 0) fail(`${given} has a fragment (${given.slice(hash)})`, site);
   if (/^\/*$/.test(url.pathname)) return { base: site };
   if (/^\/api\/v1\/?$/.test(url.pathname)) return { base: site, note: `checking ${site} (the base URL is the site, not its /api/v1/)` };
-  return fail(`${given} has a path (${url.pathname}), but the route table's paths are absolute, so a site under a sub-path cannot be checked`, site);
+  return fail(
+    `${given} has a path (${url.pathname}), but the route table's paths are absolute, so a site under a sub-path cannot be checked`,
+    site,
+  );
 }
-
 
 export async function checkDeployment(options: CheckOptions): Promise<CheckResult> {
   const { base } = parseBaseUrl(options.base);
   const all = await requestsFromTree(options.dist);
   // Routes with a key in their path (details) are sampled; every other route (lists, filters) is requested.
   const keyed = new Set(RULES.filter((r) => r.from.includes(":")).map((r) => r.kind));
-  const requests = [...all.filter((r) => !keyed.has(r.kind)), ...spread(all.filter((r) => keyed.has(r.kind)), options.sample ?? 200)];
+  const requests = [
+    ...all.filter((r) => !keyed.has(r.kind)),
+    ...spread(
+      all.filter((r) => keyed.has(r.kind)),
+      options.sample ?? 200,
+    ),
+  ];
   const skip = new Set((options.skipHeaders ?? []).map((h) => h.toLowerCase()));
   const timeoutMs = options.timeoutMs ?? 30_000;
   const rows = new Map<RouteKind, CheckRow>();

@@ -51,7 +51,6 @@ export interface SnapshotOptions {
   readonly warn?: (line: string) => void;
 }
 
-
 export async function writeSnapshots(options: SnapshotOptions): Promise<SnapshotIndex> {
   const keep = options.keep ?? 30;
   const warn = options.warn ?? (() => {});
@@ -82,7 +81,7 @@ export async function writeSnapshots(options: SnapshotOptions): Promise<Snapshot
     };
 
     const earlier: SnapshotEntry[] = [];
-    const previous = options.previous ?? (await exists(path.join(target, SNAPSHOT_FILES.index)) ? target : undefined);
+    const previous = options.previous ?? ((await exists(path.join(target, SNAPSHOT_FILES.index))) ? target : undefined);
     if (previous) {
       const source = await openPrevious(previous);
       for (const entry of source.index.snapshots) {

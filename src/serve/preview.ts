@@ -74,7 +74,10 @@ export async function startPreview(options: PreviewOptions): Promise<Preview> {
         const target = req.url ?? "/";
         // http-server hands `before` a wrapper (union's ResponseStream); the raw response emits "finish".
         const raw = (res as unknown as { response?: ServerResponse }).response ?? res;
-        if (options.log) raw.on("finish", () => options.log!(`${req.method} ${target.slice(0, 200)} ${raw.statusCode} ${(performance.now() - started).toFixed(1)}ms`));
+        if (options.log)
+          raw.on("finish", () =>
+            options.log!(`${req.method} ${target.slice(0, 200)} ${raw.statusCode} ${(performance.now() - started).toFixed(1)}ms`),
+          );
         route(req, res);
       },
     ],
@@ -86,7 +89,9 @@ export async function startPreview(options: PreviewOptions): Promise<Preview> {
     const status = err.code === "HPE_HEADER_OVERFLOW" ? 431 : 400;
     const body = status === 431 ? '{"detail":"Request header fields too large."}' : '{"detail":"Malformed request."}';
     const headers = Object.entries({ ...API_HEADERS, "Content-Length": String(Buffer.byteLength(body)), Connection: "close" });
-    socket.end(`HTTP/1.1 ${status} ${status === 431 ? "Request Header Fields Too Large" : "Bad Request"}\r\n${headers.map(([k, v]) => `${k}: ${v}\r\n`).join("")}\r\n${body}`);
+    socket.end(
+      `HTTP/1.1 ${status} ${status === 431 ? "Request Header Fields Too Large" : "Bad Request"}\r\n${headers.map(([k, v]) => `${k}: ${v}\r\n`).join("")}\r\n${body}`,
+    );
   });
   await new Promise<void>((ok, fail) => {
     listening.once("error", fail);
@@ -96,10 +101,11 @@ export async function startPreview(options: PreviewOptions): Promise<Preview> {
   const host = address.family === "IPv6" ? `[${address.address}]` : address.address;
   return {
     url: `http://${host}:${address.port}`,
-    close: () => new Promise<void>((ok) => {
-      listening.close(() => ok());
-      listening.closeAllConnections?.();
-    }),
+    close: () =>
+      new Promise<void>((ok) => {
+        listening.close(() => ok());
+        listening.closeAllConnections?.();
+      }),
   };
 }
 
@@ -141,7 +147,10 @@ async function handle(root: string, aliases: Aliases, req: IncomingMessage, res:
   if (resolution.type === "redirect") {
     // From the normalised path: "//api/v1/link" must not become a redirect to a host named "api".
     const q = target.indexOf("?");
-    const location = resolution.location.split("/").map((seg) => encodeURIComponent(seg).replace(/%3A/gi, ":")).join("/");
+    const location = resolution.location
+      .split("/")
+      .map((seg) => encodeURIComponent(seg).replace(/%3A/gi, ":"))
+      .join("/");
     res.setHeader("Location", `${location}${q < 0 ? "" : target.slice(q)}`);
     return json(req, res, 301, "");
   }
@@ -166,7 +175,12 @@ const HTML_TYPE = "text/html; charset=utf-8";
  * redirected to it, so the page's relative links work), or the JSON 404. The 404 page itself is JSON,
  * as on Netlify, which serves it with the API headers.
  */
-async function serveStatic(root: string, requestPath: string, req: IncomingMessage, res: ServerResponse & { emit(event: "next"): boolean }) {
+async function serveStatic(
+  root: string,
+  requestPath: string,
+  req: IncomingMessage,
+  res: ServerResponse & { emit(event: "next"): boolean },
+) {
   const segments = requestPath.split("/");
   if (segments.includes("..")) return json(req, res, 400, '{"detail":"Malformed request."}');
   // Host configuration (_redirects, _headers) and hidden files are not content; Netlify does not serve them either.

@@ -68,7 +68,11 @@ export function mismatch(e: Expected, a: Answer): string | undefined {
       break;
     case "redirect_or_same": {
       const target = e.path.includes("?") ? e.path.replace("?", "/?") : `${e.path}/`;
-      ok = isExact || ([301, 302, 308].includes(a.status) && a.location !== undefined && new URL(a.location, "http://x").pathname + new URL(a.location, "http://x").search === target);
+      ok =
+        isExact ||
+        ([301, 302, 308].includes(a.status) &&
+          a.location !== undefined &&
+          new URL(a.location, "http://x").pathname + new URL(a.location, "http://x").search === target);
       break;
     }
   }

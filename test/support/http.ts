@@ -7,7 +7,12 @@ export interface RawResponse {
   readonly body: Buffer;
 }
 
-export function rawRequest(port: number, method: string, target: string | Buffer, headers: Record<string, string> = {}): Promise<RawResponse> {
+export function rawRequest(
+  port: number,
+  method: string,
+  target: string | Buffer,
+  headers: Record<string, string> = {},
+): Promise<RawResponse> {
   return new Promise((resolve, reject) => {
     const socket = connect(port, "127.0.0.1");
     const chunks: Buffer[] = [];
@@ -25,7 +30,9 @@ export function rawRequest(port: number, method: string, target: string | Buffer
       }
       resolve({ status: Number(statusLine.split(" ")[1]), headers: out, body: all.subarray(split + 4) });
     });
-    const head = Object.entries({ Host: "127.0.0.1", Connection: "close", ...headers }).map(([k, v]) => `${k}: ${v}\r\n`).join("");
+    const head = Object.entries({ Host: "127.0.0.1", Connection: "close", ...headers })
+      .map(([k, v]) => `${k}: ${v}\r\n`)
+      .join("");
     // Not end(): a half-closed socket lets the server drop a response it is still preparing.
     socket.write(Buffer.concat([Buffer.from(`${method} `), Buffer.from(target), Buffer.from(` HTTP/1.1\r\n${head}\r\n`)]));
   });

@@ -45,10 +45,17 @@ export async function loadNetlify(config: string, publish: string): Promise<Netl
   const headersFor = (file: string) => Object.assign({}, ...headerRules.filter((h) => h.forRegExp.test(file)).map((h) => h.values));
   const serve = (file: string, status: number): NetlifyAnswer & { match: null } => {
     // A folder is served by its index.html, with or without the slash (the CDN's "pretty URLs").
-    if (existsSync(path.join(publish, file)) && statSync(path.join(publish, file)).isDirectory()) file = path.posix.join(file, "index.html");
+    if (existsSync(path.join(publish, file)) && statSync(path.join(publish, file)).isDirectory())
+      file = path.posix.join(file, "index.html");
     const full = path.join(publish, file);
     if (!full.startsWith(publish) || !existsSync(full)) {
-      return { match: null, status: 404, file: "/404.html", body: readFileSync(path.join(publish, "404.html")), headers: headersFor("/404.html") };
+      return {
+        match: null,
+        status: 404,
+        file: "/404.html",
+        body: readFileSync(path.join(publish, "404.html")),
+        headers: headersFor("/404.html"),
+      };
     }
     return { match: null, status, file, body: readFileSync(full), headers: headersFor(file) };
   };
@@ -63,8 +70,14 @@ export async function loadNetlify(config: string, publish: string): Promise<Netl
         return { error: String(err) };
       }
       const match = matcher.match({
-        scheme: "http", host: "localhost", path: decoded, query: url.search.slice(1),
-        headers: {}, cookieValues: {}, getHeader: () => "", getCookie: () => "",
+        scheme: "http",
+        host: "localhost",
+        path: decoded,
+        query: url.search.slice(1),
+        headers: {},
+        cookieValues: {},
+        getHeader: () => "",
+        getCookie: () => "",
       });
       if (!match) return serve(decoded, 200);
       const to = new URL(match.to, "http://localhost");

@@ -9,7 +9,14 @@ import { spawn, spawnSync } from "node:child_process";
 /** Every file under `dir` (dot files included) with the SHA-256 of its bytes, sorted by path. */
 export function treeDigest(dir: string): Map<string, string> {
   const files = fg.sync("**/*", { cwd: dir, dot: true, onlyFiles: true }).sort();
-  return new Map(files.map((f) => [f, createHash("sha256").update(readFileSync(path.join(dir, f))).digest("hex")]));
+  return new Map(
+    files.map((f) => [
+      f,
+      createHash("sha256")
+        .update(readFileSync(path.join(dir, f)))
+        .digest("hex"),
+    ]),
+  );
 }
 
 const made: string[] = [];
@@ -35,7 +42,11 @@ export const ROOT = new URL("../../", import.meta.url).pathname;
  * The CLI from source in one process: node with tsx's loader, named by its absolute URL so it
  * resolves from any working folder (tsx's own cli.mjs would start a second process for each run).
  */
-export const CLI_ARGS = ["--import", pathToFileURL(path.join(ROOT, "node_modules/tsx/dist/loader.mjs")).href, path.join(ROOT, "src/cli/main.ts")];
+export const CLI_ARGS = [
+  "--import",
+  pathToFileURL(path.join(ROOT, "node_modules/tsx/dist/loader.mjs")).href,
+  path.join(ROOT, "src/cli/main.ts"),
+];
 
 /** Runs the CLI as a user does, returning exit code and output. */
 export function cli(args: string[], cwd = ROOT, env: Record<string, string> = {}): { status: number; stdout: string; stderr: string } {
