@@ -36,6 +36,8 @@ export interface OutputCheck {
   readonly out: string;
   /** the option that named it, for the message (`--out`, `--dist`) */
   readonly option: string;
+  /** a folder name to suggest instead ("dist" for a build, "dump" for a dump) */
+  readonly suggest?: string;
   /** folders the output must not be, lie inside or contain (the dump being read) */
   readonly protect?: readonly { readonly dir: string; readonly option: string }[];
   /** the current folder; the process's own by default */
@@ -47,7 +49,7 @@ export interface OutputCheck {
 export async function assertReplaceable(check: OutputCheck): Promise<void> {
   const name = check.out;
   const out = await resolveReal(check.out);
-  const refuse = (why: string, todo = `choose a new folder for ${check.option}, such as dist`) => {
+  const refuse = (why: string, todo = `choose a new folder for ${check.option}, such as ${check.suggest ?? "dist"}`) => {
     throw new RefusedOutputError(`refusing to write to ${name}: ${why}; ${todo}.`);
   };
   if (out === path.parse(out).root) refuse("it is the root of the file system");
