@@ -76,6 +76,9 @@ describe("status relative to taken_at", () => {
 describe("firmware version keys", () => {
   it.each([
     ["opennet0.6.sdk", [-1, 6]],
+    ["opennet0.0.sdk", [-1, 0]],
+    ["opennet0.10.sdk", []],
+    ["opennet0.sdk", []],
     ["0.5.1-unstable-845", [0, 5, 1, -1, 845]],
     ["0.5.1-1036-ab12f", [0, 5, 1, 0, 1036]],
     ["0.4-5", [0, 4, 0, 5]],
@@ -103,6 +106,26 @@ describe("firmware version keys", () => {
     expect(isBefore("0.4-5", versionKey("garbage"))).toBe(false);
   });
 
+  it("opennet0.<two digits>.sdk is unparseable: it sorts before every parseable version, and no boundaries come from it", () => {
+    const m = model([
+      ap("10.0.0.1", { mesh_version: "opennet0.10.sdk" }),
+      ap("10.0.0.2", { mesh_version: "opennet0.1.sdk" }),
+      ap("10.0.0.3", { mesh_version: "0.4-5" }),
+    ]);
+    const before = (bound: string) => m.accesspoints.filter((a) => isBefore(a.mesh_version, versionKey(bound))).map((a) => a.main_ip);
+    expect(before("opennet0.1.sdk")).toEqual(["10.0.0.1"]);
+    expect(before("0.4-5")).toEqual(["10.0.0.1", "10.0.0.2"]);
+    expect(before("opennet0.10.sdk")).toEqual([]); // () is below nothing
+    expect(beforeValues(m.accesspoints.map((a) => a.mesh_version))).toEqual([
+      "opennet0.10.sdk",
+      "opennet0.1.sdk",
+      "0.4",
+      "0.4-5",
+      "0.5",
+      "1.0",
+    ]);
+  });
+
   it("precomputes present versions and release-line boundaries", () => {
     expect(beforeValues(["0.5.1-unstable-845", "0.4-5", null, ""])).toEqual([
       "0.4",
@@ -114,6 +137,19 @@ describe("firmware version keys", () => {
       "0.6",
       "1.0",
     ]);
+  });
+});
+
+describe("firmware_type", () => {
+  it('is "OpenWrt" when the record does not carry it, null when it says null, and kept otherwise', () => {
+    const m = model([
+      ap("10.0.0.1"),
+      ap("10.0.0.2", { firmware_type: null }),
+      ap("10.0.0.3", { firmware_type: "AirOS" }),
+      ap("10.0.0.4", { firmware_type: "" }),
+    ]);
+    expect(m.accesspoints.map((a) => json(a.json.toString()).firmware_type)).toEqual(["OpenWrt", null, "AirOS", ""]);
+    expect(m.accesspoints[1].json.toString()).toContain('"firmware_type":null,');
   });
 });
 

@@ -69,4 +69,5 @@ export const WIFI_FIELDS = [
   ["wifi_vaps_enabled", "boolean"],
 ] as const satisfies readonly (readonly [string, FieldKind | "decimal3" | "decimal1"])[];
 
+/** `firmware_type` of a record that does not carry the field (an explicit null stays null). */
 export const DEFAULT_FIRMWARE_TYPE = "OpenWrt";

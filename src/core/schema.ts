@@ -122,11 +122,8 @@ export const accesspointSchema = z.strictObject({
   main_ip: ipText(canonicalIpv4, "IPv4"),
   main_ipv6: ipText(canonicalIpv6, "IPv6").nullable().default(null),
   ...otherFields,
-  // A missing or null firmware type means the common case of the original importer.
-  firmware_type: text
-    .nullable()
-    .default(null)
-    .transform((t) => t ?? DEFAULT_FIRMWARE_TYPE),
+  // Absent: the original importer's default; an explicit null stays null (zod keeps the two apart).
+  firmware_type: text.nullable().default(DEFAULT_FIRMWARE_TYPE),
   site: id.nullable().default(null),
   interfaces: z.array(iface).default([]),
 });

@@ -1,6 +1,6 @@
 /**
  * Sort key of firmware versions for `firmware_version__before`, as the original server compares them:
- *   opennet0.<n>.sdk                                   -> (-1, n)
+ *   opennet0.<d>.sdk (exactly one digit d)             -> (-1, d)
  *   <a>.<b>[.<c>...][-unstable]-<build>[-<hex>]         -> (a, b, c..., -1 if unstable else 0, build)
  *   <a>.<b>[.<c>...]                                   -> (a, b, c..., 0)
  *   anything else                                      -> ()
@@ -8,7 +8,8 @@
  */
 export type VersionKey = readonly number[];
 
-const SDK = /^opennet0\.(\d+)\.sdk$/;
+/** AirOS builds: one digit only, as the original's pattern has it; `opennet0.10.sdk` is unparseable. */
+const SDK = /^opennet0\.(\d)\.sdk$/;
 const BUILD = /^(\d+(?:\.\d+)+)(-unstable)?-(\d+)(?:-[0-9a-fA-F]+)?$/;
 const PLAIN = /^(\d+(?:\.\d+)+)$/;
 
