@@ -60,9 +60,9 @@ export async function validate(options: { data: string } & PipelineOptions): Pro
     model,
     problems,
     netlify,
-    hostWarnings: (netlify?.inexpressible ?? []).map((v) => ({
+    hostWarnings: (netlify?.unreachable ?? []).map((v) => ({
       kind: "Netlify rule",
-      message: `${v.param}=${JSON.stringify(v.value)} cannot be written as a Netlify _redirects rule (whitespace, "=" or a leading ":"); Netlify answers 404 for it, the preview serves it`,
+      message: `${v.param}=${JSON.stringify(v.value)} cannot be a Netlify rule: ${v.reason}; Netlify answers 404 for it, the preview serves it`,
     })),
     summary: {
       files: loaded.files.length,

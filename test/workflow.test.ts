@@ -1,9 +1,10 @@
-import { readFileSync } from "node:fs";
+import { existsSync, readFileSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { describe, expect, it } from "vitest";
 import { parse } from "yaml";
 import { cli, ROOT, tempDir, treeDigest } from "./support/tree.ts";
 import { synthesize, writeSynthDump } from "../src/gen/synth.ts";
+import { validate } from "../src/pipeline.ts";
 
 /** The nightly workflow parses, calls only scripts that exist, and every secret and variable it uses is documented. */
 
@@ -28,7 +29,16 @@ describe("nightly workflow", () => {
   });
 
   it("installs, tests, builds, snapshots with history, deploys and checks, in that order", () => {
-    const order = ["npm ci", "npm test", "npm run build", "snapshot --data", "--previous", "netlify-cli", "mesh-api -- check"];
+    const order = [
+      "npm ci",
+      "npm test",
+      "npm run build",
+      "snapshot --data",
+      "--previous",
+      "netlify-config --data",
+      "netlify-cli",
+      "mesh-api -- check",
+    ];
     const positions = order.map((s) => runs.indexOf(s));
     expect(
       positions.every((p) => p >= 0),
@@ -52,6 +62,20 @@ describe("nightly workflow", () => {
     for (const name of used) expect(readme, name).toContain(`\`${name}\``);
   });
 
+  it("deploys with the netlify.toml generated for the dump it built, from where netlify-cli reads it", () => {
+    const build = steps.find((s) => s.run?.includes("npm run build"))!.run!;
+    const config = steps.find((s) => s.run?.includes("netlify-config"))!;
+    const deploy = steps.find((s) => s.run?.includes("netlify-cli"))!.run!;
+    // The same dump as the build, written to ./netlify.toml: netlify-cli reads the netlify.toml of the
+    // folder it runs in (never one in the deployed folder), and merges dist/_redirects before it.
+    const dump = /--data ("[^"]+")/.exec(build)![1];
+    expect(config.run).toContain(`netlify-config --data ${dump} --write`);
+    expect(config.if).toBeUndefined();
+    expect(deploy).toMatch(/netlify-cli@\d+ deploy --prod --dir dist --no-build/);
+    expect(deploy).not.toMatch(/--cwd|--config|\bcd\b/);
+    expect(steps.some((s) => s.run?.includes("netlify.toml") && s.run !== config.run)).toBe(false);
+  });
+
   it("skips the deploy with a visible notice when the secrets are absent", () => {
     const deploy = steps.find((s) => s.run?.includes("netlify-cli"))!;
     expect(deploy.if).toContain("NETLIFY_AUTH_TOKEN != ''");
@@ -66,6 +90,22 @@ describe("command line wrappers", () => {
     const dir = tempDir();
     expect(cli(["netlify-config", "--write"], dir).status).toBe(0);
     expect(readFileSync(path.join(dir, "netlify.toml"), "utf8")).toBe(readFileSync(path.join(ROOT, "netlify.toml"), "utf8"));
+  });
+
+  it("netlify-config --data writes the deploy's rules for that dump: the generic ones with the literal rules in place", async () => {
+    const dir = tempDir();
+    const r = cli(["netlify-config", "--data", path.join(ROOT, "data"), "--write"], dir);
+    expect(r.status, r.stderr).toBe(0);
+    const written = readFileSync(path.join(dir, "netlify.toml"), "utf8");
+    expect(written).toBe((await validate({ data: path.join(ROOT, "data") })).netlify!.config);
+    expect(written).toContain('query = { wifi_ssid = "Café Meshtest" }');
+    expect(r.stderr).toMatch(/netlify: [\d,]+ literal rules in netlify\.toml, [\d,]+ of them also in the build's _redirects\n/);
+    // An invalid dump: exit 1, nothing written.
+    const bad = tempDir();
+    writeFileSync(path.join(bad, "network.json"), "{");
+    const empty = tempDir();
+    expect(cli(["netlify-config", "--data", bad, "--write"], empty).status).toBe(1);
+    expect(existsSync(path.join(empty, "netlify.toml"))).toBe(false);
   });
 
   it("MESH_API_WRITE_CONCURRENCY=1 (one file at a time) builds the same tree as the default", async () => {

@@ -45,7 +45,13 @@ export function register(program: Command): void {
             `(${plural(s.accesspoints, "access point")}, ${plural(s.interfaces, "interface")}, ${plural(s.links, "link")}, ${plural(s.sites, "site")}; ` +
             `taken at ${s.takenAt ?? "unknown"}), ${plural(warnings, "warning")}, in ${seconds(performance.now() - started)}`,
         );
-        log(opts, `netlify: ${plural(r.netlify.rules, "literal rule")} in ${opts.out}/_redirects`);
+        const only = r.netlify.configRules - r.netlify.rules;
+        log(
+          opts,
+          `netlify: ${plural(r.netlify.rules, "literal rule")} in ${opts.out}/_redirects; deploy with the netlify.toml of ` +
+            `\`mesh-api netlify-config --data ${opts.data} --write\`` +
+            (only > 0 ? ` (${plural(only, "more rule")} for values _redirects cannot hold)` : ""),
+        );
       } catch (err) {
         progress?.done();
         invalid(err, opts, existed ? `${opts.out} left unchanged` : "nothing written");

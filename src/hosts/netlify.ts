@@ -1,33 +1,117 @@
-import { Groups } from "../core/collections.ts";
 import type { OutputFile, PlaceholderValues } from "../core/plan.ts";
 import { API_DIR, API_HEADERS, fileFor, keyFor, NOT_FOUND_BODY, QUERY_PLACEHOLDERS, RULES, type Rule } from "../core/routes.ts";
 
 const NOT_FOUND_FILE = fileFor("notFound");
 
 /**
- * Netlify's rules, generated from the route table: the generic rules for the committed netlify.toml,
- * and the data-dependent ones for `dist/_redirects`. A query placeholder on Netlify substitutes the
+ * Netlify's rules, generated from the route table. A query placeholder on Netlify substitutes the
  * value re-encoded (only A-Za-z0-9._~- pass unchanged), so it reaches a value's file only when the
- * value is its own file-name key; every other present value gets a literal rule of its own.
+ * value is its own file-name key; every other present value needs a literal rule of its own, right
+ * before the generic rule it specialises. Netlify's engine compares a rule's literal value with the
+ * request's value percent-decoded, "+" read as a space, case-sensitively (as the preview does).
+ *
+ * - The deploy's netlify.toml (`netlifyToml(values)`, written by `mesh-api netlify-config --data
+ *   <dump> --write`): the route table's rules with every literal rule in place. A TOML string holds
+ *   any value. netlify-cli deploys with ./netlify.toml, never with one in the publish folder.
+ * - `dist/_redirects` (the build): the same literal rules for the values a line can hold (no
+ *   whitespace, "=" or control characters; a line is split at whitespace and a value cut at "="),
+ *   each written exactly as its netlify.toml twin, so Netlify's parser, which merges `_redirects`
+ *   before netlify.toml and keeps the later of two equal rules, deploys the route table's order.
+ *   With the committed generic netlify.toml alone (Netlify's Git builds read netlify.toml before
+ *   the build), `_redirects` comes first as it stands: values only a TOML can hold are not found,
+ *   and two filters at once where one value has a literal rule are answered by that rule.
+ * - No rule at all for a value starting with ":" (the engine reads it as a placeholder in either
+ *   file, which would catch every value) or holding U+007F (netlify-cli writes the deployed
+ *   netlify.toml with JSON's string escapes, which leave U+007F raw, and TOML forbids it): Netlify
+ *   answers 404 for these.
  */
 
-export function netlifyToml(): string {
-  const lines = [
-    "# Generated from src/core/routes.ts by `npm run mesh-api -- netlify-config --write`; a test fails when it differs.",
-    "# Data-dependent rules (filter values that are not their own file name) are in dist/_redirects,",
-    "# which Netlify applies before these.",
-    "",
-    "[build]",
-    '  command = "npm run build"',
-    '  publish = "dist"',
-    "",
-  ];
-  for (const rule of RULES) {
+/** Where the literal rule for a value can live on Netlify; see above. */
+export type NetlifyForm = "_redirects" | "netlify.toml" | "none";
+
+function netlifyForm(value: string): NetlifyForm {
+  if (value.startsWith(":") || value.includes("\u007f")) return "none";
+  if (value === "" || /[\s=\u0000-\u001f]/u.test(value)) return "netlify.toml";
+  return "_redirects";
+}
+
+/** Why a value has no Netlify rule (form "none"), for a warning. */
+function unreachableReason(value: string): string {
+  return value.startsWith(":")
+    ? 'it starts with ":", which Netlify reads as a placeholder in _redirects and netlify.toml alike'
+    : "it holds U+007F, which netlify-cli writes unescaped into the deployed netlify.toml (TOML forbids it)";
+}
+
+/** One present value of a data placeholder, as a literal rule standing right before the generic rule it specialises. */
+interface Literal {
+  /** index in RULES of the generic rule */
+  readonly at: number;
+  readonly rule: Rule;
+  readonly param: string;
+  readonly value: string;
+  readonly form: NetlifyForm;
+}
+
+/** The literal rules for every present value whose key differs from the value, in route-table order. */
+function literals({ values, aliases }: PlaceholderValues): Literal[] {
+  const out: Literal[] = [];
+  RULES.forEach((rule, at) => {
+    const data = Object.entries(rule.query).find(([, v]) => v.startsWith(":") && QUERY_PLACEHOLDERS[v.slice(1)]?.data);
+    if (!data || rule.to === null) return;
+    const [param, placeholder] = data;
+    const name = placeholder.slice(1);
+    const spec = QUERY_PLACEHOLDERS[name];
+    for (const value of values[name] ?? []) {
+      const variants = spec.fold === "lower" ? [...new Set([value.toLowerCase(), value.toUpperCase()])] : [value];
+      const key = aliases.get(name)?.get(value) ?? keyFor(name, value);
+      for (const variant of variants) {
+        if (variant === key) continue; // the generic placeholder rule reaches it
+        const filled = { ...rule, query: { ...rule.query, [param]: variant }, to: rule.to.replaceAll(placeholder, key) };
+        out.push({ at, rule: filled, param, value: variant, form: netlifyForm(variant) });
+      }
+    }
+  });
+  return out;
+}
+
+const HEADER = [
+  "# Generated from src/core/routes.ts by `npm run mesh-api -- netlify-config --write`; a test fails when it differs.",
+  "# The generic rules. Filter values that are not their own file name need literal rules from the data:",
+  "# deploy with `mesh-api netlify-config --data <dump> --write`, which writes this file with them in place",
+  "# (netlify-cli deploys with ./netlify.toml). The build's dist/_redirects holds those a _redirects line",
+  "# can express, for a deploy with this file as it is (Netlify applies _redirects first).",
+];
+
+const DATA_HEADER = [
+  "# Generated by `mesh-api netlify-config --data <dump> --write` for one dump: the rules of src/core/routes.ts",
+  "# with a literal rule, in place, for each present filter value that is not its own file name. Deploy a build",
+  "# of the same dump with it (netlify-cli reads ./netlify.toml); the build's dist/_redirects repeats some of",
+  "# these rules word for word, and Netlify keeps one copy of each. Not for committing.",
+];
+
+/**
+ * The Netlify configuration: without values, the generic rules and headers of the committed
+ * netlify.toml; with a dump's values, the configuration to deploy a build of it with: the same
+ * with every literal rule (but for values no rule can hold) right before the rule it specialises.
+ */
+export function netlifyToml(values?: PlaceholderValues): string {
+  return renderToml(values && literals(values));
+}
+
+function renderToml(all: readonly Literal[] | undefined): string {
+  const inToml = (all ?? []).filter((l) => l.form !== "none");
+  const lines = [...(all ? DATA_HEADER : HEADER), "", "[build]", '  command = "npm run build"', '  publish = "dist"', ""];
+  const emit = (rule: Rule) => {
     lines.push("[[redirects]]", `  from = ${tomlString(rule.from)}`);
     const query = Object.entries(rule.query);
-    if (query.length > 0) lines.push(`  query = { ${query.map(([k, v]) => `${k} = ${tomlString(v)}`).join(", ")} }`);
+    if (query.length > 0) lines.push(`  query = { ${query.map(([k, v]) => `${tomlKey(k)} = ${tomlString(v)}`).join(", ")} }`);
     lines.push(`  to = ${tomlString(rule.to ?? NOT_FOUND_FILE)}`, `  status = ${rule.to ? 200 : 404}`, "  force = true", "");
-  }
+  };
+  let next = 0;
+  RULES.forEach((rule, at) => {
+    for (; next < inToml.length && inToml[next].at === at; next++) emit(inToml[next].rule);
+    emit(rule);
+  });
   // Headers follow the file served: API files, and the page Netlify serves for a missing target.
   for (const path of [`/${API_DIR}/*`, fileFor("notFoundPage")]) {
     lines.push("[[headers]]", `  for = ${tomlString(path)}`, "  [headers.values]");
@@ -40,56 +124,40 @@ export function netlifyToml(): string {
 export interface DataRules {
   /** `_redirects` text */
   readonly text: string;
+  /** literal rules in `_redirects` */
   readonly rules: number;
-  /** present values a `_redirects` line cannot express (whitespace, "=", a leading ":"): 404 on Netlify */
+  /** the netlify.toml to deploy a build of this dump with (netlifyToml(values)) */
+  readonly config: string;
+  /** literal rules in `config`: those of `_redirects` and the ones only a netlify.toml can hold */
+  readonly configRules: number;
+  /** present values a `_redirects` line cannot express; `config` holds them unless they are `unreachable` */
   readonly inexpressible: readonly { readonly param: string; readonly value: string }[];
+  /** present values no Netlify rule can hold: Netlify answers 404 for them */
+  readonly unreachable: readonly { readonly param: string; readonly value: string; readonly reason: string }[];
 }
 
-/**
- * Literal rules for the present values whose file-name key differs from the value, inserted where the
- * generic placeholder rule stands; each group is preceded by the generic 404 rules that must still
- * win over it (two filters at once), because `_redirects` is applied before netlify.toml.
- */
-export function dataRules({ values, aliases }: PlaceholderValues): DataRules {
-  const lines = ["# Generated by mesh-api build: literal rules for filter values that are not their own file name."];
-  const emit = (rule: Rule) => void lines.push(redirectLine(rule));
-  const inexpressible = new Map<string, { param: string; value: string }>();
-  let count = 0;
-  const guards = new Groups<string, Rule>();
-  const flushed = new Set<string>();
-  for (const rule of RULES) {
-    if (rule.to === null && Object.keys(rule.query).length > 0) {
-      guards.add(rule.from, rule);
-      continue;
-    }
-    const data = Object.entries(rule.query).find(([, v]) => v.startsWith(":") && QUERY_PLACEHOLDERS[v.slice(1)]?.data);
-    if (!data) continue;
-    const [param, placeholder] = data;
-    const name = placeholder.slice(1);
-    const spec = QUERY_PLACEHOLDERS[name];
-    for (const value of values[name] ?? []) {
-      const variants = spec.fold === "lower" ? [...new Set([value.toLowerCase(), value.toUpperCase()])] : [value];
-      const key = aliases.get(name)?.get(value) ?? keyFor(name, value);
-      for (const variant of variants) {
-        if (variant === key) continue; // the generic placeholder rule reaches it
-        if (!expressible(variant)) {
-          inexpressible.set(`${param}=${variant}`, { param, value: variant });
-          continue;
-        }
-        if (!flushed.has(rule.from)) {
-          flushed.add(rule.from);
-          for (const g of guards.get(rule.from) ?? []) emit(g);
-        }
-        emit({
-          ...rule,
-          query: { ...rule.query, [param]: variant },
-          to: rule.to && rule.to.replaceAll(placeholder, key),
-        });
-        count++;
-      }
-    }
-  }
-  return { text: lines.join("\n") + "\n", rules: count, inexpressible: [...inexpressible.values()] };
+/** The data-dependent rules: `_redirects` for the build, the netlify.toml for the deploy, and what neither holds. */
+export function dataRules(values: PlaceholderValues): DataRules {
+  const all = literals(values);
+  const inRedirects = all.filter((l) => l.form === "_redirects");
+  const lines = [
+    "# Generated by mesh-api build: literal rules for filter values that are not their own file name.",
+    "# Deploy with `mesh-api netlify-config --data <dump> --write`: its netlify.toml holds these and the rest, in order.",
+    ...inRedirects.map((l) => redirectLine(l.rule)),
+  ];
+  const distinct = <T extends { param: string; value: string }>(items: T[]) => [
+    ...new Map(items.map((i) => [`${i.param}=${i.value}`, i])).values(),
+  ];
+  return {
+    text: lines.join("\n") + "\n",
+    rules: inRedirects.length,
+    config: renderToml(all),
+    configRules: all.filter((l) => l.form !== "none").length,
+    inexpressible: distinct(all.filter((l) => l.form !== "_redirects").map(({ param, value }) => ({ param, value }))),
+    unreachable: distinct(
+      all.filter((l) => l.form === "none").map(({ param, value }) => ({ param, value, reason: unreachableReason(value) })),
+    ),
+  };
 }
 
 function redirectLine(rule: Rule): string {
@@ -121,17 +189,13 @@ export function parseDataRules(text: string): Rule[] {
   return rules;
 }
 
-/** `_redirects` splits on whitespace, cuts a value at "=", and reads a leading ":" as a placeholder. */
-function expressible(value: string): boolean {
-  return value !== "" && !/[\s=\u0000-\u001f\u007f]/u.test(value) && !value.startsWith(":");
-}
-
+/** A TOML basic string: JSON's escapes are TOML's, and U+007F, which JSON leaves raw, is escaped too. */
 function tomlString(s: string): string {
-  return JSON.stringify(s);
+  return JSON.stringify(s).replace(/\u007f/g, "\\u007F");
 }
 
 function tomlKey(k: string): string {
-  return /^[A-Za-z0-9_-]+$/.test(k) ? k : JSON.stringify(k);
+  return /^[A-Za-z0-9_-]+$/.test(k) ? k : tomlString(k);
 }
 
 /**

@@ -1,4 +1,6 @@
 import { existsSync, readFileSync, statSync } from "node:fs";
+import { createServer } from "node:http";
+import type { AddressInfo } from "node:net";
 import { createRequire } from "node:module";
 import path from "node:path";
 import { parseAllHeaders } from "@netlify/headers-parser";
@@ -8,6 +10,11 @@ import { parseAllRedirects } from "@netlify/redirect-parser";
  * Netlify's own routing engine, offline, wired as `netlify dev` wires it: netlify-redirector fed by
  * @netlify/redirect-parser, header rules from @netlify/headers-parser. Answers a request the way the
  * CDN would: the first matching rule, its target file under the publish folder, its headers.
+ *
+ * The rules are read as `netlify deploy --dir <publish>` reads them: the netlify.toml it is given
+ * (netlify-cli takes ./netlify.toml, never one in the publish folder) merged after
+ * `<publish>/_redirects` by the same parser call (`parseAllRedirects`), which also drops the earlier
+ * of two equal rules. netlify-cli then writes the merged rules into the deployed netlify.toml.
  */
 const require = createRequire(import.meta.url);
 const redirector = require("netlify-redirector") as {
@@ -32,6 +39,8 @@ export interface NetlifyAnswer {
 
 export interface NetlifySite {
   readonly errors: readonly Error[];
+  /** the rules after the merge, in the order the engine tries them */
+  readonly rules: number;
   answer(target: string): NetlifyAnswer | { readonly error: string };
 }
 
@@ -61,27 +70,46 @@ export async function loadNetlify(config: string, publish: string): Promise<Netl
   };
   return {
     errors: [...errors, ...parsed.errors] as Error[],
+    rules: rules.length,
     answer(target: string) {
-      const url = new URL(target, "http://localhost");
-      let decoded: string;
+      // Malformed percent-encoding in the path, or in a query value the engine puts into a target, is an error.
       try {
-        decoded = decodeURIComponent(url.pathname);
+        const url = new URL(target, "http://localhost");
+        const decoded = decodeURIComponent(url.pathname);
+        const match = matcher.match({
+          scheme: "http",
+          host: "localhost",
+          path: decoded,
+          query: url.search.slice(1),
+          headers: {},
+          cookieValues: {},
+          getHeader: () => "",
+          getCookie: () => "",
+        });
+        if (!match) return serve(decoded, 200);
+        const to = new URL(match.to, "http://localhost");
+        return { ...serve(decodeURIComponent(to.pathname), match.status), match };
       } catch (err) {
         return { error: String(err) };
       }
-      const match = matcher.match({
-        scheme: "http",
-        host: "localhost",
-        path: decoded,
-        query: url.search.slice(1),
-        headers: {},
-        cookieValues: {},
-        getHeader: () => "",
-        getCookie: () => "",
-      });
-      if (!match) return serve(decoded, 200);
-      const to = new URL(match.to, "http://localhost");
-      return { ...serve(decodeURIComponent(to.pathname), match.status), match };
     },
+  };
+}
+
+/** The engine behind an HTTP server on a loopback port, so `mesh-api check` can be run against it. */
+export async function serveNetlify(site: NetlifySite): Promise<{ readonly url: string; close(): Promise<void> }> {
+  const server = createServer((req, res) => {
+    const a = site.answer(req.url ?? "/");
+    if ("error" in a) {
+      res.writeHead(400).end();
+      return;
+    }
+    res.writeHead(a.status, { ...a.headers, "Content-Length": a.body?.length ?? 0 });
+    res.end(req.method === "HEAD" ? undefined : a.body);
+  });
+  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+  return {
+    url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
+    close: () => new Promise<void>((resolve) => server.close(() => resolve())),
   };
 }
