@@ -1,4 +1,6 @@
 import { readFileSync } from "node:fs";
+import { getIssues } from "@placemarkio/check-geojson";
+import fg from "fast-glob";
 import { beforeAll, describe, expect, it } from "vitest";
 import { build } from "../src/index.ts";
 import { fileFor, parseAliases, parseRequest, resolve, type Aliases } from "../src/core/routes.ts";
@@ -33,8 +35,8 @@ function answer(target: string): Answer {
 }
 
 describe("public sample conformance (files)", () => {
-  it("covers all 4,640 expected responses", () => {
-    expect(expected).toHaveLength(4640);
+  it("covers all 4,699 expected responses", () => {
+    expect(expected).toHaveLength(4699);
   });
 
   it("answers every expected response by its match rule", () => {
@@ -54,6 +56,13 @@ describe("public sample conformance (files)", () => {
     expect(root.status).toBe(200);
     expect(Object.keys(JSON.parse(root.body!)).slice(0, 4)).toEqual(["accesspoint", "interface", "link", "site"]);
     expect(answer("/api/").status).toBe(404);
+  });
+
+  it("writes every GeoJSON list as valid GeoJSON (RFC 7946, checked by @placemarkio/check-geojson)", () => {
+    const files = fg.sync("api/v1/*/_q/**/data_format/geojson/**/index.json", { cwd: out });
+    // access points and links: alone and with three statuses, also without redundant site links; sites alone
+    expect(files).toHaveLength(4 + 4 + 4 + 1);
+    for (const file of files) expect(getIssues(readFileSync(`${out}/${file}`, "utf8")), file).toEqual([]);
   });
 
   it("fails on a wrong body (the comparison can fail)", () => {

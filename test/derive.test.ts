@@ -5,9 +5,12 @@ import { pyFloat } from "../src/core/pyfloat.ts";
 import { renderLink, renderSite, sitePostAddress } from "../src/core/resources.ts";
 import { fixedDecimal } from "../src/core/text.ts";
 import { parseInstant, type Instant } from "../src/core/timestamp.ts";
-import { compareVersionKeys, isBefore, versionKey } from "../src/core/version.ts";
-import { beforeValues } from "../src/core/plan.ts";
-import { ap, at, model } from "./support/dump.ts";
+import { compareVersionKeys, isAfter, isBefore, versionKey } from "../src/core/version.ts";
+import { beforeValues, outputFiles } from "../src/core/plan.ts";
+import { accesspointFeature, linkFeature, siteFeature } from "../src/core/geojson.ts";
+import { withoutRedundantSiteLinks } from "../src/core/sitelinks.ts";
+import { getIssues } from "@placemarkio/check-geojson";
+import { ap, answers, at, model } from "./support/dump.ts";
 
 const json = (text: string) => JSON.parse(text);
 const instant = (t: string) => parseInstant(t) as Instant;
@@ -312,3 +315,314 @@ describe("file-name keys for values from routers", () => {
     expect(new Set(keys.map((k) => k.toLowerCase())).size).toBe(values.length);
   });
 });
+
+describe("firmware_version__after", () => {
+  const m = model([
+    ap("10.0.0.1", { mesh_version: "0.4-5" }),
+    ap("10.0.0.2", { mesh_version: "0.5.1-unstable-845" }),
+    ap("10.0.0.3", { mesh_version: "" }),
+    ap("10.0.0.4", { mesh_version: "opennet0.10.sdk" }),
+    ap("10.0.0.5", { mesh_version: "opennet0.6.sdk" }),
+    ap("10.0.0.6"),
+  ]);
+  const get = answers(m);
+  const ips = (target: string) => {
+    const body = get(target);
+    return body === undefined ? undefined : (json(body) as { main_ip: string }[]).map((a) => a.main_ip);
+  };
+
+  it("keeps non-null versions that are not before the bound: the bound itself, later ones and the empty version", () => {
+    const after = (v: string | null, bound: string) => isAfter(v, versionKey(bound));
+    expect(after("0.4-5", "0.4-5")).toBe(true);
+    expect(after("0.5.1-unstable-845", "0.4-5")).toBe(true);
+    expect(after("opennet0.6.sdk", "0.4-5")).toBe(false);
+    expect(after("", "0.4-5")).toBe(true); // the original never counts "" as before anything
+    expect(after(null, "0.4-5")).toBe(false);
+    expect(after("garbage", "opennet0.10.sdk")).toBe(true); // an unparseable bound keeps every non-null version
+  });
+
+  it("is precomputed for the bounds of __before, alone and with status; an empty value is no filter", () => {
+    expect(ips("/api/v1/accesspoint/?firmware_version__after=0.4-5")).toEqual(["10.0.0.1", "10.0.0.2", "10.0.0.3"]);
+    expect(ips("/api/v1/accesspoint/?firmware_version__after=opennet0.6.sdk")).toEqual(["10.0.0.1", "10.0.0.2", "10.0.0.3", "10.0.0.5"]);
+    expect(ips("/api/v1/accesspoint/?firmware_version__after=opennet0.10.sdk")).toEqual([
+      "10.0.0.1",
+      "10.0.0.2",
+      "10.0.0.3",
+      "10.0.0.4",
+      "10.0.0.5",
+    ]);
+    expect(ips("/api/v1/accesspoint/?firmware_version__after=1.0")).toEqual(["10.0.0.3"]);
+    expect(ips("/api/v1/accesspoint/?firmware_version__after=0.5&status=offline")).toEqual(["10.0.0.2", "10.0.0.3"]);
+    expect(ips("/api/v1/accesspoint/?firmware_version__after=0.5&status=online")).toEqual([]);
+    expect(ips("/api/v1/accesspoint/?firmware_version__after=")).toHaveLength(6);
+    // Not precomputed: an unknown bound, and two firmware filters at once.
+    expect(ips("/api/v1/accesspoint/?firmware_version__after=garbage")).toBeUndefined();
+    expect(ips("/api/v1/accesspoint/?firmware_version__after=0.5&firmware_version__before=1.0")).toBeUndefined();
+    expect(ips("/api/v1/accesspoint/?firmware_version__after=0.5&firmware_version=0.4-5")).toBeUndefined();
+  });
+
+  it("answers bounds with the same result from one file (aliases)", () => {
+    expect(get("/api/v1/accesspoint/?firmware_version__after=0.5.1-unstable-845")).toBe(
+      get("/api/v1/accesspoint/?firmware_version__after=0.5"),
+    );
+    const files = [...outputFilesOf(m)].filter((p) => p.includes("firmware_version__after/") && !p.includes("/status/"));
+    expect(new Set(files.map((p) => p.split("/")[6])).size).toBe(files.length);
+    expect(files.some((p) => p.includes("/0.5.1-unstable-845/"))).toBe(false);
+  });
+});
+
+describe("is_wireless on the interface list", () => {
+  const m = model([
+    ap("10.0.0.1", {}, [
+      { id: 1, if_name: "wlan0", addresses: [{ id: 1, address: "10.0.0.1", netmask_prefixlen: 16 }] },
+      { id: 2, if_name: "eth0", wifi: { wifi_ssid: "x" } },
+      { id: 3, if_name: "eth1" },
+      { id: 4, if_name: "ath0", wifi: { wifi_ssid: null } },
+    ]),
+  ]);
+  const get = answers(m);
+  const count = (target: string) => (json(get(target)!) as unknown[]).length;
+
+  it("selects by wifi attributes, as the original does: a wlan0 without them is not wireless here", () => {
+    const list = (value: string) => (json(get(`/api/v1/interface/?is_wireless=${value}`)!) as { if_name: string }[]).map((i) => i.if_name);
+    expect(list("true")).toEqual(["eth0", "ath0"]);
+    expect(list("false")).toEqual(["wlan0", "eth1"]);
+  });
+
+  it("accepts true/false in any letter case and 1/0; an empty value is no filter; anything else is refused", () => {
+    for (const v of ["true", "TRUE", "True", "tRuE", "1"])
+      expect(get(`/api/v1/interface/?is_wireless=${v}`), v).toBe(get("/api/v1/interface/?is_wireless=true"));
+    for (const v of ["false", "FALSE", "False", "fAlSe", "0"])
+      expect(get(`/api/v1/interface/?is_wireless=${v}`), v).toBe(get("/api/v1/interface/?is_wireless=false"));
+    expect(count("/api/v1/interface/?is_wireless=")).toBe(4);
+    for (const v of ["maybe", "yes", "2", "t", " true"])
+      expect(get(`/api/v1/interface/?is_wireless=${encodeURIComponent(v)}`), v).toBeUndefined();
+    // With another interface filter: not precomputed.
+    expect(get("/api/v1/interface/?is_wireless=true&wifi_ssid=x")).toBeUndefined();
+  });
+});
+
+describe("with_redundant_site_links", () => {
+  const TAKEN = "2026-11-22T12:00:00Z";
+  const ONLINE = "2026-11-22T11:59:00Z";
+  const OFFLINE = "2026-01-01T00:00:00Z";
+  const node = (ip: string, site: number | null, id: number) =>
+    ap(ip, { site }, [{ id, addresses: [{ id, address: ip, netmask_prefixlen: 16 }] }]);
+  const link = (id: number, a: number, b: number, timestamp: string) => ({
+    id,
+    timestamp,
+    endpoints: [
+      { interface: a, quality: 1 },
+      { interface: b, quality: 1 },
+    ],
+  });
+  const m = model(
+    [
+      node("10.0.1.1", 1, 11),
+      node("10.0.1.2", 1, 12),
+      node("10.0.2.1", 2, 21),
+      node("10.0.2.2", 2, 22),
+      node("10.0.3.1", 3, 31),
+      node("10.0.9.1", null, 91),
+    ],
+    [
+      link(1, 11, 21, ONLINE), // sites 1-2: two online links make the pair redundant ...
+      link(2, 12, 22, ONLINE),
+      link(3, 11, 22, OFFLINE), // ... and every link between them goes, an offline one too
+      link(4, 11, 31, ONLINE), // sites 1-3: one online link
+      link(5, 31, 21, OFFLINE), // sites 2-3: two links, but not online
+      link(6, 31, 22, OFFLINE),
+      link(7, 11, 12, ONLINE), // within site 1
+      link(8, 91, 11, ONLINE), // an access point without a site
+      link(9, 91, 12, ONLINE),
+    ],
+    { format: "mesh-topology-dump/1", taken_at: TAKEN },
+  );
+  const get = answers(m);
+  const linkIds = (target: string) => (json(get(target)!) as { id: number }[]).map((l) => l.id);
+
+  it("leaves out every link between two sites joined by more than one online link", () => {
+    expect(withoutRedundantSiteLinks(m).map((l) => l.id)).toEqual([4, 5, 6, 7, 8, 9]);
+    expect(linkIds("/api/v1/link/?with_redundant_site_links=0")).toEqual([4, 5, 6, 7, 8, 9]);
+  });
+  it("combines with status: the pairs are decided by online links, the status filters what remains", () => {
+    expect(linkIds("/api/v1/link/?with_redundant_site_links=0&status=online")).toEqual([4, 7, 8, 9]);
+    expect(linkIds("/api/v1/link/?with_redundant_site_links=0&status=offline")).toEqual([5, 6]);
+    expect(linkIds("/api/v1/link/?with_redundant_site_links=0&status=all")).toEqual([4, 5, 6, 7, 8, 9]);
+  });
+  it("changes nothing with 1 (the default) or any other value", () => {
+    for (const v of ["1", "", "yes", "00"]) expect(get(`/api/v1/link/?with_redundant_site_links=${v}`), v).toBe(get("/api/v1/link/"));
+    expect(get("/api/v1/link/?with_redundant_site_links=1&status=online")).toBe(get("/api/v1/link/?status=online"));
+  });
+  it("also as GeoJSON", () => {
+    const ids = (target: string) =>
+      (json(get(target)!) as { features: { properties: { id: number } }[] }).features.map((f) => f.properties.id);
+    expect(ids("/api/v1/link/?data_format=geojson&with_redundant_site_links=0")).toEqual([4, 5, 6, 7, 8, 9]);
+    expect(ids("/api/v1/link/?with_redundant_site_links=0&data_format=geojson&status=online")).toEqual([4, 7, 8, 9]);
+  });
+});
+
+describe("GeoJSON (data_format=geojson)", () => {
+  const HOSTILE = `a,"position":null,"owner":"x","site":9}\\`;
+  const m = model(
+    [
+      ap("10.0.0.1", {
+        position: at(12, 54.5),
+        site: 1,
+        post_address: HOSTILE,
+        antenna: '"',
+        owner: ',"device_board":',
+        device_model: "\\",
+        mesh_version: "0.4-5",
+      }),
+      ap("10.0.0.2", { position: at(12.25, 54), site: 1, firmware_type: null }),
+      ap("10.0.0.3", { position: at(12.25, 54), site: 2 }),
+      ap("10.0.0.4", { site: 3 }),
+    ],
+    [
+      {
+        id: 1,
+        timestamp: "2026-11-22T11:00:00Z",
+        endpoints: [
+          { address: "10.0.0.2", quality: 0.5 },
+          { address: "10.0.0.1", quality: 0.3 },
+        ],
+      },
+      {
+        id: 2,
+        endpoints: [
+          { address: "10.0.0.2", quality: 1 },
+          { address: "10.0.0.3", quality: 1 },
+        ],
+      },
+      {
+        id: 3,
+        endpoints: [
+          { address: "10.0.0.1", quality: 1 },
+          { address: "10.0.0.4", quality: 1 },
+        ],
+      },
+    ],
+  );
+  const byIp = (ip: string) => m.accesspoints.find((a) => a.main_ip === ip)!;
+  const link = (id: number) =>
+    json(
+      linkFeature(
+        m.links.find((l) => l.id === id)!,
+        m,
+      ).toString(),
+    );
+
+  it("an access point: its position as geometry; every other field as properties, site after lastseen_timestamp", () => {
+    for (const a of m.accesspoints) {
+      const plain = json(a.json.toString());
+      const feature = json(accesspointFeature(a).toString());
+      expect(Object.keys(feature)).toEqual(["type", "geometry", "properties"]);
+      expect(feature.type).toBe("Feature");
+      expect(feature.geometry).toEqual(plain.position);
+      const { position: _position, ...rest } = plain;
+      expect(feature.properties).toEqual(rest);
+      const keys = Object.keys(rest).filter((k) => k !== "site");
+      keys.splice(keys.indexOf("lastseen_timestamp") + 1, 0, "site");
+      expect(Object.keys(feature.properties)).toEqual(keys);
+    }
+    expect(json(accesspointFeature(byIp("10.0.0.1")).toString()).properties.post_address).toBe(HOSTILE);
+    expect(json(accesspointFeature(byIp("10.0.0.4")).toString()).geometry).toBeNull();
+    expect(json(accesspointFeature(byIp("10.0.0.2")).toString()).properties.firmware_type).toBeNull();
+  });
+
+  it("a link: a LineString through its endpoints' positions in endpoint order, null under two; its facts as properties", () => {
+    expect(link(1)).toEqual({
+      type: "Feature",
+      geometry: {
+        type: "LineString",
+        coordinates: [
+          [12.25, 54],
+          [12, 54.5],
+        ],
+      },
+      properties: {
+        endpoints: ["10.0.0.2", "10.0.0.1"],
+        id: 1,
+        timestamp: "2026-11-22T11:00:00Z",
+        quality: 0.15,
+        is_wireless: false,
+        wifi_ssid: null,
+      },
+    });
+    expect(Object.keys(link(1).properties)).toEqual(["endpoints", "id", "timestamp", "quality", "is_wireless", "wifi_ssid"]);
+    expect(link(2).geometry).toEqual({
+      type: "LineString",
+      coordinates: [
+        [12.25, 54],
+        [12.25, 54],
+      ],
+    }); // equal positions stay two points
+    expect(link(3).geometry).toBeNull();
+    expect(linkFeature(m.links[0], m).toString()).toContain('"coordinates":[[12.25,54.0],[12.0,54.5]]');
+  });
+
+  it("a site: the Point of its position (null when no member has one), its members and id", () => {
+    const site = (id: number) => json(siteFeature(m.sites.find((s) => s.id === id)!).toString());
+    expect(site(1)).toEqual({
+      type: "Feature",
+      geometry: { type: "Point", coordinates: [12.125, 54.25] },
+      properties: { accesspoints: ["10.0.0.1", "10.0.0.2"], id: 1 },
+    });
+    expect(site(3).geometry).toBeNull();
+  });
+
+  it("lists are FeatureCollections, valid by RFC 7946 (checked by @placemarkio/check-geojson), alone and with status", () => {
+    const get = answers(m);
+    for (const list of ["accesspoint", "link", "site"]) {
+      for (const status of ["", "&status=all", "&status=offline", "&status=online"]) {
+        if (list === "site" && status) continue;
+        const body = get(`/api/v1/${list}/?data_format=geojson${status}`)!;
+        expect(getIssues(body), `${list} ${status}`).toEqual([]);
+        expect(Object.keys(json(body))).toEqual(["type", "features"]);
+      }
+    }
+    expect(json(get("/api/v1/accesspoint/?data_format=geojson")!).features).toHaveLength(4);
+    expect(get("/api/v1/accesspoint/?data_format=geojson&status=online")).toBe('{"type":"FeatureCollection","features":[]}');
+  });
+
+  it("only the exact lower-case value selects it; every other endpoint ignores it", () => {
+    const get = answers(m);
+    expect(get("/api/v1/accesspoint/?data_format=GeoJSON")).toBe(get("/api/v1/accesspoint/"));
+    expect(get("/api/v1/link/?data_format=json")).toBe(get("/api/v1/link/"));
+    for (const path of [
+      "/api/v1/interface/",
+      "/api/v1/accesspoint/10.0.0.1",
+      "/api/v1/accesspoint/10.0.0.1/links/",
+      "/api/v1/link/1",
+      "/api/v1/site/1",
+    ])
+      expect(get(`${path}?data_format=geojson`), path).toBe(get(path));
+    // Site list: status is ignored there, as every other parameter.
+    expect(get("/api/v1/site/?data_format=geojson&status=online")).toBe(get("/api/v1/site/?data_format=geojson"));
+    // With a firmware filter: not precomputed; an empty __before or __after is no filter.
+    expect(get("/api/v1/accesspoint/?data_format=geojson&firmware_version=0.4-5")).toBeUndefined();
+    expect(get("/api/v1/accesspoint/?data_format=geojson&firmware_version__before=0.5")).toBeUndefined();
+    expect(get("/api/v1/accesspoint/?data_format=geojson&firmware_version__after=")).toBe(get("/api/v1/accesspoint/?data_format=geojson"));
+  });
+});
+
+describe("in_bbox", () => {
+  const get = answers(model([ap("10.0.0.1", { position: at(12, 54), site: 1 })]));
+  it("is refused on every list with any value, also beside other filters: a box is never answered with the whole list", () => {
+    for (const list of ["accesspoint", "link", "site", "interface"])
+      for (const query of [
+        "in_bbox=12.0,54.0,12.2,54.2",
+        "in_bbox=garbage",
+        "in_bbox=",
+        "status=all&in_bbox=1,2,3,4",
+        "in_bbox=1,2,3,4&data_format=geojson",
+      ])
+        expect(get(`/api/v1/${list}/?${query}`), `${list} ${query}`).toBeUndefined();
+    expect(get("/api/v1/accesspoint/?status=all")).toBeDefined();
+  });
+});
+
+function* outputFilesOf(m: ReturnType<typeof model>): Generator<string> {
+  for (const f of outputFiles(m)) yield f.path;
+}

@@ -45,11 +45,18 @@ describe("API root", () => {
       site: "/api/v1/site/",
     });
     expect(root.filters).toEqual({
-      accesspoint: ["firmware_version", "firmware_version__before", "status"],
-      interface: ["wifi_ssid", "if_hwaddress"],
-      link: ["status"],
-      site: [],
+      accesspoint: ["firmware_version", "firmware_version__before", "firmware_version__after", "data_format", "status"],
+      interface: ["wifi_ssid", "if_hwaddress", "is_wireless"],
+      link: ["data_format", "with_redundant_site_links", "status"],
+      site: ["data_format"],
     });
+    // Refused on every list (a static host cannot cut boxes), so not a filter any list accepts.
+    expect(RULES.filter((r) => "in_bbox" in r.query).map((r) => r.kind)).toEqual([
+      "link-list",
+      "site-list",
+      "accesspoint-list",
+      "interface-list",
+    ]);
     expect(root.status_values).toEqual(["online", "flapping", "offline", "all"]);
     expect(root.taken_at).toBe("2026-11-22T12:00:00Z");
     expect(text).toBe(JSON.stringify(root));

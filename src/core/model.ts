@@ -35,6 +35,8 @@ export interface InterfaceEntry {
   /** if_hwaddress in lower case, as the filter compares it */
   readonly mac: string | null;
   readonly wireless: boolean;
+  /** whether it carries wifi attributes: what the `is_wireless` filter selects by, as in the original */
+  readonly wifi: boolean;
   /** the interface's API JSON, UTF-8 */
   readonly json: Buffer;
 }
@@ -83,6 +85,7 @@ export function buildModel(dump: Dump): Model {
         ssid: iface.wifi?.wifi_ssid ?? null,
         mac: iface.if_hwaddress?.toLowerCase() ?? null,
         wireless: isWireless(iface),
+        wifi: iface.wifi !== null,
         json: Buffer.from(renderInterface(iface, ap.main_ip)),
       });
     }

@@ -13,13 +13,20 @@ import { isOwnKey } from "./names.ts";
 const RESOURCES = ["accesspoint", "interface", "link", "site"] as const;
 type Resource = (typeof RESOURCES)[number];
 
-/** The query parameters each list accepts, in the route table's order (`format` is accepted everywhere). */
+/**
+ * The query parameters each list accepts, in the route table's order (`format` is accepted
+ * everywhere). A parameter named only by rules that refuse (`in_bbox`) is not one it accepts.
+ */
 export function listFilters(): Record<Resource, string[]> {
   const filters = Object.fromEntries(RESOURCES.map((r) => [r, [] as string[]])) as Record<Resource, string[]>;
+  const answered = new Set(
+    RULES.filter((rule) => rule.to !== null).flatMap((rule) => Object.keys(rule.query).map((n) => `${rule.kind} ${n}`)),
+  );
   for (const rule of RULES) {
     const resource = RESOURCES.find((r) => rule.kind === `${r}-list`);
     if (!resource) continue;
-    for (const name of Object.keys(rule.query)) if (!filters[resource].includes(name)) filters[resource].push(name);
+    for (const name of Object.keys(rule.query))
+      if (!filters[resource].includes(name) && answered.has(`${rule.kind} ${name}`)) filters[resource].push(name);
   }
   return filters;
 }

@@ -2,18 +2,27 @@ import type { AccesspointEntry, Model } from "./model.ts";
 import { createHash } from "node:crypto";
 import { groupBy } from "./collections.ts";
 import { STATUSES, statusOf } from "./model.ts";
+import { accesspointFeature, featureCollection, linkFeature, siteFeature } from "./geojson.ts";
 import { apiRoot, landingPage } from "./pages.ts";
 import { renderLink, renderSite } from "./resources.ts";
 import { aliasesBody, fileFor, keyFor, NOT_FOUND_BODY, type Aliases, type FileName } from "./routes.ts";
-import { boundaryVersions, compareVersionKeys, isBefore, versionKeys } from "./version.ts";
+import { withoutRedundantSiteLinks } from "./sitelinks.ts";
+import { boundaryVersions, compareVersionKeys, isAfter, isBefore, versionKeys, type VersionKey } from "./version.ts";
 import { compareCodePoints } from "./text.ts";
 import type { ResolvedLink } from "./validate.ts";
 
 /**
- * A body: text, UTF-8 bytes, or the items of a JSON list as UTF-8 bytes. List items may be rendered
- * lazily (an iterable used once): a list is written in pieces as its items come, never held whole.
+ * A body: text, UTF-8 bytes, the items of a JSON list as UTF-8 bytes, or such a list written inside a
+ * fixed text (`head` + list + `tail`: a GeoJSON FeatureCollection). List items may be rendered lazily
+ * (an iterable used once): a list is written in pieces as its items come, never held whole.
  */
-export type Body = string | Buffer | Iterable<Buffer>;
+export type Body = string | Buffer | Iterable<Buffer> | EnclosedList;
+
+export interface EnclosedList {
+  readonly head: string;
+  readonly items: Iterable<Buffer>;
+  readonly tail: string;
+}
 
 export interface OutputFile {
   /** path under the output root, starting with "/" */
@@ -30,7 +39,9 @@ export function* outputFiles(model: Model): Generator<OutputFile> {
   const out = (path: string, body: Body): OutputFile => ({ path, body });
   const link = (l: ResolvedLink) => renderLink(l, model);
   const apList = (aps: readonly AccesspointEntry[]) => rendered(aps, (a) => a.json);
+  const apGeo = (aps: readonly AccesspointEntry[]) => featureCollection(aps, accesspointFeature);
   const linkList = (links: readonly ResolvedLink[]) => rendered(links, link);
+  const linkGeo = (links: readonly ResolvedLink[]) => featureCollection(links, (l) => linkFeature(l, model));
   const apStatus = (a: AccesspointEntry) => statusOf(a.lastseen_timestamp, model.takenAt);
   const linkStatus = (l: ResolvedLink) => statusOf(l.timestamp, model.takenAt);
 
@@ -40,10 +51,22 @@ export function* outputFiles(model: Model): Generator<OutputFile> {
   yield out(fileFor("apiRoot"), apiRoot(model));
   yield out(fileFor("aliases"), aliasesBody(placeholderValues(model).aliases));
 
-  // Links
-  yield out(fileFor("linkList"), linkList(model.links));
-  const linksByStatus = groupBy(model.links, linkStatus);
-  for (const status of STATUSES) yield out(fileFor("linkListByStatus", { status }), linkList(linksByStatus.get(status) ?? []));
+  // Links: all of them and without redundant site links, each as a list and as GeoJSON, with status
+  const linkLists = function* (names: readonly [FileName, FileName, FileName, FileName], links: readonly ResolvedLink[]) {
+    const [list, byStatus, geo, geoByStatus] = names;
+    yield out(fileFor(list), linkList(links));
+    yield out(fileFor(geo), linkGeo(links));
+    const groups = groupBy(links, linkStatus);
+    for (const status of STATUSES) {
+      yield out(fileFor(byStatus, { status }), linkList(groups.get(status) ?? []));
+      yield out(fileFor(geoByStatus, { status }), linkGeo(groups.get(status) ?? []));
+    }
+  };
+  yield* linkLists(["linkList", "linkListByStatus", "linkListGeojson", "linkListGeojsonByStatus"], model.links);
+  yield* linkLists(
+    ["linkListNoRedundant", "linkListNoRedundantByStatus", "linkListNoRedundantGeojson", "linkListNoRedundantGeojsonByStatus"],
+    withoutRedundantSiteLinks(model),
+  );
   for (const l of model.links) yield out(fileFor("linkDetail", { key: String(l.id) }), link(l));
   for (const [pair, l] of model.linkByPeers) yield out(fileFor("linkDetail", { key: pair }), link(l));
 
@@ -52,13 +75,18 @@ export function* outputFiles(model: Model): Generator<OutputFile> {
     fileFor("siteList"),
     rendered(model.sites, (s) => Buffer.from(renderSite(s))),
   );
+  yield out(fileFor("siteListGeojson"), featureCollection(model.sites, siteFeature));
   for (const s of model.sites) yield out(fileFor("siteDetail", { id: String(s.id) }), renderSite(s));
 
   // Access points and their filters
   const aps = model.accesspoints;
   yield out(fileFor("accesspointList"), apList(aps));
+  yield out(fileFor("accesspointListGeojson"), apGeo(aps));
   const apsByStatus = groupBy(aps, apStatus);
-  for (const status of STATUSES) yield out(fileFor("accesspointListByStatus", { status }), apList(apsByStatus.get(status) ?? []));
+  for (const status of STATUSES) {
+    yield out(fileFor("accesspointListByStatus", { status }), apList(apsByStatus.get(status) ?? []));
+    yield out(fileFor("accesspointListGeojsonByStatus", { status }), apGeo(apsByStatus.get(status) ?? []));
+  }
   const filtered = function* (
     list: FileName,
     byStatus: FileName,
@@ -73,8 +101,11 @@ export function* outputFiles(model: Model): Generator<OutputFile> {
     if (version === "") continue; // no request can ask for "" (an empty value means null)
     yield* filtered("accesspointListByVersion", "accesspointListByVersionStatus", { version }, members);
   }
-  for (const { bound, members } of beforeResults(model).written) {
+  for (const { bound, members } of boundResults(model).before.written) {
     yield* filtered("accesspointListBefore", "accesspointListBeforeStatus", { bound }, members);
+  }
+  for (const { bound, members } of boundResults(model).after.written) {
+    yield* filtered("accesspointListAfter", "accesspointListAfterStatus", { after: bound }, members);
   }
   for (const [ip, a] of model.accesspointByIp) {
     yield out(fileFor("accesspointDetail", { ip }), a.json);
@@ -102,6 +133,12 @@ export function* outputFiles(model: Model): Generator<OutputFile> {
         fileFor("interfaceListByMac", { mac }),
         items.map((e) => e.json),
       );
+  const byWifi = groupBy(model.interfaces, (e) => e.wifi);
+  for (const wifi of [true, false])
+    yield out(
+      fileFor("interfaceListByWireless", { wireless: String(wifi) }),
+      (byWifi.get(wifi) ?? []).map((e) => e.json),
+    );
   for (const [ip, e] of model.interfaceByAddress) {
     yield out(fileFor("interfaceDetail", { ip }), e.json);
     yield out(fileFor("interfaceAccesspoint", { ip }), e.ap.json);
@@ -130,51 +167,68 @@ export function placeholderValues(model: Model): PlaceholderValues {
     if (e.ssid) ssids.add(e.ssid);
     if (e.mac) macs.add(e.mac);
   }
+  const bounds = beforeValues(model.accesspoints.map((a) => a.mesh_version));
+  const { before, after } = boundResults(model);
   return {
     values: {
       version: [...new Set(model.accesspoints.flatMap((a) => (a.mesh_version ? [a.mesh_version] : [])))].sort(compareCodePoints),
-      bound: beforeValues(model.accesspoints.map((a) => a.mesh_version)),
+      bound: bounds,
+      after: bounds,
       ssid: [...ssids].sort(compareCodePoints),
       mac: [...macs].sort(compareCodePoints),
     },
-    aliases: new Map([["bound", beforeResults(model).aliases]]),
+    aliases: new Map([
+      ["bound", before.aliases],
+      ["after", after.aliases],
+    ]),
   };
 }
 
 /**
- * `firmware_version__before` bounds and their members. Many bounds select the same access points
- * ("before 0.5" and "before 0.5.1-unstable-845" often do); only the first bound of each result is
- * written, the others become aliases of its file (FILES.aliases), which hosts turn into rules.
+ * `firmware_version__before` and `__after` bounds and their members. Many bounds select the same
+ * access points ("before 0.5" and "before 0.5.1-unstable-845" often do); only the first bound of each
+ * result is written, the others become aliases of its file (FILES.aliases), which hosts turn into rules.
  */
-export interface BeforeResults {
+export interface BoundResults {
   readonly written: readonly { readonly bound: string; readonly members: readonly AccesspointEntry[] }[];
   readonly aliases: ReadonlyMap<string, string>;
 }
 
-const beforeCache = new WeakMap<Model, BeforeResults>();
+const boundCache = new WeakMap<Model, { readonly before: BoundResults; readonly after: BoundResults }>();
 
-/** Once per model: both the files and the Netlify rules need it. */
-function beforeResults(model: Model): BeforeResults {
-  let results = beforeCache.get(model);
-  if (!results) beforeCache.set(model, (results = computeBeforeResults(model)));
+/** Once per model: both the files and the Netlify rules need them. */
+function boundResults(model: Model): { readonly before: BoundResults; readonly after: BoundResults } {
+  let results = boundCache.get(model);
+  if (!results) {
+    const keyOf = versionKeys();
+    results = {
+      before: computeBoundResults(model, "bound", isBefore, keyOf),
+      after: computeBoundResults(model, "after", isAfter, keyOf),
+    };
+    boundCache.set(model, results);
+  }
   return results;
 }
 
-function computeBeforeResults(model: Model): BeforeResults {
+function computeBoundResults(
+  model: Model,
+  placeholder: string,
+  passes: (version: string | null, bound: VersionKey, keyOf: (version: string) => VersionKey) => boolean,
+  keyOf: (version: string) => VersionKey,
+): BoundResults {
   const written: { bound: string; members: AccesspointEntry[] }[] = [];
   const aliases = new Map<string, string>();
   const bySignature = new Map<string, string>();
   const index = new Map(model.accesspoints.map((a, i) => [a, i]));
-  const keyOf = versionKeys();
   for (const bound of beforeValues(model.accesspoints.map((a) => a.mesh_version))) {
     const key = keyOf(bound);
-    const members = model.accesspoints.filter((a) => isBefore(a.mesh_version, key, keyOf));
+    const members = model.accesspoints.filter((a) => passes(a.mesh_version, key, keyOf));
     const signature = createHash("sha256")
       .update(members.map((a) => index.get(a)).join(","))
       .digest("hex");
     const first = bySignature.get(signature);
     if (first !== undefined) {
-      aliases.set(bound, keyFor("bound", first));
+      aliases.set(bound, keyFor(placeholder, first));
       continue;
     }
     bySignature.set(signature, bound);

@@ -73,3 +73,39 @@ export function renderAccesspoint(ap: AccesspointRecord): string {
   parts.push(`"site":${scalar(ap.site)}`);
   return `{${parts.join(",")}}`;
 }
+
+const FIELD_NAMES: readonly string[] = ACCESSPOINT_FIELDS.map(([name]) => name);
+const marker = (name: string) => Buffer.from(`,"${name}":`);
+const POSITION = marker("position");
+/** the members that follow `position` and `lastseen_timestamp` in the API order */
+const AFTER_POSITION = marker(FIELD_NAMES[FIELD_NAMES.indexOf("position") + 1]);
+const AFTER_SEEN = marker(FIELD_NAMES[FIELD_NAMES.indexOf("lastseen_timestamp") + 1]);
+const SITE = marker("site");
+const CLOSE = Buffer.from("}");
+
+/**
+ * An access point's JSON (as renderAccesspoint wrote it) taken apart for its GeoJSON feature, without
+ * a second rendering: the `position` value is the geometry; the properties are the other members in
+ * the original model's field order, which puts `site` right after `lastseen_timestamp`. Members are
+ * found by their keys: in JSON text `,"` never occurs inside a string (a quote there is escaped), so
+ * `,"<key>":` marks a member of the object itself, and none of these keys occurs in a nested value.
+ * The properties come as pieces to join, which share the bytes of `json`.
+ */
+export function accesspointGeoParts(json: Buffer): { readonly geometry: Buffer; readonly properties: readonly Buffer[] } {
+  const position = json.indexOf(POSITION);
+  const owner = json.indexOf(AFTER_POSITION, position);
+  const board = json.indexOf(AFTER_SEEN, owner);
+  const site = json.lastIndexOf(SITE);
+  if (position < 0 || owner < 0 || board < 0 || site < board) throw new Error("not the JSON of an access point");
+  return {
+    geometry: json.subarray(position + POSITION.length, owner),
+    // {main_ip … antenna, owner … lastseen_timestamp, site, device_board … mesh_vpn_mesh_gateway_names}
+    properties: [
+      json.subarray(0, position),
+      json.subarray(owner, board),
+      json.subarray(site, json.length - 1),
+      json.subarray(board, site),
+      CLOSE,
+    ],
+  };
+}

@@ -36,6 +36,7 @@ export function tableRequests(model: Model, perPlaceholder = 4): TableRequest[] 
     status: [...STATUSES, "bogus"],
     version: [...dataFirst(values.version), "0.5.1-1", "garbage"],
     bound: [...some([...(aliases.get("bound")?.keys() ?? [])]), ...dataFirst(values.bound), ...some(beforeValues(["0.5.1-1"])), "garbage"],
+    after: [...some([...(aliases.get("after")?.keys() ?? [])]), ...dataFirst(values.after), ...some(beforeValues(["0.5.1-1"])), "garbage"],
     ssid: [...dataFirst(values.ssid), "no such ssid"],
     mac: [...dataFirst(values.mac).flatMap((m) => [m, m.toUpperCase()]), "00:00:00:00:00:00"],
     a: ["x"],

@@ -15,17 +15,33 @@ import type { ResolvedLink } from "./validate.ts";
  * dump order, without rounding, as the original does.
  */
 export function renderLink(link: ResolvedLink, model: Model): Buffer {
-  const entries = link.endpoints.map((e) => model.interfaceById.get(e.interfaceId)!);
+  const { entries, quality, wireless, ssid } = linkFacts(link, model);
   const pieces: (string | Buffer)[] = ['{"endpoints":['];
   link.endpoints.forEach((e, i) => pieces.push(`${i ? "," : ""}{"quality":${pyFloat(e.quality)},"interface":`, entries[i].json, "}"));
-  const quality = link.endpoints.reduce((q, e) => q * e.quality, 1);
-  const wireless = entries.some((e) => e.wireless);
-  const ssid = entries.map((e) => e.ssid).find((s) => s !== null && s !== "") ?? null;
   pieces.push(
     `],"id":${link.id},"is_wireless":${wireless},"position":${linkPosition(entries)},` +
-      `"quality":${pyFloat(quality)},"timestamp":${instant(link.timestamp)},"wifi_ssid":${str(ssid)}}`,
+      `"quality":${quality},"timestamp":${instant(link.timestamp)},"wifi_ssid":${str(ssid)}}`,
   );
   return Buffer.concat(pieces.map((p) => (typeof p === "string" ? Buffer.from(p) : p)));
+}
+
+/** What a link says besides its endpoints, as JSON text where it is a value (the list and GeoJSON share it). */
+export interface LinkFacts {
+  /** the endpoint interfaces, in dump order */
+  readonly entries: readonly InterfaceEntry[];
+  readonly quality: string;
+  readonly wireless: boolean;
+  readonly ssid: string | null;
+}
+
+export function linkFacts(link: ResolvedLink, model: Model): LinkFacts {
+  const entries = link.endpoints.map((e) => model.interfaceById.get(e.interfaceId)!);
+  return {
+    entries,
+    quality: pyFloat(link.endpoints.reduce((q, e) => q * e.quality, 1)),
+    wireless: entries.some((e) => e.wireless),
+    ssid: entries.map((e) => e.ssid).find((s) => s !== null && s !== "") ?? null,
+  };
 }
 
 /** Longitude text -> latitude, in endpoint order; a repeated longitude keeps its first place, like a Python dict. */
@@ -42,19 +58,26 @@ function linkPosition(entries: readonly InterfaceEntry[]): string {
 }
 
 export function renderSite(site: SiteEntry): string {
-  const positioned = site.members.filter((m) => m.position !== null);
-  let position = "null";
-  if (positioned.length > 0) {
-    const lon = orderFreeMean(positioned.map((m) => m.position!.coordinates[0]));
-    const lat = orderFreeMean(positioned.map((m) => m.position!.coordinates[1]));
-    position = `{"type":"Point","coordinates":[${pyFloat(lon)},${pyFloat(lat)}]}`;
-  }
   const n = site.members.length;
   const radius = n <= 4 ? "20" : pyFloat(20 * Math.sqrt(n / 4));
   return (
-    `{"accesspoints":${list(site.members.map((m) => `"${m.main_ip}"`))},"id":${site.id},"position":${position},` +
+    `{"accesspoints":${siteMembers(site)},"id":${site.id},"position":${sitePosition(site)},` +
     `"post_address":${JSON.stringify(sitePostAddress(site))},"radius":${radius}}`
   );
+}
+
+/** The member main_ips as a JSON list. */
+export function siteMembers(site: SiteEntry): string {
+  return list(site.members.map((m) => `"${m.main_ip}"`));
+}
+
+/** The mean of the members' positions as a GeoJSON Point, or `null` when none has a position. */
+export function sitePosition(site: SiteEntry): string {
+  const positioned = site.members.filter((m) => m.position !== null);
+  if (positioned.length === 0) return "null";
+  const lon = orderFreeMean(positioned.map((m) => m.position!.coordinates[0]));
+  const lat = orderFreeMean(positioned.map((m) => m.position!.coordinates[1]));
+  return `{"type":"Point","coordinates":[${pyFloat(lon)},${pyFloat(lat)}]}`;
 }
 
 /**

@@ -59,6 +59,7 @@ export const QUERY_PLACEHOLDERS: Readonly<Record<string, QueryPlaceholder>> = {
   status: { data: false },
   version: { data: true },
   bound: { data: true },
+  after: { data: true },
   ssid: { data: true },
   mac: { data: true, fold: "lower" },
   a: { data: false },
@@ -75,21 +76,34 @@ export const FILES = {
   apiRoot: `${API}/index.json`,
   linkList: `${API}/link/index.json`,
   linkListByStatus: `${API}/link/_q/status/:status/index.json`,
+  linkListGeojson: `${API}/link/_q/data_format/geojson/index.json`,
+  linkListGeojsonByStatus: `${API}/link/_q/data_format/geojson/status/:status/index.json`,
+  linkListNoRedundant: `${API}/link/_q/with_redundant_site_links/0/index.json`,
+  linkListNoRedundantByStatus: `${API}/link/_q/with_redundant_site_links/0/status/:status/index.json`,
+  linkListNoRedundantGeojson: `${API}/link/_q/with_redundant_site_links/0/data_format/geojson/index.json`,
+  linkListNoRedundantGeojsonByStatus: `${API}/link/_q/with_redundant_site_links/0/data_format/geojson/status/:status/index.json`,
   linkDetail: `${API}/link/:key/index.json`,
   siteList: `${API}/site/index.json`,
+  siteListGeojson: `${API}/site/_q/data_format/geojson/index.json`,
   siteDetail: `${API}/site/:id/index.json`,
   accesspointList: `${API}/accesspoint/index.json`,
   accesspointListByStatus: `${API}/accesspoint/_q/status/:status/index.json`,
+  accesspointListGeojson: `${API}/accesspoint/_q/data_format/geojson/index.json`,
+  accesspointListGeojsonByStatus: `${API}/accesspoint/_q/data_format/geojson/status/:status/index.json`,
   accesspointListByVersion: `${API}/accesspoint/_q/firmware_version/:version/index.json`,
   accesspointListByVersionStatus: `${API}/accesspoint/_q/firmware_version/:version/status/:status/index.json`,
   accesspointListBefore: `${API}/accesspoint/_q/firmware_version__before/:bound/index.json`,
   accesspointListBeforeStatus: `${API}/accesspoint/_q/firmware_version__before/:bound/status/:status/index.json`,
+  accesspointListAfter: `${API}/accesspoint/_q/firmware_version__after/:after/index.json`,
+  accesspointListAfterStatus: `${API}/accesspoint/_q/firmware_version__after/:after/status/:status/index.json`,
   accesspointDetail: `${API}/accesspoint/:ip/index.json`,
   accesspointLinks: `${API}/accesspoint/:ip/links/index.json`,
   accesspointInterfaces: `${API}/accesspoint/:ip/interfaces/index.json`,
   interfaceList: `${API}/interface/index.json`,
   interfaceListBySsid: `${API}/interface/_q/wifi_ssid/:ssid/index.json`,
   interfaceListByMac: `${API}/interface/_q/if_hwaddress/:mac/index.json`,
+  /** `:wireless` is "true" or "false": the literal rules of every accepted spelling point here */
+  interfaceListByWireless: `${API}/interface/_q/is_wireless/:wireless/index.json`,
   interfaceDetail: `${API}/interface/:ip/index.json`,
   interfaceAccesspoint: `${API}/interface/:ip/accesspoint/index.json`,
   /** the landing page every static host serves at "/" */
@@ -163,6 +177,19 @@ function unfiltered(kind: RouteKind, from: string, file: string): Rule[] {
   ];
 }
 
+/** Every spelling of a word in any letter case ("true", "True", "tRuE", ...): Netlify matches query values literally. */
+export function letterCases(word: string): string[] {
+  let out = [""];
+  for (const c of word) out = out.flatMap((prefix) => [...new Set([c.toLowerCase(), c.toUpperCase()])].map((x) => prefix + x));
+  return out;
+}
+
+/** The accepted values of `is_wireless` (the original: "true"/"false" in any case, "1", "0"), by the file they select. */
+export const IS_WIRELESS_VALUES: Readonly<Record<"true" | "false", readonly string[]>> = {
+  true: [...letterCases("true"), "1"],
+  false: [...letterCases("false"), "0"],
+};
+
 function buildRules(): Rule[] {
   const ap = `${API}/accesspoint/`;
   const link = `${API}/link/`;
@@ -170,18 +197,42 @@ function buildRules(): Rule[] {
   const site = `${API}/site/`;
   const fv = "firmware_version";
   const fvb = "firmware_version__before";
+  const fva = "firmware_version__after";
+  const redundant = "with_redundant_site_links";
+  // Exactly this lower-case value selects GeoJSON (the original compares it so); any other value is ignored.
+  const geojson = { data_format: "geojson" };
   const F = FILES;
+  // A static host cannot cut arbitrary boxes: `in_bbox` with any value is refused before every other
+  // rule of a list, so a request for a box never gets the whole list.
+  const noBox = (kind: RouteKind, from: string) => r(kind, from, { in_bbox: ":a" }, null);
   return [
     // The API root: the endpoints and their filters (pages.ts). Not in the recorded original, which answered 404.
     r("api-root", `${API}/`, {}, F.apiRoot),
-    // Link list and link by id or by peers (one path form on hosts: placeholders cannot split a segment).
+    // Link list (GeoJSON, without redundant site links, status) and link by id or by peers (one path
+    // form on hosts: placeholders cannot split a segment). with_redundant_site_links other than "0" changes nothing.
+    noBox("link-list", link),
+    ...withStatus("link-list", link, { ...geojson, [redundant]: "0" }, F.linkListNoRedundantGeojson, F.linkListNoRedundantGeojsonByStatus),
+    ...withStatus("link-list", link, geojson, F.linkListGeojson, F.linkListGeojsonByStatus),
+    ...withStatus("link-list", link, { [redundant]: "0" }, F.linkListNoRedundant, F.linkListNoRedundantByStatus),
     ...withStatus("link-list", link, {}, F.linkList, F.linkListByStatus),
     ...unfiltered("link-detail", `${link}:key`, F.linkDetail),
-    // Sites ignore every parameter, as the original does.
+    // Sites ignore every other parameter, status too, as the original does.
+    noBox("site-list", site),
+    r("site-list", site, geojson, F.siteListGeojson),
     r("site-list", site, {}, F.siteList),
     r("site-detail", `${site}:id`, {}, F.siteDetail),
-    // Access point list: one firmware filter, optionally with status. Two firmware filters are not precomputed.
+    // Access point list: one firmware filter, optionally with status; GeoJSON alone or with status.
+    // Two firmware filters, and GeoJSON with a firmware filter, are not precomputed.
+    noBox("accesspoint-list", ap),
     r("accesspoint-list", ap, { [fv]: ":a", [fvb]: ":b" }, null),
+    r("accesspoint-list", ap, { [fv]: ":a", [fva]: ":b" }, null),
+    r("accesspoint-list", ap, { [fvb]: ":a", [fva]: ":b" }, null),
+    r("accesspoint-list", ap, { ...geojson, [fv]: ":a" }, null),
+    ...withStatus("accesspoint-list", ap, { ...geojson, [fvb]: "" }, F.accesspointListGeojson, F.accesspointListGeojsonByStatus),
+    r("accesspoint-list", ap, { ...geojson, [fvb]: ":a" }, null),
+    ...withStatus("accesspoint-list", ap, { ...geojson, [fva]: "" }, F.accesspointListGeojson, F.accesspointListGeojsonByStatus),
+    r("accesspoint-list", ap, { ...geojson, [fva]: ":a" }, null),
+    ...withStatus("accesspoint-list", ap, geojson, F.accesspointListGeojson, F.accesspointListGeojsonByStatus),
     ...withStatus(
       "accesspoint-list",
       ap,
@@ -192,12 +243,26 @@ function buildRules(): Rule[] {
     ...withStatus("accesspoint-list", ap, { [fv]: ":version" }, F.accesspointListByVersion, F.accesspointListByVersionStatus),
     ...withStatus("accesspoint-list", ap, { [fvb]: "" }, F.accesspointList, F.accesspointListByStatus),
     ...withStatus("accesspoint-list", ap, { [fvb]: ":bound" }, F.accesspointListBefore, F.accesspointListBeforeStatus),
+    ...withStatus("accesspoint-list", ap, { [fva]: "" }, F.accesspointList, F.accesspointListByStatus),
+    ...withStatus("accesspoint-list", ap, { [fva]: ":after" }, F.accesspointListAfter, F.accesspointListAfterStatus),
     ...withStatus("accesspoint-list", ap, {}, F.accesspointList, F.accesspointListByStatus),
     ...unfiltered("accesspoint-detail", `${ap}:ip`, F.accesspointDetail),
     ...unfiltered("accesspoint-links", `${ap}:ip/links/`, F.accesspointLinks),
     ...unfiltered("accesspoint-interfaces", `${ap}:ip/interfaces/`, F.accesspointInterfaces),
-    // Interface list: one of wifi_ssid or if_hwaddress; an empty value means no filter. Status is ignored.
+    // Interface list: one of wifi_ssid, if_hwaddress or is_wireless; an empty value means no filter.
+    // is_wireless has a literal rule per accepted spelling (hosts match query values case-sensitively);
+    // any other value is refused. Status is ignored.
+    noBox("interface-list", iface),
     r("interface-list", iface, { wifi_ssid: ":a", if_hwaddress: ":b" }, null),
+    r("interface-list", iface, { is_wireless: ":a", wifi_ssid: ":b" }, null),
+    r("interface-list", iface, { is_wireless: ":a", if_hwaddress: ":b" }, null),
+    ...(["true", "false"] as const).flatMap((wireless) =>
+      IS_WIRELESS_VALUES[wireless].map((value) =>
+        r("interface-list", iface, { is_wireless: value }, fill(F.interfaceListByWireless, { wireless })),
+      ),
+    ),
+    r("interface-list", iface, { is_wireless: "" }, F.interfaceList),
+    r("interface-list", iface, { is_wireless: ":a" }, null),
     r("interface-list", iface, { wifi_ssid: "" }, F.interfaceList),
     r("interface-list", iface, { wifi_ssid: ":ssid" }, F.interfaceListBySsid),
     r("interface-list", iface, { if_hwaddress: "" }, F.interfaceList),

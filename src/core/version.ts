@@ -1,5 +1,5 @@
 /**
- * Sort key of firmware versions for `firmware_version__before`, as the original server compares them:
+ * Sort key of firmware versions for `firmware_version__before` and `__after`, as the original server compares them:
  *   opennet0.<d>.sdk (exactly one digit d)             -> (-1, d)
  *   <a>.<b>[.<c>...][-unstable]-<build>[-<hex>]         -> (a, b, c..., -1 if unstable else 0, build)
  *   <a>.<b>[.<c>...]                                   -> (a, b, c..., 0)
@@ -39,6 +39,15 @@ export function compareVersionKeys(a: VersionKey, b: VersionKey): number {
  */
 export function isBefore(version: string | null, bound: VersionKey, keyOf: (version: string) => VersionKey = versionKey): boolean {
   return version !== null && version !== "" && compareVersionKeys(keyOf(version), bound) < 0;
+}
+
+/**
+ * `mesh_version` passes `firmware_version__after=<bound>` when it is not null and does not pass
+ * `__before` the same bound: the bound itself counts as after, and so does `""`, which the original
+ * never counts as before anything. An unparseable bound (key `()`) keeps every non-null version.
+ */
+export function isAfter(version: string | null, bound: VersionKey, keyOf: (version: string) => VersionKey = versionKey): boolean {
+  return version !== null && !isBefore(version, bound, keyOf);
 }
 
 /** versionKey, remembering the key of each version it was given. */

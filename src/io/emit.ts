@@ -109,14 +109,19 @@ async function makeFolder(dir: string): Promise<void> {
 
 const [OPEN, COMMA, CLOSE] = ["[", ",", "]"].map((c) => Buffer.from(c));
 
-/** A body as UTF-8 pieces; a JSON list in pieces of about PIECE bytes, so a 60 MB list never exists whole. */
-function* bodyPieces(body: Body): Generator<Buffer> {
+/**
+ * A body as UTF-8 pieces; a JSON list (alone or inside a head and a tail) in pieces of about PIECE
+ * bytes, so a 60 MB list never exists whole.
+ */
+export function* bodyPieces(body: Body): Generator<Buffer> {
   if (typeof body === "string") return yield Buffer.from(body, "utf8");
   if (Buffer.isBuffer(body)) return yield body;
-  let batch: Buffer[] = [OPEN];
-  let size = 1;
+  const enclosed = "items" in body ? body : undefined;
+  const head = enclosed ? Buffer.from(enclosed.head, "utf8") : undefined;
+  let batch: Buffer[] = head ? [head, OPEN] : [OPEN];
+  let size = (head?.length ?? 0) + 1;
   let empty = true;
-  for (const item of body) {
+  for (const item of enclosed ? enclosed.items : (body as Iterable<Buffer>)) {
     if (!empty) batch.push(COMMA);
     batch.push(item);
     empty = false;
@@ -127,5 +132,6 @@ function* bodyPieces(body: Body): Generator<Buffer> {
     }
   }
   batch.push(CLOSE);
+  if (enclosed) batch.push(Buffer.from(enclosed.tail, "utf8"));
   yield Buffer.concat(batch);
 }

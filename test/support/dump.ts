@@ -1,6 +1,9 @@
 import type { LoadedDump } from "../../src/io/load.ts";
 import { buildModel, type Model } from "../../src/core/model.ts";
 import { validateDump, type Validation } from "../../src/core/validate.ts";
+import { outputFiles } from "../../src/core/plan.ts";
+import { fileFor, parseAliases, parseRequest, resolve } from "../../src/core/routes.ts";
+import { bodyPieces } from "../../src/io/emit.ts";
 
 /** In-memory dumps for rule tests: records as they would come out of the files. */
 export function loaded(aps: unknown[], links: unknown[] = [], network?: unknown): LoadedDump {
@@ -33,3 +36,18 @@ export function ap(main_ip: string, extra: Record<string, unknown> = {}, interfa
 }
 
 export const at = (lon: number, lat: number) => ({ type: "Point", coordinates: [lon, lat] });
+
+/**
+ * The response of every request target of a model, through the route table and the files the plan
+ * yields, as a host serves them: a file's body, or `undefined` for a 404 (no rule, a refusing rule, or
+ * a missing file). Redirects of list paths without their slash are not followed.
+ */
+export function answers(m: Model): (target: string) => string | undefined {
+  const files = new Map([...outputFiles(m)].map((f) => [f.path, Buffer.concat([...bodyPieces(f.body)]).toString("utf8")]));
+  const aliases = parseAliases(files.get(fileFor("aliases")));
+  return (target) => {
+    const req = parseRequest(target);
+    const r = req && resolve(req, aliases);
+    return r?.type === "file" ? files.get(r.file) : undefined;
+  };
+}
