@@ -87,6 +87,8 @@ describe("firmware version keys", () => {
     ["0.4-5", [0, 4, 0, 5]],
     ["0.5", [0, 5, 0]],
     ["1.0.2", [1, 0, 2, 0]],
+    ["1", [1, 0]], // one number is a version too, as the original's pattern has it
+    ["0.5.1-1036-AB12F", []], // its build hash is lower-case hex only
     ["garbage", []],
     ["", []],
   ])("%s -> %j", (v, key) => expect(versionKey(v)).toEqual(key));

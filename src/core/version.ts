@@ -2,7 +2,8 @@
  * Sort key of firmware versions for `firmware_version__before` and `__after`, as the original server compares them:
  *   opennet0.<d>.sdk (exactly one digit d)             -> (-1, d)
  *   <a>.<b>[.<c>...][-unstable]-<build>[-<hex>]         -> (a, b, c..., -1 if unstable else 0, build)
- *   <a>.<b>[.<c>...]                                   -> (a, b, c..., 0)
+ *   <a>[.<b>...]                                       -> (a, b..., 0)
+ * (<hex>: lower-case hex digits only, as the original's pattern has it.)
  *   anything else                                      -> ()
  * Tuples compare element-wise; a proper prefix sorts first.
  */
@@ -10,8 +11,8 @@ export type VersionKey = readonly number[];
 
 /** AirOS builds: one digit only, as the original's pattern has it; `opennet0.10.sdk` is unparseable. */
 const SDK = /^opennet0\.(\d)\.sdk$/;
-const BUILD = /^(\d+(?:\.\d+)+)(-unstable)?-(\d+)(?:-[0-9a-fA-F]+)?$/;
-const PLAIN = /^(\d+(?:\.\d+)+)$/;
+const BUILD = /^(\d+(?:\.\d+)+)(-unstable)?-(\d+)(?:-[0-9a-f]+)?$/;
+const PLAIN = /^(\d+(?:\.\d+)*)$/;
 
 export function versionKey(version: string): VersionKey {
   let m = SDK.exec(version);
