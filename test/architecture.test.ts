@@ -32,8 +32,9 @@ const ALLOWED: Record<string, readonly string[]> = {
   publish: ["core", "hosts", "io"],
   pipeline: ["core", "hosts", "io", "publish"],
   index: ["core", "hosts", "io", "publish", "serve", "pipeline"],
-  cli: ["core", "hosts", "io", "publish", "serve", "pipeline"],
+  cli: ["core", "hosts", "io", "publish", "serve", "pipeline", "importers"],
   gen: ["core", "io"],
+  importers: ["core", "io"],
   types: [],
 };
 

@@ -5,6 +5,7 @@ import { RefusedOutputError } from "../io/ownership.ts";
 import { register as build } from "./build.ts";
 import { register as check } from "./check.ts";
 import { register as fetchDump } from "./fetch-dump.ts";
+import { register as importCommand } from "./import.ts";
 import { limitHeapGrowth } from "./memory.ts";
 import { register as netlifyConfig } from "./netlify-config.ts";
 import { register as preview } from "./preview.ts";
@@ -24,7 +25,7 @@ const program = new Command("mesh-api")
   .exitOverride()
   .configureOutput({ writeErr: (s) => process.stderr.write(s) });
 
-for (const register of [build, validate, snapshot, check, fetchDump, preview, netlifyConfig]) register(program);
+for (const register of [build, validate, snapshot, check, fetchDump, importCommand, preview, netlifyConfig]) register(program);
 
 try {
   await program.parseAsync();

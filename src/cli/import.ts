@@ -1,0 +1,76 @@
+import { type Command, InvalidArgumentError, Option } from "commander";
+import { importApi, ImportApiError } from "../importers/api.ts";
+import { RefusedOutputError } from "../io/ownership.ts";
+import { count, log, quietOption, warn } from "./options.ts";
+
+/** A whole number from 0 on (retries, milliseconds). */
+function whole(value: string): number {
+  const n = Number(value);
+  if (!Number.isInteger(n) || n < 0) throw new InvalidArgumentError("a whole number from 0 on");
+  return n;
+}
+
+export function register(program: Command): void {
+  const imp = program.command("import").description("make a dump from another source of topology data");
+  imp
+    .command("api")
+    .description(
+      "mirror a running instance of the original dynamic API (Geronimo) into a dump: reads its access point, interface, link and site lists and writes them into --out atomically",
+    )
+    .argument("<base-url>", "the API's address (its /api/v1/ lists are read)")
+    .requiredOption("--out <dump-dir>", "folder to write the dump into (replaced only when absent, empty, or written by mesh-api before)")
+    .option("--brand <prefix>", "the brand prefix of the API's brand fields, mapped to mesh_ (default: detected from the field names)")
+    .option("--at <instant>", "taken_at of the dump, an ISO 8601 instant (default: the time of the mirror)")
+    .option("--max-bytes <n>", "the largest answer accepted for one list", count, 512 * 1024 * 1024)
+    .option("--timeout <ms>", "time-out of one request, body included, in milliseconds", count, 30_000)
+    .option("--retries <n>", "further tries after an HTTP 5xx answer or a network error", whole, 3)
+    .addOption(
+      new Option("--retry-delay <ms>", "wait before the first retry, doubled for each further one, in milliseconds")
+        .argParser(whole)
+        .default(1000),
+    )
+    .addOption(quietOption())
+    .action(
+      async (
+        base: string,
+        opts: {
+          out: string;
+          brand?: string;
+          at?: string;
+          maxBytes: number;
+          timeout: number;
+          retries: number;
+          retryDelay: number;
+          quiet?: boolean;
+        },
+      ) => {
+        try {
+          const r = await importApi(base, opts.out, {
+            brand: opts.brand,
+            at: opts.at,
+            maxBytes: opts.maxBytes,
+            timeoutMs: opts.timeout,
+            retries: opts.retries,
+            retryDelayMs: opts.retryDelay,
+            log: (line) => log(opts, line),
+            warn,
+          });
+          const brand = r.brand && r.brand !== "mesh" ? `, brand fields ${r.brand}_ as mesh_` : "";
+          log(
+            opts,
+            `wrote ${opts.out}: ${r.accesspoints} access points, ${r.interfaces} interfaces, ${r.links} links, taken_at ${r.takenAt}${brand}`,
+          );
+        } catch (err) {
+          if (err instanceof RefusedOutputError) {
+            process.stderr.write(`mesh-api: ${err.message}\n`);
+            process.exitCode = 2;
+          } else if (err instanceof ImportApiError) {
+            process.stderr.write(`mesh-api: ${err.message}; no dump was written and ${opts.out} was left as it was\n`);
+            process.exitCode = 1;
+          } else {
+            throw err;
+          }
+        }
+      },
+    );
+}

@@ -1,0 +1,467 @@
+import { mkdir, writeFile } from "node:fs/promises";
+import path from "node:path";
+import { ACCESSPOINT_FIELDS, WIFI_FIELDS } from "../core/fields.ts";
+import type { LoadedDump, RawRecord } from "../core/input.ts";
+import { formatProblem } from "../core/problems.ts";
+import { NETWORK_FORMAT } from "../core/schema.ts";
+import { parseInstant } from "../core/timestamp.ts";
+import { validateDump } from "../core/validate.ts";
+import { describeNetworkError } from "../io/net.ts";
+import { assertReplaceable, writeMarker } from "../io/ownership.ts";
+import { replaceFolder } from "../io/swap.ts";
+
+/**
+ * `import api`: mirrors a running instance of the original dynamic API ("Geronimo",
+ * github.com/opennet-initiative/api) into a dump in the format `mesh-topology-dump/1`.
+ *
+ * Two halves: `apiToDump` is pure (the four lists as parsed JSON in, dump records out) and
+ * `importApi` does the rest: the ownership check, the downloads (time-outs, retries with backoff for
+ * 5xx and network errors, a size limit), validation of the records with the dump's own validator,
+ * and the atomic write. Whatever fails, nothing is written.
+ */
+
+/** The four lists the importer reads, relative to the API's `/api/v1/`. */
+export const API_LISTS = {
+  accesspoints: "accesspoint/?status=all",
+  interfaces: "interface/",
+  links: "link/?status=all",
+  sites: "site/",
+} as const;
+
+export type ApiListName = keyof typeof API_LISTS;
+
+/** The base URL's answer is not what the API gives: the CLI prints the message and exits 1. */
+export class ImportApiError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = "ImportApiError";
+  }
+}
+
+// ---------------------------------------------------------------------------------------------------
+// The pure transform.
+
+/** The brand-neutral field names with `mesh_` cut off: what follows a brand prefix. */
+const BRAND_SUFFIXES = ACCESSPOINT_FIELDS.map(([name]) => name)
+  .filter((n) => n.startsWith("mesh_"))
+  .map((n) => n.slice("mesh_".length));
+const AP_FIELDS = new Set<string>(["main_ip", "main_ipv6", "site", ...ACCESSPOINT_FIELDS.map(([name]) => name)]);
+const WIFI_NAMES = WIFI_FIELDS.map(([name]) => name);
+
+export interface ApiLists {
+  readonly accesspoints: unknown;
+  readonly interfaces: unknown;
+  readonly links: unknown;
+  readonly sites: unknown;
+}
+
+export interface TransformOptions {
+  /** the brand prefix of the brand fields (`opennet`); detected from the field names when absent */
+  readonly brand?: string;
+  /** `taken_at` of the dump: ISO 8601 text */
+  readonly takenAt: string;
+  readonly name?: string | null;
+}
+
+export interface DumpRecords {
+  readonly network: { format: string; name: string | null; taken_at: string };
+  readonly accesspoints: Record<string, unknown>[];
+  readonly links: Record<string, unknown>[];
+  /** the brand prefix that was mapped to `mesh_` (undefined when none was found) */
+  readonly brand?: string;
+  /** things the dump format cannot hold, left out (unknown fields, extra wifi attributes) */
+  readonly notes: string[];
+}
+
+/** A problem in one list, located by list and JSON path; importApi adds the URL. */
+export class ApiShapeError extends Error {
+  constructor(
+    readonly list: ApiListName,
+    readonly where: string,
+    message: string,
+  ) {
+    super(`${where}: ${message}`);
+    this.name = "ApiShapeError";
+  }
+}
+
+type Obj = Record<string, unknown>;
+const isObj = (v: unknown): v is Obj => typeof v === "object" && v !== null && !Array.isArray(v);
+
+function objects(list: ApiListName, value: unknown): Obj[] {
+  if (!Array.isArray(value)) throw new ApiShapeError(list, "$", `expected a JSON array of ${list}, got ${describe(value)}`);
+  value.forEach((item, i) => {
+    if (!isObj(item)) throw new ApiShapeError(list, `$[${i}]`, `expected an object, got ${describe(item)}`);
+  });
+  return value as Obj[];
+}
+
+function describe(v: unknown): string {
+  if (v === null) return "null";
+  if (Array.isArray(v)) return "an array";
+  if (typeof v === "object") return `an object with the keys ${JSON.stringify(Object.keys(v).slice(0, 6))}`;
+  return `${typeof v} ${JSON.stringify(v).slice(0, 60)}`;
+}
+
+/**
+ * The brand prefix the access point list uses for the brand fields (`opennet_version`, ...): the
+ * prefix most fields of the list carry before a known brand suffix. `mesh` when the server already
+ * writes the neutral names; undefined when no brand field is present at all.
+ */
+export function detectBrand(accesspoints: readonly Obj[]): string | undefined {
+  const counts = new Map<string, number>();
+  for (const ap of accesspoints.slice(0, 50)) {
+    for (const key of Object.keys(ap)) {
+      if (AP_FIELDS.has(key) && !key.startsWith("mesh_")) continue;
+      for (const suffix of BRAND_SUFFIXES) {
+        if (key.length > suffix.length + 1 && key.endsWith(`_${suffix}`)) {
+          const prefix = key.slice(0, -suffix.length - 1);
+          counts.set(prefix, (counts.get(prefix) ?? 0) + 1);
+        }
+      }
+    }
+  }
+  let best: string | undefined;
+  for (const [prefix, n] of counts) if (best === undefined || n > counts.get(best)!) best = prefix;
+  return best;
+}
+
+/** An interface's id: the list carries it only on its addresses and wifi attributes. */
+function interfaceId(iface: Obj): number | undefined {
+  for (const key of ["addresses", "wifi_attributes"]) {
+    const items = iface[key];
+    if (Array.isArray(items)) for (const item of items) if (isObj(item) && typeof item.interface === "number") return item.interface;
+  }
+  return typeof iface.id === "number" ? iface.id : undefined;
+}
+
+/** The API's lists to dump records. Throws ApiShapeError for a list of the wrong shape. */
+export function apiToDump(lists: ApiLists, options: TransformOptions): DumpRecords {
+  const aps = objects("accesspoints", lists.accesspoints);
+  const ifaces = objects("interfaces", lists.interfaces);
+  const links = objects("links", lists.links);
+  const sites = objects("sites", lists.sites);
+  const notes: string[] = [];
+  aps.forEach((ap, i) => {
+    if (typeof ap.main_ip !== "string")
+      throw new ApiShapeError("accesspoints", `$[${i}].main_ip`, `expected the access point's IPv4 address, got ${describe(ap.main_ip)}`);
+  });
+  links.forEach((l, i) => {
+    if (!Array.isArray(l.endpoints))
+      throw new ApiShapeError("links", `$[${i}].endpoints`, `expected an array of endpoints, got ${describe(l.endpoints)}`);
+  });
+
+  const brand = options.brand ?? detectBrand(aps);
+  const prefix = brand === undefined || brand === "mesh" ? undefined : `${brand}_`;
+
+  // The site of each access point: its own `site` field, else the site list's membership.
+  const siteOf = new Map<string, number>();
+  sites.forEach((s, i) => {
+    if (typeof s.id !== "number") throw new ApiShapeError("sites", `$[${i}].id`, `expected the site's id, got ${describe(s.id)}`);
+    if (Array.isArray(s.accesspoints)) for (const ip of s.accesspoints) if (typeof ip === "string") siteOf.set(ip, s.id);
+  });
+
+  // Interfaces of each access point, with ids; an interface without any id-carrying part gets a new one.
+  let nextId = 1 + Math.max(0, ...ifaces.map((f) => interfaceId(f) ?? 0));
+  const byAp = new Map<string, Obj[]>();
+  const dropped = new Set<string>();
+  ifaces.forEach((f, i) => {
+    const owner = f.accesspoint;
+    if (typeof owner !== "string")
+      throw new ApiShapeError("interfaces", `$[${i}].accesspoint`, `expected the access point's main_ip, got ${describe(owner)}`);
+    if (f.addresses !== undefined && !Array.isArray(f.addresses))
+      throw new ApiShapeError("interfaces", `$[${i}].addresses`, `expected an array, got ${describe(f.addresses)}`);
+    const addresses = ((f.addresses as unknown[] | undefined) ?? []).map((a, j) => {
+      if (!isObj(a)) throw new ApiShapeError("interfaces", `$[${i}].addresses[${j}]`, `expected an object, got ${describe(a)}`);
+      return { id: a.id, address: a.address, netmask_prefixlen: a.netmask_prefixlen };
+    });
+    const wifiList = Array.isArray(f.wifi_attributes) ? f.wifi_attributes.filter(isObj) : [];
+    if (wifiList.length > 1) notes.push(`interface ${i} of ${owner} has ${wifiList.length} wifi attribute sets; the dump keeps the first`);
+    const wifi = wifiList.length === 0 ? null : Object.fromEntries(WIFI_NAMES.map((n) => [n, wifiList[0][n] ?? null]));
+    const iface = {
+      id: interfaceId(f) ?? nextId++,
+      if_name: f.if_name ?? null,
+      if_hwaddress: f.if_hwaddress ?? null,
+      addresses,
+      wifi,
+    };
+    const list = byAp.get(owner) ?? [];
+    list.push(iface);
+    byAp.set(owner, list);
+  });
+
+  const known = new Set(aps.map((ap) => ap.main_ip as string));
+  for (const owner of byAp.keys()) {
+    if (!known.has(owner))
+      throw new ApiShapeError("interfaces", "$", `an interface belongs to ${owner}, which the access point list does not hold`);
+  }
+
+  const accesspoints = aps.map((ap) => {
+    const out: Obj = {};
+    for (const [key, value] of Object.entries(ap)) {
+      let name = key;
+      if (prefix !== undefined && key.startsWith(prefix) && BRAND_SUFFIXES.includes(key.slice(prefix.length))) {
+        name = `mesh_${key.slice(prefix.length)}`;
+      }
+      if (!AP_FIELDS.has(name)) {
+        if (key !== "interfaces") dropped.add(key);
+        continue;
+      }
+      out[name] = value;
+    }
+    if (!("site" in out) || out.site === undefined) out.site = siteOf.get(ap.main_ip as string) ?? null;
+    out.interfaces = byAp.get(ap.main_ip as string) ?? [];
+    return out;
+  });
+  if (dropped.size > 0) notes.push(`access point fields the dump format has no place for, left out: ${[...dropped].sort().join(", ")}`);
+
+  const dumpLinks = links.map((l, i) => ({
+    id: l.id,
+    timestamp: l.timestamp ?? null,
+    endpoints: (l.endpoints as unknown[]).map((e, j) => {
+      const where = `$[${i}].endpoints[${j}]`;
+      if (!isObj(e)) throw new ApiShapeError("links", where, `expected an object, got ${describe(e)}`);
+      const f = e.interface;
+      const id = typeof f === "number" ? f : isObj(f) ? interfaceId(f) : undefined;
+      if (id !== undefined) return { interface: id, quality: e.quality };
+      const first = isObj(f) && Array.isArray(f.addresses) && isObj(f.addresses[0]) ? f.addresses[0].address : undefined;
+      if (typeof first === "string") return { address: first, quality: e.quality };
+      throw new ApiShapeError("links", `${where}.interface`, `expected an interface with an address, got ${describe(f)}`);
+    }),
+  }));
+
+  return {
+    network: { format: NETWORK_FORMAT, name: options.name ?? null, taken_at: options.takenAt },
+    accesspoints,
+    links: dumpLinks,
+    brand,
+    notes,
+  };
+}
+
+// ---------------------------------------------------------------------------------------------------
+// The downloads and the write.
+
+export interface ImportApiOptions {
+  readonly brand?: string;
+  /** `taken_at`; the time of the mirror when absent */
+  readonly at?: string;
+  readonly name?: string | null;
+  /** per request, body included (default 30 s) */
+  readonly timeoutMs?: number;
+  /** further tries after a 5xx answer or a network error (default 3) */
+  readonly retries?: number;
+  /** the wait before the first retry, doubled for each further one (default 1 s) */
+  readonly retryDelayMs?: number;
+  /** the largest body accepted per list (default 512 MiB) */
+  readonly maxBytes?: number;
+  readonly log?: (line: string) => void;
+  readonly warn?: (line: string) => void;
+  /** for the ownership check; the process's own by default */
+  readonly cwd?: string;
+  readonly home?: string;
+}
+
+export interface ImportApiResult {
+  readonly accesspoints: number;
+  readonly interfaces: number;
+  readonly links: number;
+  readonly brand?: string;
+  readonly takenAt: string;
+}
+
+/** `/api/v1/` under the base URL (the base may name it already). */
+export function apiRoot(base: string): URL {
+  let u: URL;
+  try {
+    u = new URL(base);
+  } catch {
+    throw new ImportApiError(`${base} is not a URL; give the http(s) address of the API, such as https://api.opennet-initiative.de/`);
+  }
+  if (u.protocol !== "http:" && u.protocol !== "https:") throw new ImportApiError(`${base} is not an http(s) URL`);
+  u.search = "";
+  u.hash = "";
+  if (!u.pathname.endsWith("/")) u.pathname += "/";
+  if (!/\/api\/v1\/$/.test(u.pathname)) u.pathname += "api/v1/";
+  return u;
+}
+
+export async function importApi(base: string, out: string, options: ImportApiOptions = {}): Promise<ImportApiResult> {
+  const root = apiRoot(base);
+  let takenAt: string;
+  if (options.at !== undefined) {
+    const parsed = parseInstant(options.at);
+    if (typeof parsed === "string") throw new ImportApiError(`--at ${options.at}: ${parsed}`);
+    takenAt = options.at;
+  } else {
+    takenAt = new Date().toISOString();
+  }
+  if (options.brand !== undefined && !/^[A-Za-z][A-Za-z0-9]*$/.test(options.brand)) {
+    throw new ImportApiError(`--brand ${JSON.stringify(options.brand)}: a brand prefix is letters and digits, such as opennet`);
+  }
+  await assertReplaceable({ out, option: "--out", suggest: "dump", cwd: options.cwd, home: options.home });
+
+  const log = options.log ?? (() => {});
+  const urls = Object.fromEntries(Object.entries(API_LISTS).map(([k, p]) => [k, new URL(p, root).href])) as Record<ApiListName, string>;
+  const lists: Partial<Record<ApiListName, unknown>> = {};
+  for (const name of Object.keys(API_LISTS) as ApiListName[]) {
+    lists[name] = await getList(urls[name], options);
+    log(`read ${urls[name]}: ${(lists[name] as unknown[]).length} ${name}`);
+  }
+
+  let records: DumpRecords;
+  try {
+    records = apiToDump(lists as ApiLists, { brand: options.brand, takenAt, name: options.name });
+  } catch (err) {
+    if (err instanceof ApiShapeError)
+      throw new ImportApiError(`${urls[err.list]} ${err.message}; is ${base} the Mesh Network Topology API?`);
+    throw err;
+  }
+  for (const note of records.notes) options.warn?.(note);
+
+  // The records pass the dump's own checks before anything is written, located in the lists they came from.
+  const loaded: LoadedDump = {
+    network: { source: { file: "network.json" }, value: records.network },
+    records: [
+      ...records.accesspoints.map((value, index): RawRecord => ({
+        kind: "accesspoint",
+        source: { file: urls.accesspoints, index },
+        value,
+      })),
+      ...records.links.map((value, index): RawRecord => ({ kind: "link", source: { file: urls.links, index }, value })),
+    ],
+    files: [],
+    problems: [],
+  };
+  const errors = validateDump(loaded).problems.filter((p) => p.severity === "error");
+  if (errors.length > 0) {
+    const shown = errors.slice(0, 10).map(formatProblem).join("\n");
+    const more = errors.length > 10 ? `\n(${errors.length - 10} more)` : "";
+    throw new ImportApiError(`${shown}${more}\n${base}: the API's data does not make a valid dump (${errors.length} errors)`);
+  }
+
+  await replaceFolder(out, async (tmp) => {
+    await mkdir(path.join(tmp, "accesspoints"));
+    await mkdir(path.join(tmp, "links"));
+    await writeFile(path.join(tmp, "network.json"), JSON.stringify(records.network, null, 2) + "\n");
+    await writeFile(
+      path.join(tmp, "accesspoints", "accesspoints.ndjson"),
+      records.accesspoints.map((r) => JSON.stringify(r) + "\n").join(""),
+    );
+    await writeFile(path.join(tmp, "links", "links.ndjson"), records.links.map((r) => JSON.stringify(r) + "\n").join(""));
+    await writeMarker(tmp, "dump");
+  });
+  return {
+    accesspoints: records.accesspoints.length,
+    interfaces: records.accesspoints.reduce((n, ap) => n + (ap.interfaces as unknown[]).length, 0),
+    links: records.links.length,
+    brand: records.brand,
+    takenAt,
+  };
+}
+
+/** Fails the attempt; `retry` says whether another try may help (5xx, network errors, time-outs). */
+class Attempt extends Error {
+  constructor(
+    message: string,
+    readonly retry: boolean,
+  ) {
+    super(message);
+  }
+}
+
+const MAX_PAGES = 100_000;
+
+/** One list, following Django REST framework's `next` links if the server paginates. */
+async function getList(url: string, options: ImportApiOptions): Promise<unknown[]> {
+  const items: unknown[] = [];
+  const seen = new Set<string>();
+  for (let next: string | null = url; next !== null;) {
+    if (seen.has(next) || seen.size >= MAX_PAGES) throw new ImportApiError(`${url}: the pages of the list do not end (${next} again)`);
+    seen.add(next);
+    const page = await getJson(next, options);
+    if (Array.isArray(page)) {
+      items.push(...page);
+      next = null;
+    } else if (isObj(page) && Array.isArray(page.results) && (page.next === null || typeof page.next === "string")) {
+      items.push(...page.results);
+      next = page.next === null ? null : new URL(page.next, next).href;
+      if (next !== null && new URL(next).origin !== new URL(url).origin)
+        throw new ImportApiError(`${url}: the next page ${next} is on another host`);
+    } else {
+      throw new ImportApiError(`${next}: expected a JSON list, got ${describe(page)}; is this the Mesh Network Topology API?`);
+    }
+  }
+  return items;
+}
+
+async function getJson(url: string, options: ImportApiOptions): Promise<unknown> {
+  const retries = options.retries ?? 3;
+  const delay = options.retryDelayMs ?? 1000;
+  for (let attempt = 0; ; attempt++) {
+    try {
+      return await tryGetJson(url, options);
+    } catch (err) {
+      if (!(err instanceof Attempt)) throw err;
+      if (!err.retry || attempt >= retries) {
+        const tries = attempt > 0 ? ` (after ${attempt + 1} tries)` : "";
+        throw new ImportApiError(`${url}: ${err.message}${tries}`);
+      }
+      options.warn?.(`${url}: ${err.message}; trying again`);
+      await new Promise((r) => setTimeout(r, delay * 2 ** attempt));
+    }
+  }
+}
+
+async function tryGetJson(url: string, options: ImportApiOptions): Promise<unknown> {
+  const timeoutMs = options.timeoutMs ?? 30_000;
+  const maxBytes = options.maxBytes ?? 512 * 1024 * 1024;
+  const signal = AbortSignal.timeout(timeoutMs);
+  const network = (err: unknown) =>
+    new Attempt(describeNetworkError(err, timeoutMs) ?? (err instanceof Error ? err.message : String(err)), true);
+  let res: Response;
+  try {
+    res = await fetch(url, { headers: { accept: "application/json" }, redirect: "follow", signal });
+  } catch (err) {
+    throw network(err);
+  }
+  const type = res.headers.get("content-type") ?? "";
+  if (res.status !== 200) {
+    await res.body?.cancel().catch(() => {});
+    const hint = res.status === 404 ? "; is this the base URL of the Mesh Network Topology API?" : "";
+    throw new Attempt(`HTTP ${res.status}${res.statusText ? ` ${res.statusText}` : ""}${hint}`, res.status >= 500);
+  }
+  if (!/^application\/(?:[\w.+-]*\+)?json\b/i.test(type.trim())) {
+    await res.body?.cancel().catch(() => {});
+    throw new Attempt(`answered ${type || "no Content-Type"}, not JSON; is this the base URL of the Mesh Network Topology API?`, false);
+  }
+  const length = Number(res.headers.get("content-length") ?? NaN);
+  if (length > maxBytes) {
+    await res.body?.cancel().catch(() => {});
+    throw new Attempt(`the answer is ${length} bytes, more than --max-bytes ${maxBytes}`, false);
+  }
+  const chunks: Uint8Array[] = [];
+  let bytes = 0;
+  try {
+    if (res.body) {
+      for await (const chunk of res.body as unknown as AsyncIterable<Uint8Array>) {
+        bytes += chunk.byteLength;
+        if (bytes > maxBytes) {
+          await res.body.cancel().catch(() => {});
+          throw new Attempt(`the answer is longer than --max-bytes ${maxBytes}`, false);
+        }
+        chunks.push(chunk);
+      }
+    }
+  } catch (err) {
+    if (err instanceof Attempt) throw err;
+    const e = network(err);
+    throw new Attempt(`the answer broke off after ${bytes} bytes: ${e.message}`, true);
+  }
+  const text = Buffer.concat(chunks).toString("utf8");
+  try {
+    return JSON.parse(text);
+  } catch (err) {
+    throw new Attempt(`the answer is not valid JSON (${(err as Error).message}) after ${bytes} bytes`, false);
+  }
+}

@@ -1,0 +1,289 @@
+import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
+import http from "node:http";
+import type { AddressInfo } from "node:net";
+import path from "node:path";
+import { gunzipSync } from "node:zlib";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { build } from "../src/index.ts";
+import { fileFor, parseAliases, parseRequest, resolve, type Aliases } from "../src/core/routes.ts";
+import { apiToDump, detectBrand, importApi } from "../src/importers/api.ts";
+import { canonical, mismatch, PUBLIC_SAMPLE, readExpected, type Answer } from "./support/expected.ts";
+import { cliAsync, ROOT, tempDir } from "./support/tree.ts";
+
+/**
+ * `import api` against a replay of the original server: every recorded GET of the public sample is
+ * answered with its recorded status, Content-Type and body. The imported dump must build into an API
+ * that gives all 4,699 expected answers; faults (a list answering 500, a cut body, HTML, an endless
+ * body) must end in exit 1 with the URL named and no dump written.
+ */
+
+const RESPONSES = path.join(ROOT, "../shared/reference/public-sample/responses.ndjson.gz");
+const TAKEN_AT = "2026-11-22T11:28:02.756363Z"; // the hand-made sample dump's taken_at
+
+interface Recorded {
+  readonly seq: number;
+  readonly method: string;
+  readonly path: string;
+  readonly request_headers: Record<string, string>;
+  readonly status: number;
+  readonly headers: Record<string, string>;
+  readonly body_kind: string;
+  readonly body: unknown;
+}
+
+const recorded = new Map<string, { status: number; type: string; body: string }>();
+let htmlPage = "";
+for (const line of gunzipSync(readFileSync(RESPONSES)).toString("utf8").split("\n")) {
+  if (line.trim() === "") continue;
+  const r = JSON.parse(line) as Recorded;
+  if (r.method !== "GET") continue;
+  const body = r.body_kind === "json" ? JSON.stringify(r.body) : typeof r.body === "string" ? r.body : "";
+  if (r.path === "/api/v1/site/?format=api") htmlPage = body;
+  // The plain request (no Accept header) is what a client that asks for JSON gets.
+  if (Object.keys(r.request_headers).length > 0 || recorded.has(r.path)) continue;
+  recorded.set(r.path, { status: r.status, type: r.headers["Content-Type"] ?? "", body });
+}
+
+/** What the replay server does instead of the recording, by path. */
+type Fault = "500" | "cut" | "html" | "endless" | "wrong-shape";
+const faults = new Map<string, Fault>();
+const hits = new Map<string, number>();
+let server: http.Server;
+let base: string;
+
+beforeAll(async () => {
+  server = http.createServer((req, res) => {
+    const target = req.url ?? "/";
+    hits.set(target, (hits.get(target) ?? 0) + 1);
+    const fault = faults.get(target);
+    const rec = recorded.get(target);
+    if (fault === "500") {
+      res.writeHead(500, { "content-type": "text/html" }).end("<h1>Server Error (500)</h1>");
+    } else if (fault === "html") {
+      res.writeHead(200, { "content-type": "text/html; charset=utf-8" }).end(htmlPage);
+    } else if (fault === "wrong-shape") {
+      res.writeHead(200, { "content-type": "application/json" }).end(JSON.stringify({ detail: "Not found." }));
+    } else if (fault === "endless") {
+      res.writeHead(200, { "content-type": "application/json" });
+      res.write("[");
+      const more = () => {
+        while (res.write('{"main_ip": "10.0.0.1"},' + " ".repeat(1000))) {}
+      };
+      res.on("drain", more);
+      res.on("close", () => res.off("drain", more));
+      more();
+    } else if (fault === "cut" && rec) {
+      const bytes = Buffer.from(rec.body);
+      res.writeHead(200, { "content-type": rec.type, "content-length": bytes.length });
+      res.write(bytes.subarray(0, bytes.length >> 1), () => res.destroy());
+    } else if (rec) {
+      res.writeHead(rec.status, { "content-type": rec.type }).end(rec.body);
+    } else {
+      res.writeHead(404, { "content-type": "text/html" }).end("<h1>Not Found</h1>");
+    }
+  });
+  await new Promise<void>((r) => server.listen(0, "127.0.0.1", r));
+  base = `http://127.0.0.1:${(server.address() as AddressInfo).port}/`;
+});
+
+afterAll(async () => {
+  server.closeAllConnections();
+  await new Promise((r) => server.close(r));
+});
+
+const FAST = ["--retries", "2", "--retry-delay", "10", "--timeout", "5000", "--at", TAKEN_AT];
+
+describe("import api: the public sample through a replay of the original server", () => {
+  let dump: string;
+  let out: string;
+  let aliases: Aliases;
+
+  beforeAll(async () => {
+    dump = `${tempDir()}/dump`;
+    const r = await importApi(base, dump, { at: TAKEN_AT, retries: 0 });
+    expect(r).toMatchObject({ accesspoints: 423, interfaces: 492, links: 625, brand: "opennet" });
+    out = `${tempDir()}/dist`;
+    await build({ data: dump, out });
+    aliases = parseAliases(readFileSync(out + fileFor("aliases"), "utf8"));
+  }, 120_000);
+
+  function answer(target: string): Answer {
+    const req = parseRequest(target);
+    const r = req ? resolve(req, aliases) : ({ type: "not-found" } as const);
+    const notFound = () => ({ status: 404, body: readFileSync(out + fileFor("notFound"), "utf8") });
+    if (r.type === "redirect") return { status: 301, location: r.location };
+    if (r.type === "not-found") return notFound();
+    try {
+      return { status: 200, body: readFileSync(out + r.file, "utf8") };
+    } catch {
+      return notFound();
+    }
+  }
+
+  it("builds into an API that answers all 4,699 expected responses", () => {
+    const expected = readExpected();
+    expect(expected).toHaveLength(4699);
+    const failures = expected.map((e) => mismatch(e, answer(e.path))).filter(Boolean);
+    expect(failures.slice(0, 20)).toEqual([]);
+    expect(failures).toHaveLength(0);
+  });
+
+  it("writes the same records as the hand-made sample dump, and a dump marker", () => {
+    const lines = (file: string) =>
+      readFileSync(file, "utf8")
+        .split("\n")
+        .filter((l) => l.trim() !== "")
+        .map((l) => JSON.parse(l) as unknown);
+    const ours = { aps: lines(`${dump}/accesspoints/accesspoints.ndjson`), links: lines(`${dump}/links/links.ndjson`) };
+    const theirs = {
+      aps: lines(`${PUBLIC_SAMPLE}dump/accesspoints/accesspoints.ndjson`),
+      links: JSON.parse(readFileSync(`${PUBLIC_SAMPLE}dump/links/links.json`, "utf8")) as unknown[],
+    };
+    expect(canonical(ours.aps)).toBe(canonical(theirs.aps));
+    expect(canonical(ours.links)).toBe(canonical(theirs.links));
+    expect(JSON.parse(readFileSync(`${dump}/network.json`, "utf8"))).toEqual({
+      format: "mesh-topology-dump/1",
+      name: null,
+      taken_at: TAKEN_AT,
+    });
+    expect(JSON.parse(readFileSync(`${dump}/.mesh-api-output`, "utf8"))).toMatchObject({ kind: "dump" });
+  });
+
+  it("runs as a command: exit 0, and a second run replaces its own dump", async () => {
+    const dir = `${tempDir()}/dump`;
+    for (let i = 0; i < 2; i++) {
+      const r = await cliAsync(["import", "api", base, "--out", dir, ...FAST]);
+      expect(r.stderr).toContain("423 access points, 492 interfaces, 625 links");
+      expect(r.status).toBe(0);
+    }
+    expect(readdirSync(dir).sort()).toEqual([".mesh-api-output", "accesspoints", "links", "network.json"]);
+  });
+});
+
+describe("import api: the pure transform", () => {
+  it("detects the brand prefix, or takes it from --brand, and maps it to mesh_", () => {
+    expect(detectBrand([{ main_ip: "10.0.0.1", opennet_version: "1", opennet_id: "2", device_model: "x" }])).toBe("opennet");
+    expect(detectBrand([{ main_ip: "10.0.0.1", mesh_version: "1" }])).toBe("mesh");
+    expect(detectBrand([{ main_ip: "10.0.0.1" }])).toBeUndefined();
+    const lists = {
+      accesspoints: [{ main_ip: "10.0.0.1", freifunk_version: "0.5", freifunk_id: "7", site: null }],
+      interfaces: [
+        {
+          addresses: [{ id: 4, address: "10.0.0.1", family: "inet", netmask_prefixlen: 16, interface: 9 }],
+          if_name: "wlan0",
+          if_hwaddress: null,
+          is_wireless: true,
+          wifi_attributes: [{ interface: 9, wifi_ssid: "x", wifi_freq: "5.540", wifi_bitrate: "130.0" }],
+          accesspoint: "10.0.0.1",
+        },
+      ],
+      links: [],
+      sites: [],
+    };
+    const d = apiToDump(lists, { takenAt: TAKEN_AT, brand: "freifunk" });
+    expect(d.accesspoints[0]).toMatchObject({ mesh_version: "0.5", mesh_id: "7", site: null });
+    expect(d.accesspoints[0].interfaces).toEqual([
+      {
+        id: 9,
+        if_name: "wlan0",
+        if_hwaddress: null,
+        addresses: [{ id: 4, address: "10.0.0.1", netmask_prefixlen: 16 }],
+        wifi: expect.objectContaining({ wifi_ssid: "x", wifi_freq: "5.540", wifi_bitrate: "130.0", wifi_channel: null }),
+      },
+    ]);
+    expect(apiToDump(lists, { takenAt: TAKEN_AT }).accesspoints[0]).toMatchObject({ mesh_version: "0.5" });
+  });
+
+  it("refuses a list of the wrong shape, naming the list and the place", () => {
+    expect(() => apiToDump({ accesspoints: { detail: "x" }, interfaces: [], links: [], sites: [] }, { takenAt: TAKEN_AT })).toThrow(
+      /expected a JSON array of accesspoints/,
+    );
+    expect(() => apiToDump({ accesspoints: [{ main_ip: 3 }], interfaces: [], links: [], sites: [] }, { takenAt: TAKEN_AT })).toThrow(
+      /\$\[0\]\.main_ip/,
+    );
+  });
+});
+
+describe("import api: faults end in exit 1, the URL named, and no dump written", () => {
+  const cases: [string, string, Fault, RegExp][] = [
+    ["a list answering 500 after every retry", "/api/v1/interface/", "500", /HTTP 500.*after 3 tries/],
+    ["a cut body", "/api/v1/link/?status=all", "cut", /broke off/],
+    ["HTML instead of JSON", "/api/v1/site/", "html", /text\/html.*not JSON/],
+    ["JSON of the wrong shape", "/api/v1/accesspoint/?status=all", "wrong-shape", /expected a JSON list/],
+  ];
+  for (const [what, target, fault, message] of cases) {
+    it(what, async () => {
+      faults.clear();
+      faults.set(target, fault);
+      hits.delete(target);
+      const dir = `${tempDir()}/dump`;
+      try {
+        const r = await cliAsync(["import", "api", base, "--out", dir, ...FAST]);
+        expect(r.status).toBe(1);
+        expect(r.stderr).toContain(`${base.slice(0, -1)}${target}`);
+        expect(r.stderr).toMatch(message);
+        expect(r.stderr).toContain("no dump was written");
+        expect(existsSync(dir)).toBe(false);
+        expect(readdirSync(path.dirname(dir))).toEqual([]); // no temporary folder left either
+        if (fault === "500" || fault === "cut") expect(hits.get(target)).toBe(3);
+      } finally {
+        faults.clear();
+      }
+    });
+  }
+
+  it("an endless body, cut off at --max-bytes", async () => {
+    faults.set("/api/v1/accesspoint/?status=all", "endless");
+    const dir = `${tempDir()}/dump`;
+    try {
+      const r = await cliAsync(["import", "api", base, "--out", dir, ...FAST, "--max-bytes", "200000"]);
+      expect(r.status).toBe(1);
+      expect(r.stderr).toContain(`${base}api/v1/accesspoint/?status=all`);
+      expect(r.stderr).toContain("longer than --max-bytes 200000");
+      expect(existsSync(dir)).toBe(false);
+    } finally {
+      faults.clear();
+    }
+  });
+
+  it("a base URL that is not the API (404 for its lists) is not retried", async () => {
+    const dir = `${tempDir()}/dump`;
+    const r = await cliAsync(["import", "api", `${base}elsewhere/`, "--out", dir, ...FAST]);
+    expect(r.status).toBe(1);
+    expect(r.stderr).toContain(`${base}elsewhere/api/v1/accesspoint/?status=all: HTTP 404`);
+    expect(existsSync(dir)).toBe(false);
+  });
+
+  it("an existing dump is left as it was when the import fails", async () => {
+    const dir = `${tempDir()}/dump`;
+    expect((await cliAsync(["import", "api", base, "--out", dir, ...FAST])).status).toBe(0);
+    const before = readFileSync(`${dir}/accesspoints/accesspoints.ndjson`, "utf8");
+    faults.set("/api/v1/site/", "500");
+    try {
+      expect((await cliAsync(["import", "api", base, "--out", dir, ...FAST])).status).toBe(1);
+    } finally {
+      faults.clear();
+    }
+    expect(readFileSync(`${dir}/accesspoints/accesspoints.ndjson`, "utf8")).toBe(before);
+  });
+});
+
+describe("import api: usage errors exit 2", () => {
+  it("refuses a folder it did not write, such as build, before reading anything", async () => {
+    const cwd = tempDir();
+    mkdirSync(`${cwd}/build`);
+    writeFileSync(`${cwd}/build/index.html`, "mine");
+    hits.clear();
+    const r = await cliAsync(["import", "api", base, "--out", "build", ...FAST], cwd);
+    expect(r.status).toBe(2);
+    expect(r.stderr).toContain("refusing to write to build");
+    expect(hits.size).toBe(0);
+    expect(readdirSync(`${cwd}/build`)).toEqual(["index.html"]);
+  });
+
+  it("a missing --out is a usage error", async () => {
+    const r = await cliAsync(["import", "api", base]);
+    expect(r.status).toBe(2);
+    expect(r.stderr).toContain("--out");
+  });
+});
