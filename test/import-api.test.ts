@@ -45,7 +45,7 @@ for (const line of gunzipSync(readFileSync(RESPONSES)).toString("utf8").split("\
 }
 
 /** What the replay server does instead of the recording, by path. */
-type Fault = "500" | "cut" | "html" | "endless" | "wrong-shape";
+type Fault = "500" | "cut" | "html" | "endless" | "wrong-shape" | "hang" | "invalid";
 const faults = new Map<string, Fault>();
 const hits = new Map<string, number>();
 let server: http.Server;
@@ -72,6 +72,12 @@ beforeAll(async () => {
       res.on("drain", more);
       res.on("close", () => res.off("drain", more));
       more();
+    } else if (fault === "hang") {
+      // never answers; the client's time-out ends it
+    } else if (fault === "invalid" && rec) {
+      const list = JSON.parse(rec.body) as object[];
+      list[2] = { ...list[2], position: { type: "Point", coordinates: [12.1, 95] } };
+      res.writeHead(200, { "content-type": rec.type }).end(JSON.stringify(list));
     } else if (fault === "cut" && rec) {
       const bytes = Buffer.from(rec.body);
       res.writeHead(200, { "content-type": rec.type, "content-length": bytes.length });
@@ -198,6 +204,12 @@ describe("import api: the pure transform", () => {
     expect(() => apiToDump({ accesspoints: { detail: "x" }, interfaces: [], links: [], sites: [] }, { takenAt: TAKEN_AT })).toThrow(
       /expected a JSON array of accesspoints/,
     );
+    expect(() =>
+      apiToDump(
+        { accesspoints: [], interfaces: [{ addresses: [], accesspoint: "10.0.0.9" }], links: [], sites: [] },
+        { takenAt: TAKEN_AT },
+      ),
+    ).toThrow("$[0].accesspoint: the interface belongs to 10.0.0.9, which the access point list does not hold");
     expect(() => apiToDump({ accesspoints: [{ main_ip: 3 }], interfaces: [], links: [], sites: [] }, { takenAt: TAKEN_AT })).toThrow(
       /\$\[0\]\.main_ip/,
     );
@@ -246,6 +258,36 @@ describe("import api: faults end in exit 1, the URL named, and no dump written",
     }
   });
 
+  it("a list that never answers, after the time-out and its retries", async () => {
+    faults.set("/api/v1/site/", "hang");
+    hits.delete("/api/v1/site/");
+    const dir = `${tempDir()}/dump`;
+    try {
+      const r = await cliAsync(["import", "api", base, "--out", dir, ...FAST, "--timeout", "300", "--retries", "1"]);
+      expect(r.status).toBe(1);
+      expect(r.stderr).toContain(`${base}api/v1/site/: timeout: no answer within 300 ms (after 2 tries)`);
+      expect(hits.get("/api/v1/site/")).toBe(2);
+      expect(existsSync(dir)).toBe(false);
+    } finally {
+      faults.clear();
+    }
+  });
+
+  it("data that does not make a valid dump, located in the list it came from", async () => {
+    faults.set("/api/v1/accesspoint/?status=all", "invalid");
+    const dir = `${tempDir()}/dump`;
+    try {
+      const r = await cliAsync(["import", "api", base, "--out", dir, ...FAST]);
+      expect(r.status).toBe(1);
+      expect(r.stderr).toContain(
+        `error: ${base}api/v1/accesspoint/?status=all [2] $.position.coordinates[1]: latitude must be between -90 and 90`,
+      );
+      expect(existsSync(dir)).toBe(false);
+    } finally {
+      faults.clear();
+    }
+  });
+
   it("a base URL that is not the API (404 for its lists) is not retried", async () => {
     const dir = `${tempDir()}/dump`;
     const r = await cliAsync(["import", "api", `${base}elsewhere/`, "--out", dir, ...FAST]);
@@ -279,6 +321,16 @@ describe("import api: usage errors exit 2", () => {
     expect(r.stderr).toContain("refusing to write to build");
     expect(hits.size).toBe(0);
     expect(readdirSync(`${cwd}/build`)).toEqual(["index.html"]);
+  });
+
+  it("a bad --at or --brand is a usage error", async () => {
+    const dir = `${tempDir()}/dump`;
+    const at = await cliAsync(["import", "api", base, "--out", dir, "--at", "yesterday"]);
+    expect(at.status).toBe(2);
+    expect(at.stderr).toContain("--at");
+    const brand = await cliAsync(["import", "api", base, "--out", dir, "--brand", "open net"]);
+    expect(brand.status).toBe(2);
+    expect(existsSync(dir)).toBe(false);
   });
 
   it("a missing --out is a usage error", async () => {

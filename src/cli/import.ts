@@ -1,4 +1,5 @@
 import { type Command, InvalidArgumentError, Option } from "commander";
+import { parseInstant } from "../core/timestamp.ts";
 import { importApi, ImportApiError } from "../importers/api.ts";
 import { RefusedOutputError } from "../io/ownership.ts";
 import { count, log, quietOption, warn } from "./options.ts";
@@ -10,6 +11,18 @@ function whole(value: string): number {
   return n;
 }
 
+function instant(value: string): string {
+  const parsed = parseInstant(value);
+  if (typeof parsed === "string")
+    throw new InvalidArgumentError(`${parsed}; give an ISO 8601 instant with a time zone, such as 2026-11-22T11:28:02Z`);
+  return value;
+}
+
+function brand(value: string): string {
+  if (!/^[A-Za-z][A-Za-z0-9]*$/.test(value)) throw new InvalidArgumentError("a brand prefix is letters and digits, such as opennet");
+  return value;
+}
+
 export function register(program: Command): void {
   const imp = program.command("import").description("make a dump from another source of topology data");
   imp
@@ -19,8 +32,12 @@ export function register(program: Command): void {
     )
     .argument("<base-url>", "the API's address (its /api/v1/ lists are read)")
     .requiredOption("--out <dump-dir>", "folder to write the dump into (replaced only when absent, empty, or written by mesh-api before)")
-    .option("--brand <prefix>", "the brand prefix of the API's brand fields, mapped to mesh_ (default: detected from the field names)")
-    .option("--at <instant>", "taken_at of the dump, an ISO 8601 instant (default: the time of the mirror)")
+    .option(
+      "--brand <prefix>",
+      "the brand prefix of the API's brand fields, mapped to mesh_ (default: detected from the field names)",
+      brand,
+    )
+    .option("--at <instant>", "taken_at of the dump, an ISO 8601 instant (default: the time of the mirror)", instant)
     .option("--max-bytes <n>", "the largest answer accepted for one list", count, 512 * 1024 * 1024)
     .option("--timeout <ms>", "time-out of one request, body included, in milliseconds", count, 30_000)
     .option("--retries <n>", "further tries after an HTTP 5xx answer or a network error", whole, 3)

@@ -162,6 +162,7 @@ export function apiToDump(lists: ApiLists, options: TransformOptions): DumpRecor
   });
 
   // Interfaces of each access point, with ids; an interface without any id-carrying part gets a new one.
+  const known = new Set(aps.map((ap) => ap.main_ip as string));
   let nextId = 1 + Math.max(0, ...ifaces.map((f) => interfaceId(f) ?? 0));
   const byAp = new Map<string, Obj[]>();
   const dropped = new Set<string>();
@@ -169,6 +170,12 @@ export function apiToDump(lists: ApiLists, options: TransformOptions): DumpRecor
     const owner = f.accesspoint;
     if (typeof owner !== "string")
       throw new ApiShapeError("interfaces", `$[${i}].accesspoint`, `expected the access point's main_ip, got ${describe(owner)}`);
+    if (!known.has(owner))
+      throw new ApiShapeError(
+        "interfaces",
+        `$[${i}].accesspoint`,
+        `the interface belongs to ${owner}, which the access point list does not hold`,
+      );
     if (f.addresses !== undefined && !Array.isArray(f.addresses))
       throw new ApiShapeError("interfaces", `$[${i}].addresses`, `expected an array, got ${describe(f.addresses)}`);
     const addresses = ((f.addresses as unknown[] | undefined) ?? []).map((a, j) => {
@@ -189,12 +196,6 @@ export function apiToDump(lists: ApiLists, options: TransformOptions): DumpRecor
     list.push(iface);
     byAp.set(owner, list);
   });
-
-  const known = new Set(aps.map((ap) => ap.main_ip as string));
-  for (const owner of byAp.keys()) {
-    if (!known.has(owner))
-      throw new ApiShapeError("interfaces", "$", `an interface belongs to ${owner}, which the access point list does not hold`);
-  }
 
   const accesspoints = aps.map((ap) => {
     const out: Obj = {};
