@@ -28,7 +28,7 @@ if (!Number.isInteger(opts.chunk) || opts.chunk < 1) usage("--chunk must be a wh
 
 try {
   // Checked before the (long) synthesis; writeSynthDump checks again right before it writes.
-  await assertReplaceable({ out: opts.out, option: "--out", suggest: "dump" });
+  await assertReplaceable({ out: opts.out, option: "--out", kind: "dump" });
   const dump = synthesize(opts);
   await writeSynthDump(opts.out, dump, opts.chunk, opts.ndjson ? "ndjson" : "json");
   process.stderr.write(`wrote ${opts.out}: ${dump.accesspoints.length} access points, ${dump.links.length} links\n`);

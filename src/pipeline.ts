@@ -1,4 +1,5 @@
 import { existsSync } from "node:fs";
+import { stat } from "node:fs/promises";
 import path from "node:path";
 import type { DumpSummary } from "./core/model.ts";
 import { buildModel, type Model } from "./core/model.ts";
@@ -94,7 +95,7 @@ export interface SnapshotSettings {
  * leaving `out` untouched, on bad input.
  */
 export async function build(options: { data: string; out: string; snapshot?: SnapshotSettings } & PipelineOptions): Promise<BuildResult> {
-  await assertReplaceable({ out: options.out, option: "--out", protect: [{ dir: options.data, option: "--data" }] });
+  await assertReplaceable({ out: options.out, option: "--out", kind: "build", protect: [{ dir: options.data, option: "--data" }] });
   const result = await validate(options);
   if (!result.model || !result.netlify) throw new InvalidDumpError(result.problems);
   const { model, netlify } = result;
@@ -123,10 +124,14 @@ function* allFiles(model: Model, netlify: DataRules) {
 
 /** Writes `<dist>/snapshots/` for an existing build of the dump in `data`. */
 export async function snapshot(options: { data: string; dist: string } & SnapshotSettings & PipelineOptions): Promise<SnapshotIndex> {
-  await assertReplaceable({ out: options.dist, option: "--dist", protect: [{ dir: options.data, option: "--data" }] });
-  if (!existsSync(path.join(options.dist, API_DIR)) || !(await owned(options.dist))) {
-    throw new RefusedOutputError(`refusing to write to ${options.dist}: it holds no build of mesh-api (no api/ folder); run build first.`);
+  // Snapshots go into a build of this tool: anything else gets that advice, before the general rules.
+  const dist = await stat(options.dist).catch(() => undefined);
+  if (!dist?.isDirectory() || !existsSync(path.join(options.dist, API_DIR)) || (await owned(options.dist)) !== "build") {
+    throw new RefusedOutputError(
+      `refusing to write to ${options.dist}: it holds no build of mesh-api; run build --out ${options.dist} first, or name the build's folder with --dist.`,
+    );
   }
+  await assertReplaceable({ out: options.dist, option: "--dist", kind: "build", protect: [{ dir: options.data, option: "--data" }] });
   const result = await validate(options);
   if (!result.model) throw new InvalidDumpError(result.problems);
   options.progress?.({ stage: "snapshots", done: 0 });

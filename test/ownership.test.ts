@@ -1,5 +1,6 @@
 import { cpSync, mkdirSync, readFileSync, symlinkSync, writeFileSync } from "node:fs";
 import path from "node:path";
+import fg from "fast-glob";
 import { describe, expect, it } from "vitest";
 import { MARKER } from "../src/io/ownership.ts";
 import { cli, ROOT, tempDir, treeDigest } from "./support/tree.ts";
@@ -26,7 +27,9 @@ function playground() {
 
 function refused(args: string[], cwd: string, home: string, why: RegExp) {
   const root = path.dirname(home);
+  const folders = () => fg.sync("**", { cwd: root, dot: true, onlyDirectories: true }).sort();
   const before = treeDigest(root);
+  const beforeFolders = folders();
   const r = cli(args, cwd, { HOME: home });
   expect(r.status, r.stderr).toBe(2);
   const lines = r.stderr.trim().split("\n");
@@ -34,6 +37,7 @@ function refused(args: string[], cwd: string, home: string, why: RegExp) {
   expect(lines[0]).toMatch(/^mesh-api: refusing to write to .+: /);
   expect(lines[0]).toMatch(why);
   expect(treeDigest(root)).toEqual(before);
+  expect(folders()).toEqual(beforeFolders); // not even an empty folder made or removed
 }
 
 describe("build refuses an output folder that is not its own", () => {
@@ -138,10 +142,28 @@ describe("build replaces what is its own", () => {
 });
 
 describe("snapshot writes only into a build of its own", () => {
-  it("refuses a folder without a build, and a build folder that is the dump's", () => {
+  it("refuses a folder without a build of its own, with the advice to build first", () => {
     const p = playground();
-    refused(["snapshot", "--data", p.data, "--dist", "notes"], p.work, p.home, /not written by mesh-api/);
-    refused(["snapshot", "--data", p.data, "--dist", "nothing"], p.work, p.home, /holds no build .*run build first/);
-    refused(["snapshot", "--data", p.data, "--dist", p.data], p.work, p.home, /it is the --data folder/);
+    refused(["snapshot", "--data", p.data, "--dist", "notes"], p.work, p.home, /holds no build of mesh-api; run build --out notes first/);
+    refused(["snapshot", "--data", p.data, "--dist", "nothing"], p.work, p.home, /holds no build .*run build --out nothing first/);
+    refused(["snapshot", "--data", p.data, "--dist", p.data], p.work, p.home, /holds no build/);
+  });
+});
+
+describe("a build and a dump do not replace each other", () => {
+  it("build refuses a folder marked as a dump, and a dump writer a folder marked as a build", () => {
+    const p = playground();
+    const dump = path.join(p.work, "fetched");
+    mkdirSync(dump);
+    writeFileSync(path.join(dump, MARKER), JSON.stringify({ format: "mesh-api-output/1", tool: "mesh-static-api", kind: "dump" }) + "\n");
+    writeFileSync(path.join(dump, "network.json"), "{}\n");
+    refused(
+      ["build", "--data", p.data, "--out", "fetched"],
+      p.work,
+      p.home,
+      /it holds a dump of mesh-api, not a build; choose another folder for --out\.$/,
+    );
+    expect(cli(["build", "--data", p.data, "--out", "dist", "-q"], p.work, { HOME: p.home }).status).toBe(0);
+    refused(["fetch-dump", "http://127.0.0.1:9/d.tar.gz", "--out", "dist"], p.work, p.home, /it holds a build of mesh-api, not a dump/);
   });
 });

@@ -195,7 +195,7 @@ export function synthesize(options: SynthOptions): SynthDump {
  */
 export async function writeSynthDump(dir: string, dump: SynthDump, chunk = 5000, linksAs: "json" | "ndjson" = "json"): Promise<void> {
   if (!Number.isInteger(chunk) || chunk < 1) throw new RangeError(`records per file must be a whole number from 1 on, not ${chunk}`);
-  await assertReplaceable({ out: dir, option: "--out", suggest: "dump" });
+  await assertReplaceable({ out: dir, option: "--out", kind: "dump" });
   await replaceFolder(dir, async (tmp) => {
     await mkdir(path.join(tmp, "accesspoints"));
     await mkdir(path.join(tmp, "links"));

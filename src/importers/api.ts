@@ -300,7 +300,7 @@ export async function importApi(base: string, out: string, options: ImportApiOpt
   if (options.brand !== undefined && !/^[A-Za-z][A-Za-z0-9]*$/.test(options.brand)) {
     throw new ImportApiError(`--brand ${JSON.stringify(options.brand)}: a brand prefix is letters and digits, such as opennet`);
   }
-  await assertReplaceable({ out, option: "--out", suggest: "dump", cwd: options.cwd, home: options.home });
+  await assertReplaceable({ out, option: "--out", kind: "dump", cwd: options.cwd, home: options.home });
 
   const log = options.log ?? (() => {});
   const urls = Object.fromEntries(Object.entries(API_LISTS).map(([k, p]) => [k, new URL(p, root).href])) as Record<ApiListName, string>;

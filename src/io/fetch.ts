@@ -55,7 +55,7 @@ export async function fetchDump(url: string, out: string, options: FetchDumpOpti
   const log = opts.log ?? (() => {});
   const warn = opts.warn ?? log;
   const target = archiveUrl(url);
-  await assertReplaceable({ out, option: "--out", suggest: "dump", cwd: opts.cwd, home: opts.home });
+  await assertReplaceable({ out, option: "--out", kind: "dump", cwd: opts.cwd, home: opts.home });
 
   const root = await replaceFolder(out, async (tmp) => {
     // Beside the temporary folder, not in it: the archive's own entries could name it.

@@ -1,7 +1,7 @@
 import { readdir, readFile, realpath, stat, writeFile } from "node:fs/promises";
 import os from "node:os";
 import path from "node:path";
-import { API_DIR, FILES, SNAPSHOT_DIR } from "../core/routes.ts";
+import { API, API_DIR, FILES, SNAPSHOT_DIR } from "../core/routes.ts";
 
 /**
  * Which folders a command may replace. A command writes only into a folder that is absent, empty, or
@@ -36,8 +36,8 @@ export interface OutputCheck {
   readonly out: string;
   /** the option that named it, for the message (`--out`, `--dist`) */
   readonly option: string;
-  /** a folder name to suggest instead ("dist" for a build, "dump" for a dump) */
-  readonly suggest?: string;
+  /** what the command writes there: a folder marked as the other kind is not its to replace */
+  readonly kind: OutputKind;
   /** folders the output must not be, lie inside or contain (the dump being read) */
   readonly protect?: readonly { readonly dir: string; readonly option: string }[];
   /** the current folder; the process's own by default */
@@ -49,7 +49,7 @@ export interface OutputCheck {
 export async function assertReplaceable(check: OutputCheck): Promise<void> {
   const name = check.out;
   const out = await resolveReal(check.out);
-  const refuse = (why: string, todo = `choose a new folder for ${check.option}, such as ${check.suggest ?? "dist"}`) => {
+  const refuse = (why: string, todo = `choose a new folder for ${check.option}, such as ${check.kind === "dump" ? "dump" : "dist"}`) => {
     throw new RefusedOutputError(`refusing to write to ${name}: ${why}; ${todo}.`);
   };
   if (out === path.parse(out).root) refuse("it is the root of the file system");
@@ -67,32 +67,53 @@ export async function assertReplaceable(check: OutputCheck): Promise<void> {
   const s = await stat(out).catch(() => undefined);
   if (!s) return;
   if (!s.isDirectory()) refuse("it is a file, not a folder", `choose a folder for ${check.option}`);
-  if (!(await owned(out))) {
+  // The folder is replaced by renaming it, which a mount point does not allow.
+  const parent = await stat(path.dirname(out)).catch(() => undefined);
+  if (parent && parent.dev !== s.dev) {
+    refuse(
+      "it is a mount point, and the folder is replaced by renaming it",
+      `choose a folder inside it, such as ${path.join(name, check.kind === "dump" ? "dump" : "dist")}`,
+    );
+  }
+  const owner = await owned(out);
+  if (owner === undefined) {
     refuse(
       `it is not empty and was not written by mesh-api (no ${MARKER} file in it)`,
       `empty it or choose a new folder for ${check.option}`,
     );
   }
+  if (owner !== "empty" && owner !== check.kind) {
+    refuse(
+      `it holds a ${owner === "build" ? "build" : "dump"} of mesh-api, not a ${check.kind}`,
+      `choose another folder for ${check.option}`,
+    );
+  }
 }
 
-/** Whether an existing folder may be replaced: empty, marked, or the layout of a build from before the marker. */
-export async function owned(dir: string): Promise<boolean> {
+/**
+ * What an existing folder holds, as far as replacing it goes: nothing ("empty"), something this tool
+ * wrote (its marker's kind; a build of 0.1.0, from before the marker, by its layout), or anything
+ * else (undefined).
+ */
+export async function owned(dir: string): Promise<OutputKind | "empty" | undefined> {
   const names = (await readdir(dir)).sort();
-  if (names.length === 0) return true;
+  if (names.length === 0) return "empty";
   if (names.includes(MARKER)) {
     const text = await readFile(path.join(dir, MARKER), "utf8").catch(() => "");
     try {
-      return (JSON.parse(text) as { format?: unknown }).format === FORMAT;
+      const marker = JSON.parse(text) as { format?: unknown; kind?: unknown };
+      if (marker.format !== FORMAT) return undefined;
+      return marker.kind === "dump" ? "dump" : marker.kind === "build" ? "build" : undefined;
     } catch {
-      return false;
+      return undefined;
     }
   }
   // Outputs of release 0.1.0: exactly api/ (holding v1/), _redirects and 404.html, and the snapshots/
   // that `build --snapshot` added.
   const legacy = [FILES.notFoundPage, FILES.netlifyRules, `/${API_DIR}`].map((f) => f.slice(1)).sort();
   const rest = names.filter((n) => n !== SNAPSHOT_DIR);
-  if (rest.join("/") !== legacy.join("/")) return false;
-  return (await stat(path.join(dir, "api", "v1")).catch(() => undefined))?.isDirectory() ?? false;
+  if (rest.join("/") !== legacy.join("/")) return undefined;
+  return (await stat(path.join(dir, API)).catch(() => undefined))?.isDirectory() ? "build" : undefined;
 }
 
 function inside(child: string, parent: string): boolean {
