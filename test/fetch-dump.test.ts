@@ -306,6 +306,14 @@ describe("fetch-dump verifies what snapshot publishes", () => {
 });
 
 describe("fetch-dump failures leave --out as it was", () => {
+  it("an argument that is not an http(s) URL is a usage error (exit 2)", async () => {
+    const out = path.join(tempDir(), "dump");
+    const r = await run(["fetch-dump", "notaurl", "--out", out]);
+    expect(r.status).toBe(2);
+    expect(r.stderr).toMatch(/^mesh-api: notaurl is not an http\(s\) URL/);
+    expect(existsSync(out)).toBe(false);
+  });
+
   it("a missing archive is exit 1 with the URL and status; nothing else is requested", async () => {
     const site = await serve({});
     try {
@@ -313,7 +321,8 @@ describe("fetch-dump failures leave --out as it was", () => {
       const r = await run(["fetch-dump", `${site.url}/missing.tar.gz`, "--out", out]);
       expect(r.status).toBe(1);
       expect(r.stderr).toBe(
-        `mesh-api: ${site.url}/missing.tar.gz: HTTP 404 Not Found; nothing was unpacked and ${out} was left as it was\n`,
+        // --out did not exist: nothing is said to be "left as it was".
+        `mesh-api: ${site.url}/missing.tar.gz: HTTP 404 Not Found; nothing was unpacked\n`,
       );
       expect(site.requests).toEqual(["/missing.tar.gz"]);
       expect(existsSync(out)).toBe(false);

@@ -1,3 +1,4 @@
+import { existsSync } from "node:fs";
 import { type Command, InvalidArgumentError, Option } from "commander";
 import { parseInstant } from "../core/timestamp.ts";
 import { importApi, ImportApiError } from "../importers/api.ts";
@@ -61,6 +62,7 @@ export function register(program: Command): void {
           quiet?: boolean;
         },
       ) => {
+        const existed = existsSync(opts.out);
         try {
           const r = await importApi(base, opts.out, {
             brand: opts.brand,
@@ -82,7 +84,7 @@ export function register(program: Command): void {
             process.stderr.write(`mesh-api: ${err.message}\n`);
             process.exitCode = 2;
           } else if (err instanceof ImportApiError) {
-            process.stderr.write(`mesh-api: ${err.message}; no dump was written and ${opts.out} was left as it was\n`);
+            process.stderr.write(`mesh-api: ${err.message}; no dump was written${existed ? ` and ${opts.out} was left as it was` : ""}\n`);
             process.exitCode = 1;
           } else {
             throw err;
