@@ -215,6 +215,13 @@ describe("network errors", () => {
 });
 
 describe("check messages", () => {
+  it("says so when --dist holds no build, instead of printing an empty table (exit 2)", () => {
+    const r = cli(["check", "http://127.0.0.1:9", "--dist", path.join(tempDir(), "nothing")]);
+    expect(r.status).toBe(2);
+    expect(r.stdout).toBe("");
+    expect(r.stderr).toMatch(/^mesh-api: .*nothing holds no build of mesh-api to compare with; run build first/);
+  });
+
   it("refuses a base URL without a scheme before requesting anything (exit 2)", async () => {
     const site = await server((_, res) => res.end());
     try {
@@ -222,7 +229,7 @@ describe("check messages", () => {
       expect(r.status).toBe(2);
       expect(r.stdout).toBe("");
       expect(r.stderr).toMatch(
-        /^127\.0\.0\.1:\d+ has no scheme; check needs the site's address as http\(s\):\/\/host\[:port\], e\.g\. https:\/\/127\.0\.0\.1:\d+\n$/,
+        /^mesh-api: 127\.0\.0\.1:\d+ has no scheme; check needs the site's address as http\(s\):\/\/host\[:port\], e\.g\. https:\/\/127\.0\.0\.1:\d+\n$/,
       );
       expect(site.requests()).toBe(0);
     } finally {
@@ -233,10 +240,14 @@ describe("check messages", () => {
   it("refuses another scheme and a sub-path (exit 2)", () => {
     const ftp = cli(["check", "ftp://mesh.example.org", "--dist", out]);
     expect(ftp.status).toBe(2);
-    expect(ftp.stderr).toMatch(/^ftp:\/\/mesh\.example\.org uses ftp:, which check cannot request; .*http\(s\):\/\/host\[:port\].*\n$/);
+    expect(ftp.stderr).toMatch(
+      /^mesh-api: ftp:\/\/mesh\.example\.org uses ftp:, which check cannot request; .*http\(s\):\/\/host\[:port\].*\n$/,
+    );
     const sub = cli(["check", "https://mesh.example.org/mesh/", "--dist", out]);
     expect(sub.status).toBe(2);
-    expect(sub.stderr).toMatch(/^https:\/\/mesh\.example\.org\/mesh\/ has a path \(\/mesh\/\), .*sub-path cannot be checked; .*\n$/);
+    expect(sub.stderr).toMatch(
+      /^mesh-api: https:\/\/mesh\.example\.org\/mesh\/ has a path \(\/mesh\/\), .*sub-path cannot be checked; .*\n$/,
+    );
     expect(sub.stdout).toBe("");
   });
 
@@ -252,7 +263,7 @@ describe("check messages", () => {
     const r = await cliAsync(["check", `http://127.0.0.1:${port}`, "--dist", out]);
     expect(r.status).toBe(1);
     expect(r.stdout).toBe("");
-    expect(r.stderr).toBe(`cannot reach http://127.0.0.1:${port}: connection refused (ECONNREFUSED)\n`);
+    expect(r.stderr).toBe(`mesh-api: cannot reach http://127.0.0.1:${port}: connection refused (ECONNREFUSED)\n`);
     await expect(checkDeployment({ base: `http://127.0.0.1:${port}`, dist: out, sample: 5 })).rejects.toBeInstanceOf(UnreachableError);
   });
 
@@ -301,7 +312,7 @@ describe("check messages", () => {
     expect(c.status).toBe(1);
     expect(c.stdout).toMatch(/^total +\d+ +\d+ +0 +0$/m);
     const line = new RegExp(
-      `^cannot reach ${other.url} any more: connection (refused|reset|closed by the host) \\([A-Z_]+\\); stopped after (\\d+) of (\\d+) requests, (\\d+) not made\n$`,
+      `^mesh-api: cannot reach ${other.url} any more: connection (refused|reset|closed by the host) \\([A-Z_]+\\); stopped after (\\d+) of (\\d+) requests, (\\d+) not made\n$`,
     );
     expect(c.stderr).toMatch(line);
     const [, , answered, total, notMade] = line.exec(c.stderr)!;

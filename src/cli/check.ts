@@ -1,4 +1,5 @@
 import type { Command } from "commander";
+import { owned } from "../io/ownership.ts";
 import { BaseUrlError, checkDeployment, formatCheck, parseBaseUrl, UnreachableError } from "../publish/check.ts";
 import { count } from "./options.ts";
 
@@ -22,7 +23,15 @@ export function register(program: Command): void {
         if (parsed.note) process.stderr.write(`note: ${parsed.note}\n`);
       } catch (err) {
         if (!(err instanceof BaseUrlError)) throw err;
-        process.stderr.write(`${err.message}\n`);
+        process.stderr.write(`mesh-api: ${err.message}\n`);
+        process.exitCode = 2;
+        return;
+      }
+      // Without a local build there is nothing to compare with: say so, instead of an empty table.
+      if ((await owned(opts.dist).catch(() => undefined)) !== "build") {
+        process.stderr.write(
+          `mesh-api: ${opts.dist} holds no build of mesh-api to compare with; run build first, or name it with --dist\n`,
+        );
         process.exitCode = 2;
         return;
       }
@@ -45,7 +54,7 @@ export function register(program: Command): void {
       } catch (err) {
         endProgress();
         if (!(err instanceof UnreachableError)) throw err;
-        process.stderr.write(`${err.message}\n`);
+        process.stderr.write(`mesh-api: ${err.message}\n`);
         process.exitCode = 1;
         return;
       }
@@ -54,7 +63,7 @@ export function register(program: Command): void {
       if (result.stopped) {
         const { cause, answered, total } = result.stopped;
         process.stderr.write(
-          `cannot reach ${base} any more: ${cause}; stopped after ${answered} of ${total} requests, ${total - answered} not made\n`,
+          `mesh-api: cannot reach ${base} any more: ${cause}; stopped after ${answered} of ${total} requests, ${total - answered} not made\n`,
         );
       }
       if (result.problems.length > 0 || result.rows.length === 0 || result.stopped) process.exitCode = 1;
