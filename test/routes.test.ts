@@ -1,3 +1,4 @@
+import { readFileSync } from "node:fs";
 import path from "node:path";
 import fg from "fast-glob";
 import { beforeAll, describe, expect, it } from "vitest";
@@ -16,7 +17,7 @@ import {
 import { loadAliases } from "../src/io/aliases.ts";
 import { build } from "../src/index.ts";
 import { PUBLIC_SAMPLE } from "./support/expected.ts";
-import { tempDir } from "./support/tree.ts";
+import { ROOT, tempDir } from "./support/tree.ts";
 
 /**
  * The route table is the one source of output paths: every file a build writes is an instance of one
@@ -77,5 +78,34 @@ describe("the route table and the files of a build", () => {
     expect(fileFor("interfaceListByMac", { mac: "AA:BB" })).toBe(fileFor("interfaceListByMac", { mac: "aa:bb" }));
     expect(fileFor("accesspointListByVersion", { version: null })).toBe("/api/v1/accesspoint/_q/firmware_version/_null/index.json");
     expect(templateOf("/api/v1/nothing.json")).toBeUndefined();
+  });
+});
+
+describe("no output path is spelled outside the route table", () => {
+  it("finds no path template of the build's files in src/ but in core/routes.ts", () => {
+    // What spelling an output path looks like: a file name of the build inside a string.
+    const TEMPLATES = [
+      /["'`][^"'`\s]*\/index\.(json|html)["'`]/,
+      /["'`][^"'`\s]*_q\/[^"'`\s]*["'`]/,
+      /["'`](\/_redirects|\/?404\.json|\/?404\.html|\/?\.mesh-api-[a-z]+(\.json)?|\/?SHA256SUMS|\/?snapshots\/)["'`]/,
+      /["'`][^"'`\s]*\.tar\.gz["'`]/,
+      /["'`]\/api\/v1\/[a-z]+\/[^"'`\s]*["'`]/,
+    ];
+    const found: string[] = [];
+    for (const file of fg.sync("**/*.ts", { cwd: path.join(ROOT, "src") })) {
+      if (file === "core/routes.ts" || file === "core/requests.ts") continue; // the table, and the requests made of it
+      readFileSync(path.join(ROOT, "src", file), "utf8")
+        .split("\n")
+        .forEach((line, i) => {
+          if (/^\s*(\*|\/\/|\/\*)/.test(line)) return; // comments may name files
+          if (TEMPLATES.some((t) => t.test(line))) found.push(`src/${file}:${i + 1}: ${line.trim()}`);
+        });
+    }
+    expect(found).toEqual([]);
+  });
+
+  it("would find one (the search itself works)", () => {
+    const line = "yield out(`/api/v1/link/${id}/index.json`, body);";
+    expect(/["'`][^"'`\s]*\/index\.(json|html)["'`]/.test(line)).toBe(true);
   });
 });

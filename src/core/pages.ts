@@ -1,5 +1,5 @@
 import { STATUSES, type Model } from "./model.ts";
-import { API, RULES, SNAPSHOT_FILES } from "./routes.ts";
+import { API, RULES, SNAPSHOT_DIR, SNAPSHOT_FILES } from "./routes.ts";
 import { isOwnKey } from "./names.ts";
 
 /**
@@ -165,7 +165,7 @@ export function landingPage(model: Model): string {
     ...rows,
     "</table>",
     "<h2>Snapshots</h2>",
-    '<p>The topology dump and this API tree as archives, one a day, with their SHA-256 sums: <a href="/snapshots/">/snapshots/</a>, when this site publishes them.</p>',
+    `<p>The topology dump and this API tree as archives, one a day, with their SHA-256 sums: <a href="/${SNAPSHOT_DIR}/">/${SNAPSHOT_DIR}/</a>, when this site publishes them.</p>`,
   ]);
 }
 

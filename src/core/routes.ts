@@ -66,6 +66,9 @@ export const QUERY_PLACEHOLDERS: Readonly<Record<string, QueryPlaceholder>> = {
   b: { data: false },
 };
 
+/** The file a static host serves for a folder's URL (`/`, `/snapshots/`). */
+export const FOLDER_INDEX = "index.html";
+
 /**
  * Every file the build writes, as a template: `:name` is filled by fileFor(). Rules point at these,
  * the plan fills them, and check and the tests map files back to them. No other code spells an
@@ -107,7 +110,7 @@ export const FILES = {
   interfaceDetail: `${API}/interface/:ip/index.json`,
   interfaceAccesspoint: `${API}/interface/:ip/accesspoint/index.json`,
   /** the landing page every static host serves at "/" */
-  landing: "/index.html",
+  landing: `/${FOLDER_INDEX}`,
   /** the mark of a folder this tool wrote (io/ownership.ts); hidden: hosts and the preview do not serve it */
   marker: "/.mesh-api-output",
   /** filter values whose answer is the file of another value (one file, several routes), for every host */
@@ -123,14 +126,16 @@ export type FileName = keyof typeof FILES;
 export const SNAPSHOT_DIR = "snapshots";
 export const SNAPSHOT_FILES = {
   index: "index.json",
-  listing: "index.html",
+  listing: FOLDER_INDEX,
   sums: "SHA256SUMS",
   /** one archive of the dump and one of the API per UTC day */
   archive: /^mesh-(topology|api-v1)-\d{4}-\d{2}-\d{2}\.tar\.gz$/,
 } as const;
 
-export function snapshotArchive(kind: "dump" | "api", date: string): string {
-  return `mesh-${kind === "dump" ? "topology" : "api-v1"}-${date}`;
+/** An archive of a snapshot: its top folder inside the archive, and its file name in the snapshots folder. */
+export function snapshotArchive(kind: "dump" | "api", date: string): { readonly folder: string; readonly file: string } {
+  const folder = `mesh-${kind === "dump" ? "topology" : "api-v1"}-${date}`;
+  return { folder, file: `${folder}.tar.gz` };
 }
 
 /**

@@ -59,7 +59,7 @@ export async function fetchDump(url: string, out: string, options: FetchDumpOpti
 
   const root = await replaceFolder(out, async (tmp) => {
     // Beside the temporary folder, not in it: the archive's own entries could name it.
-    const download = `${tmp}.tar.gz`;
+    const download = `${tmp}.download`;
     try {
       const got = await downloadTo(url, download);
       log(`downloaded ${url} (${got.bytes} bytes, sha256 ${got.sha256})`);

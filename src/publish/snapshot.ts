@@ -59,24 +59,24 @@ export async function writeSnapshots(options: SnapshotOptions): Promise<Snapshot
   const mtime = new Date(takenAt ? Date.parse(takenAt.replace(/\.\d+Z$/, "Z")) : 0);
   const target = path.join(options.dist, SNAPSHOT_DIR);
   return replaceFolder(target, async (tmp) => {
-    const dumpName = snapshotArchive("dump", date);
-    const apiName = snapshotArchive("api", date);
+    const dump = snapshotArchive("dump", date);
+    const api = snapshotArchive("api", date);
     await writeArchive(
-      path.join(tmp, `${dumpName}.tar.gz`),
-      options.dumpFiles.map((f) => ({ name: `${dumpName}/${f}`, source: path.join(options.data, f) })),
+      path.join(tmp, dump.file),
+      options.dumpFiles.map((f) => ({ name: `${dump.folder}/${f}`, source: path.join(options.data, f) })),
       mtime,
     );
     const apiFiles = await fg(`${API_DIR}/**`, { cwd: options.dist, onlyFiles: true, dot: true });
     await writeArchive(
-      path.join(tmp, `${apiName}.tar.gz`),
-      apiFiles.map((f) => ({ name: `${apiName}/${f}`, source: path.join(options.dist, f) })),
+      path.join(tmp, api.file),
+      apiFiles.map((f) => ({ name: `${api.folder}/${f}`, source: path.join(options.dist, f) })),
       mtime,
     );
     const { accesspoints, interfaces, links, sites } = options.summary;
     const current: SnapshotEntry = {
       taken_at: takenAt,
       date,
-      files: [await describe(tmp, `${dumpName}.tar.gz`, "dump"), await describe(tmp, `${apiName}.tar.gz`, "api")],
+      files: [await describe(tmp, dump.file, "dump"), await describe(tmp, api.file, "api")],
       counts: { accesspoints, interfaces, links, sites },
     };
 

@@ -4,7 +4,7 @@ import type { AddressInfo } from "node:net";
 import path from "node:path";
 import httpServer from "http-server";
 import { loadAliases } from "../io/aliases.ts";
-import { API_HEADERS, FILES, NOT_FOUND_BODY, parseRequest, resolve, type Aliases, type RouteKind } from "../core/routes.ts";
+import { API_HEADERS, FILES, FOLDER_INDEX, NOT_FOUND_BODY, parseRequest, resolve, type Aliases, type RouteKind } from "../core/routes.ts";
 
 /**
  * Stage 6: the local preview. http-server serves the files; a `before` middleware routes every
@@ -190,7 +190,7 @@ async function serveStatic(
   const found = await stat(full).catch(() => undefined);
   let file = requestPath;
   if (found?.isDirectory()) {
-    const index = await stat(path.join(full, "index.html")).catch(() => undefined);
+    const index = await stat(path.join(full, FOLDER_INDEX)).catch(() => undefined);
     if (!index?.isFile()) return json(req, res, 404, NOT_FOUND_BODY);
     if (!requestPath.endsWith("/")) {
       const target = req.url ?? "/";
@@ -200,7 +200,7 @@ async function serveStatic(
       res.setHeader("Content-Length", 0);
       return void res.end();
     }
-    file = `${requestPath}index.html`;
+    file = `${requestPath}${FOLDER_INDEX}`;
   } else if (!found?.isFile()) {
     return json(req, res, 404, NOT_FOUND_BODY);
   }
