@@ -11,7 +11,7 @@ import { API_HEADERS, RULES } from "../src/core/routes.ts";
 import { mismatch, readExpected } from "./support/expected.ts";
 import { pool, rawRequest, type RawResponse } from "./support/http.ts";
 import type { Model } from "../src/core/model.ts";
-import { cliAsync, ROOT, tempDir } from "./support/tree.ts";
+import { cli, cliAsync, ROOT, tempDir } from "./support/tree.ts";
 
 /** The preview over real HTTP on an ephemeral loopback port, serving the built public sample. */
 
@@ -384,6 +384,12 @@ describe("the preview command", () => {
     }
   });
 
+  it("says there is nothing to serve when --dir is not a folder (exit 2)", () => {
+    const r = cli(["preview", "--dir", path.join(tempDir(), "nothing"), "--port", "0"]);
+    expect(r.status).toBe(2);
+    expect(r.stderr).toMatch(/^mesh-api: nothing to serve: .*nothing is not a folder; run build first/);
+  });
+
   it("says which port is in use and exits 2, without a stack trace", async () => {
     const holder = createServer();
     await new Promise<void>((ok) => holder.listen(0, "127.0.0.1", ok));
@@ -391,7 +397,7 @@ describe("the preview command", () => {
     try {
       const r = await cliAsync(["preview", "--dir", out, "--port", String(busy)]);
       expect(r.status).toBe(2);
-      expect(r.stderr).toBe(`port ${busy} is in use; choose another with --port, or --port 0 for any free port\n`);
+      expect(r.stderr).toBe(`mesh-api: port ${busy} is in use; choose another with --port, or --port 0 for any free port\n`);
       expect(r.stdout).toBe("");
     } finally {
       await new Promise((ok) => holder.close(ok));
