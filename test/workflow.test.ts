@@ -1,4 +1,5 @@
-import { existsSync, readFileSync, writeFileSync } from "node:fs";
+import { spawnSync } from "node:child_process";
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { describe, expect, it } from "vitest";
 import { parse } from "yaml";
@@ -57,7 +58,7 @@ describe("nightly workflow", () => {
   it("documents every secret and variable it uses (README and docs/hosting.md)", () => {
     const used = [...text.matchAll(/\b(secrets|vars)\.([A-Z0-9_]+)/g)].map((m) => m[2]);
     expect(new Set(used)).toEqual(
-      new Set(["MESH_DUMP_URL", "MESH_SITE_URL", "MESH_KEEP_SNAPSHOTS", "NETLIFY_AUTH_TOKEN", "NETLIFY_SITE_ID"]),
+      new Set(["MESH_DUMP_URL", "MESH_MIRROR_URL", "MESH_SITE_URL", "MESH_KEEP_SNAPSHOTS", "NETLIFY_AUTH_TOKEN", "NETLIFY_SITE_ID"]),
     );
     for (const name of used) expect(readme, name).toContain(`\`${name}\``);
   });
@@ -84,6 +85,55 @@ describe("nightly workflow", () => {
 });
 
 // fetch-dump: test/fetch-dump.test.ts.
+
+describe("the workflow's data step", () => {
+  /** Runs the step's script with bash, `npm` replaced by a stub that logs its arguments. */
+  function dataStep(env: Record<string, string>) {
+    const step = steps.find((s) => s.name === "Choose the dumps")!;
+    const dir = tempDir();
+    const bin = path.join(dir, "bin");
+    mkdirSync(bin);
+    writeFileSync(path.join(bin, "npm"), `#!/bin/sh\necho "$@" >> "${dir}/npm.log"\necho "${dir}/fetched"\n`, { mode: 0o755 });
+    const out = path.join(dir, "out");
+    const r = spawnSync("bash", ["-e", "-c", step.run!], {
+      encoding: "utf8",
+      env: {
+        PATH: `${bin}:${process.env.PATH}`,
+        GITHUB_OUTPUT: out,
+        RUNNER_TEMP: dir,
+        DUMP_URL: "",
+        MIRROR_URL: "",
+        DATA_SOURCE: "auto",
+        ...env,
+      },
+    });
+    const read = (f: string) => (existsSync(f) ? readFileSync(f, "utf8") : "");
+    return { status: r.status, stdout: r.stdout, output: read(out), npm: read(path.join(dir, "npm.log")), dir };
+  }
+
+  it("auto takes the archive, else the mirror, else data/", () => {
+    expect(dataStep({}).output).toBe("dir=data\n");
+    const mirror = dataStep({ MIRROR_URL: "https://api.example.org" });
+    expect(mirror.npm).toMatch(/^run --silent mesh-api -- import api https:\/\/api\.example\.org --out .*\/dump\n$/);
+    expect(mirror.output).toBe(`dir=${mirror.dir}/dump\n`);
+    const both = dataStep({ DUMP_URL: "https://x.org/d.tar.gz", MIRROR_URL: "https://api.example.org" });
+    expect(both.npm).toMatch(/fetch-dump https:\/\/x\.org\/d\.tar\.gz/);
+    expect(both.output).toBe(`dir=${both.dir}/fetched\n`);
+  });
+
+  it("a manual choice is followed, and fails when its variable is missing", () => {
+    expect(dataStep({ DATA_SOURCE: "committed", DUMP_URL: "https://x.org/d.tar.gz" }).output).toBe("dir=data\n");
+    const missing = dataStep({ DATA_SOURCE: "mirror" });
+    expect(missing.status).not.toBe(0);
+    expect(missing.stdout).toContain("::error::data=mirror needs the variable MESH_MIRROR_URL");
+    expect(missing.npm).toBe("");
+  });
+
+  it("offers the same choices as the step knows", () => {
+    const input = (workflow.on.workflow_dispatch as { inputs: { data: { options: string[] } } }).inputs.data;
+    expect(input.options).toEqual(["auto", "archive", "mirror", "committed"]);
+  });
+});
 
 describe("command line wrappers", () => {
   it("netlify-config --write writes the generated rules to ./netlify.toml", () => {
