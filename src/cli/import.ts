@@ -2,6 +2,7 @@ import { existsSync } from "node:fs";
 import { type Command, InvalidArgumentError, Option } from "commander";
 import { parseInstant } from "../core/timestamp.ts";
 import { importApi, ImportApiError } from "../importers/api.ts";
+import { importOpennet, ImportOpennetError } from "../importers/opennet.ts";
 import { RefusedOutputError } from "../io/ownership.ts";
 import { count, log, quietOption, warn } from "./options.ts";
 
@@ -92,4 +93,35 @@ export function register(program: Command): void {
         }
       },
     );
+  imp
+    .command("opennet")
+    .description(
+      "make a dump from the raw sources of an Opennet network, applied in the original importer's order: OLSR txtinfo, the wiki's node table, ondataservice",
+    )
+    .requiredOption("--olsr <file>", "OLSR txtinfo output (/all): access points, interfaces and links")
+    .option("--wiki <file>", "the wiki's node page (HTML): address, owner, antenna, device and position")
+    .option("--ondataservice <file>", "the ondataservice SQLite database: device, firmware, interfaces and wifi")
+    .requiredOption("--out <dump-dir>", "folder to write the dump into (replaced only when absent, empty, or written by mesh-api before)")
+    .option("--at <instant>", "taken_at, lastseen and link timestamps, an ISO 8601 instant (default: now)", instant)
+    .addOption(quietOption())
+    .action(async (opts: { olsr: string; wiki?: string; ondataservice?: string; out: string; at?: string; quiet?: boolean }) => {
+      const existed = existsSync(opts.out);
+      try {
+        const r = await importOpennet(opts.out, { ...opts, warn });
+        log(
+          opts,
+          `wrote ${opts.out}: ${r.accesspoints} access points, ${r.interfaces} interfaces, ${r.links} links, taken_at ${r.takenAt}`,
+        );
+      } catch (err) {
+        if (err instanceof RefusedOutputError) {
+          process.stderr.write(`mesh-api: ${err.message}\n`);
+          process.exitCode = 2;
+        } else if (err instanceof ImportOpennetError) {
+          process.stderr.write(`mesh-api: ${err.message}; no dump was written${existed ? ` and ${opts.out} was left as it was` : ""}\n`);
+          process.exitCode = 1;
+        } else {
+          throw err;
+        }
+      }
+    });
 }
