@@ -56,7 +56,7 @@ async function site(data: string): Promise<Site> {
   open.push(preview);
   // What the workflow does: `netlify-config --data <dump> --write`, then netlify-cli deploys with ./netlify.toml.
   const config = path.join(tempDir(), "netlify.toml");
-  writeFileSync(config, result.netlify.config);
+  writeFileSync(config, result.netlify.config());
   const netlify = await loadNetlify(config, out);
   return { out, result, preview, port: Number(new URL(preview.url).port), netlify, config };
 }

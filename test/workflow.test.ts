@@ -154,7 +154,7 @@ describe("command line wrappers", () => {
     const r = cli(["netlify-config", "--data", path.join(ROOT, "data"), "--write"], dir);
     expect(r.status, r.stderr).toBe(0);
     const written = readFileSync(path.join(dir, "netlify.toml"), "utf8");
-    expect(written).toBe((await validate({ data: path.join(ROOT, "data") })).netlify!.config);
+    expect(written).toBe((await validate({ data: path.join(ROOT, "data") })).netlify!.config());
     expect(written).toContain('query = { wifi_ssid = "Café Meshtest" }');
     expect(r.stderr).toMatch(/netlify: [\d,]+ literal rules in netlify\.toml, [\d,]+ of them also in the build's _redirects\n/);
     // An invalid dump: exit 1, nothing written.

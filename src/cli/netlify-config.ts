@@ -28,7 +28,7 @@ export function register(program: Command): void {
         const r = await validate({ data: opts.data });
         if (!r.model || !r.netlify) return invalid(new InvalidDumpError(r.problems), opts, "nothing written");
         report([], r.hostWarnings, opts);
-        text = r.netlify.config;
+        text = r.netlify.config();
         const n = r.netlify;
         log(
           opts,

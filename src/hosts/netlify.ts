@@ -126,8 +126,11 @@ export interface DataRules {
   readonly text: string;
   /** literal rules in `_redirects` */
   readonly rules: number;
-  /** the netlify.toml to deploy a build of this dump with (netlifyToml(values)) */
-  readonly config: string;
+  /**
+   * The netlify.toml to deploy a build of this dump with (netlifyToml(values)), made when asked: it
+   * is as large as every literal rule in TOML, and a build does not need it (the memory target).
+   */
+  config(): string;
   /** literal rules in `config`: those of `_redirects` and the ones only a netlify.toml can hold */
   readonly configRules: number;
   /** present values a `_redirects` line cannot express; `config` holds them unless they are `unreachable` */
@@ -151,7 +154,7 @@ export function dataRules(values: PlaceholderValues): DataRules {
   return {
     text: lines.join("\n") + "\n",
     rules: inRedirects.length,
-    config: renderToml(all),
+    config: () => renderToml(literals(values)),
     configRules: all.filter((l) => l.form !== "none").length,
     inexpressible: distinct(all.filter((l) => l.form !== "_redirects").map(({ param, value }) => ({ param, value }))),
     unreachable: distinct(
