@@ -103,25 +103,40 @@ export function register(program: Command): void {
     .option("--ondataservice <file>", "the ondataservice SQLite database: device, firmware, interfaces and wifi")
     .requiredOption("--out <dump-dir>", "folder to write the dump into (replaced only when absent, empty, or written by mesh-api before)")
     .option("--at <instant>", "taken_at, lastseen and link timestamps, an ISO 8601 instant (default: now)", instant)
+    .addOption(
+      new Option("--sites <mode>", "detect: group access points into sites by the original's rules; none: no sites")
+        .choices(["none", "detect"])
+        .default("none"),
+    )
     .addOption(quietOption())
-    .action(async (opts: { olsr: string; wiki?: string; ondataservice?: string; out: string; at?: string; quiet?: boolean }) => {
-      const existed = existsSync(opts.out);
-      try {
-        const r = await importOpennet(opts.out, { ...opts, warn });
-        log(
-          opts,
-          `wrote ${opts.out}: ${r.accesspoints} access points, ${r.interfaces} interfaces, ${r.links} links, taken_at ${r.takenAt}`,
-        );
-      } catch (err) {
-        if (err instanceof RefusedOutputError) {
-          process.stderr.write(`mesh-api: ${err.message}\n`);
-          process.exitCode = 2;
-        } else if (err instanceof ImportOpennetError) {
-          process.stderr.write(`mesh-api: ${err.message}; no dump was written${existed ? ` and ${opts.out} was left as it was` : ""}\n`);
-          process.exitCode = 1;
-        } else {
-          throw err;
+    .action(
+      async (opts: {
+        olsr: string;
+        wiki?: string;
+        ondataservice?: string;
+        out: string;
+        at?: string;
+        sites: "none" | "detect";
+        quiet?: boolean;
+      }) => {
+        const existed = existsSync(opts.out);
+        try {
+          const r = await importOpennet(opts.out, { ...opts, warn });
+          log(
+            opts,
+            `wrote ${opts.out}: ${r.accesspoints} access points, ${r.interfaces} interfaces, ${r.links} links${opts.sites === "detect" ? `, ${r.sites} sites` : ""}, taken_at ${r.takenAt}`,
+          );
+        } catch (err) {
+          if (err instanceof RefusedOutputError) {
+            process.stderr.write(`mesh-api: ${err.message}\n`);
+            process.exitCode = 2;
+          } else if (err instanceof ImportOpennetError) {
+            process.stderr.write(`mesh-api: ${err.message}; no dump was written${existed ? ` and ${opts.out} was left as it was` : ""}\n`);
+            process.exitCode = 1;
+          } else {
+            throw err;
+          }
         }
-      }
-    });
+      },
+    );
 }

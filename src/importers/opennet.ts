@@ -11,6 +11,7 @@ import { parseInstant } from "../core/timestamp.ts";
 import { validateDump } from "../core/validate.ts";
 import { assertReplaceable, writeMarker } from "../io/ownership.ts";
 import { replaceFolder } from "../io/swap.ts";
+import { detectSites } from "./opennet-sites.ts";
 
 /**
  * `import opennet`: a dump from the raw sources the original server (Geronimo,
@@ -24,7 +25,8 @@ import { replaceFolder } from "../io/swap.ts";
  *    interfaces with names, MAC addresses, addresses and wifi attributes.
  *
  * Interface, address and link ids are given in creation order, as the original's database does.
- * The model is held in memory and written as a dump only after it passes the dump's own checks.
+ * Then, with `sites: "detect"`, sites from the positions (opennet-sites.ts). The model is held in memory
+ * and written as a dump only after it passes the dump's own checks.
  */
 
 export class ImportOpennetError extends Error {
@@ -691,13 +693,19 @@ export interface OpennetRecords {
 const AP_FIELD_NAMES = ACCESSPOINT_FIELDS.map(([name]) => name);
 
 /** Dump records from the model; lastseen and link timestamps are the import's instant. */
-export function modelToDump(model: OpennetModel, takenAt: string, notes: string[] = []): OpennetRecords {
+export function modelToDump(
+  model: OpennetModel,
+  takenAt: string,
+  notes: string[] = [],
+  sites?: ReadonlyMap<string, number>,
+): OpennetRecords {
   const accesspoints = [...model.aps.values()].map((ap) => {
     const out: Record<string, unknown> = { main_ip: ap.main_ip, main_ipv6: null };
     for (const name of AP_FIELD_NAMES) out[name] = ap.fields[name] ?? null;
     if (ap.fields.firmware_type === undefined) out.firmware_type = "OpenWrt";
     if (ap.fields.mesh_services_sorting === undefined) out.mesh_services_sorting = "manual";
     out.lastseen_timestamp = ap.lastseen ? takenAt : null;
+    out.site = sites?.get(ap.main_ip) ?? null;
     out.interfaces = model.ifaces
       .filter((f) => f.ap === ap && !f.deleted)
       .map((f) => ({
@@ -724,6 +732,8 @@ export interface ImportOpennetOptions {
   readonly olsr: string;
   readonly wiki?: string;
   readonly ondataservice?: string;
+  /** `detect`: sites by the original's rules (opennet-sites.ts); `none` (default): every `site` null */
+  readonly sites?: "none" | "detect";
   /** `taken_at`, `lastseen_timestamp` and link `timestamp`; the time of the import when absent */
   readonly at?: string;
   readonly warn?: (line: string) => void;
@@ -736,6 +746,8 @@ export interface ImportOpennetResult {
   readonly interfaces: number;
   readonly links: number;
   readonly takenAt: string;
+  /** how many sites were detected (0 without --sites detect) */
+  readonly sites: number;
 }
 
 async function read(file: string): Promise<Buffer> {
@@ -762,7 +774,16 @@ export async function importOpennet(out: string, options: ImportOpennetOptions):
   applyOlsr(model, (await read(options.olsr)).toString("utf8"), options.olsr);
   if (options.wiki !== undefined) notes.push(...applyWiki(model, (await read(options.wiki)).toString("utf8"), options.wiki));
   if (options.ondataservice !== undefined) await applyOndataservice(model, await read(options.ondataservice), options.ondataservice);
-  const records = modelToDump(model, takenAt, notes);
+  const sites =
+    options.sites === "detect"
+      ? detectSites(
+          [...model.aps.values()].map((ap) => ({
+            main_ip: ap.main_ip,
+            coordinates: (ap.fields.position as { coordinates: [number, number] } | undefined)?.coordinates ?? null,
+          })),
+        )
+      : undefined;
+  const records = modelToDump(model, takenAt, notes, sites);
   for (const note of records.notes) options.warn?.(note);
 
   const loaded: LoadedDump = {
@@ -796,5 +817,6 @@ export async function importOpennet(out: string, options: ImportOpennetOptions):
     interfaces: records.accesspoints.reduce((n, ap) => n + (ap.interfaces as unknown[]).length, 0),
     links: records.links.length,
     takenAt,
+    sites: new Set(sites?.values()).size,
   };
 }
