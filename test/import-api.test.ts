@@ -17,7 +17,7 @@ import { cliAsync, ROOT, tempDir } from "./support/tree.ts";
  * body) must end in exit 1 with the URL named and no dump written.
  */
 
-const RESPONSES = path.join(ROOT, "../shared/reference/public-sample/responses.ndjson.gz");
+const RESPONSES = path.join(ROOT, "test/fixtures/public-sample/responses.ndjson.gz");
 const TAKEN_AT = "2026-11-22T11:28:02.756363Z"; // the hand-made sample dump's taken_at
 
 interface Recorded {
