@@ -134,8 +134,6 @@ describe("import opennet: the public sample's raw sources", () => {
       `import opennet: ${expected.length - failures.length} of ${expected.length} expected answers given; ` +
         `${expected.length - failuresSited.length} with the sample's sites`,
     );
-    writeFileSync("/tmp/opennet-failures.txt", failures.join("\n"));
-    writeFileSync("/tmp/opennet-failures-sited.txt", failuresSited.join("\n"));
     // sites and the two AirOS release versions are all that is missing: with the sample's, every answer is given
     expect(failuresSited).toEqual([]);
     expect(failures.length).toBeLessThanOrEqual(407);
@@ -207,7 +205,6 @@ describe("import opennet --sites detect", () => {
       .map((e) => mismatch({ ...e, body: retimed(e.body) }, answerFrom(out, aliases)(e.path)))
       .filter((f) => f !== undefined);
     console.log(`import opennet --sites detect: ${expected.length - failures.length} of ${expected.length} expected answers given`);
-    writeFileSync("/tmp/opennet-failures-detect.txt", failures.join("\n"));
     expect(failures.length).toBeLessThanOrEqual(FAILURES_WITH_DETECTED_SITES);
   });
 
