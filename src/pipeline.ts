@@ -131,7 +131,13 @@ export async function snapshot(options: { data: string; dist: string } & Snapsho
       `refusing to write to ${options.dist}: it holds no build of mesh-api; run build --out ${options.dist} first, or name the build's folder with --dist.`,
     );
   }
-  await assertReplaceable({ out: options.dist, option: "--dist", kind: "build", protect: [{ dir: options.data, option: "--data" }] });
+  await assertReplaceable({
+    out: options.dist,
+    option: "--dist",
+    kind: "build",
+    writesInside: true,
+    protect: [{ dir: options.data, option: "--data" }],
+  });
   const result = await validate(options);
   if (!result.model) throw new InvalidDumpError(result.problems);
   options.progress?.({ stage: "snapshots", done: 0 });

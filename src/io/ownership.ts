@@ -38,6 +38,8 @@ export interface OutputCheck {
   readonly option: string;
   /** what the command writes there: a folder marked as the other kind is not its to replace */
   readonly kind: OutputKind;
+  /** the command writes inside the folder (snapshot) instead of replacing it, so a mount point will do */
+  readonly writesInside?: boolean;
   /** folders the output must not be, lie inside or contain (the dump being read) */
   readonly protect?: readonly { readonly dir: string; readonly option: string }[];
   /** the current folder; the process's own by default */
@@ -69,7 +71,7 @@ export async function assertReplaceable(check: OutputCheck): Promise<void> {
   if (!s.isDirectory()) refuse("it is a file, not a folder", `choose a folder for ${check.option}`);
   // The folder is replaced by renaming it, which a mount point does not allow.
   const parent = await stat(path.dirname(out)).catch(() => undefined);
-  if (parent && parent.dev !== s.dev) {
+  if (parent && parent.dev !== s.dev && !check.writesInside) {
     refuse(
       "it is a mount point, and the folder is replaced by renaming it",
       `choose a folder inside it, such as ${path.join(name, check.kind === "dump" ? "dump" : "dist")}`,
