@@ -1,5 +1,4 @@
-import { mkdir, writeFile } from "node:fs/promises";
-import path from "node:path";
+import { writeDump } from "../io/write-dump.ts";
 import { ACCESSPOINT_FIELDS, WIFI_FIELDS } from "../core/fields.ts";
 import type { LoadedDump, RawRecord } from "../core/input.ts";
 import { formatProblem } from "../core/problems.ts";
@@ -7,8 +6,7 @@ import { NETWORK_FORMAT } from "../core/schema.ts";
 import { parseInstant } from "../core/timestamp.ts";
 import { validateDump } from "../core/validate.ts";
 import { describeNetworkError } from "../io/net.ts";
-import { assertReplaceable, writeMarker } from "../io/ownership.ts";
-import { replaceFolder } from "../io/swap.ts";
+import { assertReplaceable } from "../io/ownership.ts";
 
 /**
  * `import api`: mirrors a running instance of the original dynamic API ("Geronimo",
@@ -341,17 +339,7 @@ export async function importApi(base: string, out: string, options: ImportApiOpt
     throw new ImportApiError(`${shown}${more}\n${base}: the API's data does not make a valid dump (${errors.length} errors)`);
   }
 
-  await replaceFolder(out, async (tmp) => {
-    await mkdir(path.join(tmp, "accesspoints"));
-    await mkdir(path.join(tmp, "links"));
-    await writeFile(path.join(tmp, "network.json"), JSON.stringify(records.network, null, 2) + "\n");
-    await writeFile(
-      path.join(tmp, "accesspoints", "accesspoints.ndjson"),
-      records.accesspoints.map((r) => JSON.stringify(r) + "\n").join(""),
-    );
-    await writeFile(path.join(tmp, "links", "links.ndjson"), records.links.map((r) => JSON.stringify(r) + "\n").join(""));
-    await writeMarker(tmp, "dump");
-  });
+  await writeDump(out, records);
   return {
     accesspoints: records.accesspoints.length,
     interfaces: records.accesspoints.reduce((n, ap) => n + (ap.interfaces as unknown[]).length, 0),

@@ -1,6 +1,6 @@
-import { mkdir, readFile, writeFile } from "node:fs/promises";
+import { readFile } from "node:fs/promises";
+import { writeDump } from "../io/write-dump.ts";
 import { createRequire } from "node:module";
-import path from "node:path";
 import { Parser } from "htmlparser2";
 import { ACCESSPOINT_FIELDS, WIFI_FIELDS } from "../core/fields.ts";
 import type { LoadedDump, RawRecord } from "../core/input.ts";
@@ -9,8 +9,7 @@ import { formatProblem } from "../core/problems.ts";
 import { NETWORK_FORMAT } from "../core/schema.ts";
 import { parseInstant } from "../core/timestamp.ts";
 import { validateDump } from "../core/validate.ts";
-import { assertReplaceable, writeMarker } from "../io/ownership.ts";
-import { replaceFolder } from "../io/swap.ts";
+import { assertReplaceable } from "../io/ownership.ts";
 import { detectSites } from "./opennet-sites.ts";
 
 /**
@@ -801,17 +800,7 @@ export async function importOpennet(out: string, options: ImportOpennetOptions):
     const more = errors.length > 10 ? `\n(${errors.length - 10} more)` : "";
     throw new ImportOpennetError(`${shown}${more}\nthe sources do not make a valid dump (${errors.length} errors)`);
   }
-  await replaceFolder(out, async (tmp) => {
-    await mkdir(path.join(tmp, "accesspoints"));
-    await mkdir(path.join(tmp, "links"));
-    await writeFile(path.join(tmp, "network.json"), JSON.stringify(records.network, null, 2) + "\n");
-    await writeFile(
-      path.join(tmp, "accesspoints", "accesspoints.ndjson"),
-      records.accesspoints.map((r) => JSON.stringify(r) + "\n").join(""),
-    );
-    await writeFile(path.join(tmp, "links", "links.ndjson"), records.links.map((r) => JSON.stringify(r) + "\n").join(""));
-    await writeMarker(tmp, "dump");
-  });
+  await writeDump(out, records);
   return {
     accesspoints: records.accesspoints.length,
     interfaces: records.accesspoints.reduce((n, ap) => n + (ap.interfaces as unknown[]).length, 0),
