@@ -5,7 +5,7 @@ import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { BaseUrlError, checkDeployment, parseBaseUrl, requestsFromTree, UnreachableError } from "../src/publish/check.ts";
 import { unkey } from "../src/core/names.ts";
-import { describeNetworkError } from "../src/io/net.ts";
+import { describeNetworkError, withDeadline } from "../src/io/net.ts";
 import { build, startPreview, type Preview } from "../src/index.ts";
 import { fileKey } from "../src/core/names.ts";
 import { PUBLIC_SAMPLE } from "./support/expected.ts";
@@ -204,6 +204,27 @@ describe("network errors", () => {
       "connection refused (ECONNREFUSED)",
     );
     expect(describeNetworkError(failed(new Error("bad port")))).toMatch(/bad port/);
+  });
+
+  it("end at the deadline even when the work never sees its signal abort (Node 20 fetch can lose it)", async () => {
+    const deaf = () => new Promise<never>(() => {});
+    const started = Date.now();
+    const err = await withDeadline(50, deaf, undefined, 50).catch((e: unknown) => e);
+    expect(describeNetworkError(err, 50)).toBe("timeout: no answer within 50 ms");
+    expect(Date.now() - started).toBeGreaterThanOrEqual(95);
+    const outer = new AbortController();
+    const stopped = withDeadline(60_000, deaf, outer.signal, 10).catch((e: unknown) => e);
+    outer.abort(new Error("stopped by the run"));
+    expect(((await stopped) as Error).message).toBe("stopped by the run");
+    // Work that hears the abort fails with its own error within the grace.
+    const own = await withDeadline(
+      20,
+      (signal) => new Promise((_, no) => signal.addEventListener("abort", () => no(new Error("own")))),
+      undefined,
+      10_000,
+    ).catch((e: unknown) => e);
+    expect((own as Error).message).toBe("own");
+    expect(await withDeadline(1000, async () => 7)).toBe(7);
   });
 
   it("are told apart from other errors", () => {

@@ -5,7 +5,7 @@ import { formatProblem } from "../core/problems.ts";
 import { NETWORK_FORMAT } from "../core/schema.ts";
 import { parseInstant } from "../core/timestamp.ts";
 import { validateDump } from "../core/validate.ts";
-import { describeNetworkError } from "../io/net.ts";
+import { describeNetworkError, withDeadline } from "../io/net.ts";
 import { assertReplaceable } from "../io/ownership.ts";
 
 /**
@@ -404,10 +404,20 @@ async function getJson(url: string, options: ImportApiOptions): Promise<unknown>
 
 async function tryGetJson(url: string, options: ImportApiOptions): Promise<unknown> {
   const timeoutMs = options.timeoutMs ?? 30_000;
-  const maxBytes = options.maxBytes ?? 512 * 1024 * 1024;
-  const signal = AbortSignal.timeout(timeoutMs);
   const network = (err: unknown) =>
     new Attempt(describeNetworkError(err, timeoutMs) ?? (err instanceof Error ? err.message : String(err)), true);
+  return withDeadline(timeoutMs, (signal) => getJsonOnce(url, options, signal, network)).catch((err: unknown) => {
+    throw err instanceof Attempt ? err : network(err);
+  });
+}
+
+async function getJsonOnce(
+  url: string,
+  options: ImportApiOptions,
+  signal: AbortSignal,
+  network: (err: unknown) => Attempt,
+): Promise<unknown> {
+  const maxBytes = options.maxBytes ?? 512 * 1024 * 1024;
   let res: Response;
   try {
     res = await fetch(url, { headers: { accept: "application/json" }, redirect: "follow", signal });

@@ -48,3 +48,35 @@ export function describeNetworkError(err: unknown, timeoutMs?: number): string |
   }
   return undefined;
 }
+
+/**
+ * Runs `work` with a signal that aborts after `ms` or when `outer` aborts. The signal is the first
+ * line; the second is a race that rejects a moment later, because Node 20's fetch can lose its link
+ * to a signal under garbage-collection pressure (nodejs/node#55428) and then waits forever: a CI run
+ * hung on it. The grace lets work that did see the abort fail with its own, more precise, error.
+ */
+export async function withDeadline<T>(
+  ms: number,
+  work: (signal: AbortSignal) => Promise<T>,
+  outer?: AbortSignal,
+  graceMs = 1000,
+): Promise<T> {
+  const control = new AbortController();
+  const timers: NodeJS.Timeout[] = [];
+  let onOuter: (() => void) | undefined;
+  const guard = new Promise<never>((_, reject) => {
+    const stop = (reason: unknown) => {
+      control.abort(reason);
+      timers.push(setTimeout(() => reject(reason), graceMs));
+    };
+    timers.push(setTimeout(() => stop(new DOMException(`no answer within ${ms} ms`, "TimeoutError")), ms));
+    if (outer?.aborted) stop(outer.reason);
+    else if (outer) outer.addEventListener("abort", (onOuter = () => stop(outer.reason)), { once: true });
+  });
+  try {
+    return await Promise.race([work(control.signal), guard]);
+  } finally {
+    for (const t of timers) clearTimeout(t);
+    if (onOuter) outer?.removeEventListener("abort", onOuter);
+  }
+}

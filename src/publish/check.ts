@@ -4,7 +4,7 @@ import fg from "fast-glob";
 import { API_DIR, API_HEADERS, parseRequest, requestsForFile, resolve, RULES, type RouteKind } from "../core/routes.ts";
 import { groupBy } from "../core/collections.ts";
 import { loadAliases } from "../io/aliases.ts";
-import { describeNetworkError } from "../io/net.ts";
+import { describeNetworkError, withDeadline } from "../io/net.ts";
 
 /**
  * The live check: every list and filter route of a build, and a spread sample of its detail routes,
@@ -152,7 +152,7 @@ export async function checkDeployment(options: CheckOptions): Promise<CheckResul
   const one = async (req: CheckRequest): Promise<boolean> => {
     let problem: { missing: boolean; text: string } | undefined;
     try {
-      problem = await compareOne(base, options.dist, req, skip, AbortSignal.any([stop.signal, AbortSignal.timeout(timeoutMs)]));
+      problem = await withDeadline(timeoutMs, (signal) => compareOne(base, options.dist, req, skip, signal), stop.signal);
     } catch (err) {
       if (stop.signal.aborted) return false;
       const cause = describeNetworkError(err, timeoutMs);
