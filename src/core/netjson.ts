@@ -52,8 +52,8 @@ function graphLinks(model: Model, nodes: readonly AccesspointEntry[], status: St
   const leftOut: LeftOut = { endpoint_of_other_status: 0, same_access_point: 0, infinite_cost: 0, parallel: 0 };
   const byPair = new Map<string, Kept>();
   for (const link of model.links) {
-    const linkStatus = statusOf(link.timestamp, model.takenAt);
-    if (status !== undefined && linkStatus !== status) continue;
+    // No status among a link's properties: OpenWISP keeps its own up/down there.
+    if (status !== undefined && statusOf(link.timestamp, model.takenAt) !== status) continue;
     const facts = linkFacts(link, model);
     // The dump format holds exactly two endpoints a link (validation refuses others): one NetJSON link each.
     if (facts.entries.length !== 2) throw new Error(`link ${link.id} has ${facts.entries.length} endpoints, not 2`);
@@ -82,7 +82,7 @@ function graphLinks(model: Model, nodes: readonly AccesspointEntry[], status: St
     const json =
       `{"source":${str(source)},"target":${str(target)},"cost":${pyFloat(cost)},` +
       `"properties":{"id":${link.id},"quality":${facts.quality},"is_wireless":${facts.wireless},` +
-      `"wifi_ssid":${str(facts.ssid)},"timestamp":${instant(link.timestamp)},"status":"${linkStatus}"}}`;
+      `"wifi_ssid":${str(facts.ssid)},"timestamp":${instant(link.timestamp)}}}`;
     byPair.set(pair, { link, cost, json });
   }
   return { links: [...byPair.values()].sort((a, b) => a.link.id - b.link.id), leftOut };
