@@ -480,8 +480,8 @@ const pyStr = (v: unknown): string =>
 const truthy = (v: unknown) => v !== null && v !== undefined && v !== "" && v !== 0;
 
 /**
- * A MAC address as the recordings of the original show them: lower case, and null when empty (this
- * rule comes from the recorded answers; the importer version read for the other rules keeps the text).
+ * A MAC address as the original's importer (the version the recording shows) stores it: lower case, and
+ * null when empty. Unlike the original, surrounding white space is dropped too (the sample has none).
  */
 function mac(raw: unknown): string | null {
   if (raw === null || raw === undefined) return null;
@@ -513,6 +513,9 @@ function convert(field: string, raw: unknown): unknown {
     if (n === undefined) throw new Error(`not an uptime: ${JSON.stringify(s)}`);
     return Math.trunc(n);
   }
+  // the original's importer (the version the recording shows) stores an empty release version as NULL,
+  // unlike every other text field: the sample's two AirOS devices send sys_os_rel "" and show null
+  if (field === "firmware_release_version") return truthy(raw) ? s : null;
   if (field === "mesh_services_sorting") return raw === "metric" ? "hop" : s;
   if (field === "wifi_mode") {
     const v = WIFI_MODES[s];
