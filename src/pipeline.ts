@@ -12,6 +12,8 @@ import { loadDump } from "./io/load.ts";
 import { assertReplaceable, owned, RefusedOutputError, writeMarker } from "./io/ownership.ts";
 import { API_DIR, SNAPSHOT_DIR, SNAPSHOT_FILES } from "./core/routes.ts";
 import { writeSnapshots, type SnapshotIndex } from "./publish/snapshot.ts";
+import { mapAssets } from "./io/map-assets.ts";
+import type { MapSettings } from "./core/map.ts";
 
 /** The library API: load -> validate -> model -> plan -> emit, one call per command. */
 
@@ -94,7 +96,9 @@ export interface SnapshotSettings {
  * RefusedOutputError before any work when `out` is not ours to replace, and InvalidDumpError,
  * leaving `out` untouched, on bad input.
  */
-export async function build(options: { data: string; out: string; snapshot?: SnapshotSettings } & PipelineOptions): Promise<BuildResult> {
+export async function build(
+  options: { data: string; out: string; snapshot?: SnapshotSettings; map?: MapSettings } & PipelineOptions,
+): Promise<BuildResult> {
   await assertReplaceable({ out: options.out, option: "--out", kind: "build", protect: [{ dir: options.data, option: "--data" }] });
   const result = await validate(options);
   if (!result.model || !result.netlify) throw new InvalidDumpError(result.problems);
@@ -110,15 +114,16 @@ export async function build(options: { data: string; out: string; snapshot?: Sna
       (existsSync(path.join(options.out, SNAPSHOT_DIR, SNAPSHOT_FILES.index)) ? path.join(options.out, SNAPSHOT_DIR) : undefined);
     await writeSnapshots({ ...snapshot, previous, data: options.data, dumpFiles: result.dumpFiles, summary: result.summary, dist: dir });
   };
-  const output = await emitTree(options.out, allFiles(model, netlify), {
+  const output = await emitTree(options.out, allFiles(model, netlify, options.map), {
     finish,
     progress: progress && ((done) => progress({ stage: "writing", done })),
   });
   return { ...result, output, netlify };
 }
 
-function* allFiles(model: Model, netlify: DataRules) {
-  yield* outputFiles(model);
+function* allFiles(model: Model, netlify: DataRules, map: MapSettings | undefined) {
+  yield* outputFiles(model, { map });
+  yield* mapAssets();
   yield* hostFiles(netlify);
 }
 

@@ -37,7 +37,19 @@ describe("API root", () => {
   it("lists the four endpoints, the filters of each list from the route table, the status values and taken_at, compactly", () => {
     const text = apiRoot(network());
     const root = JSON.parse(text);
-    expect(Object.keys(root)).toEqual(["accesspoint", "interface", "link", "site", "filters", "status_values", "taken_at"]);
+    expect(Object.keys(root)).toEqual([
+      "accesspoint",
+      "interface",
+      "link",
+      "site",
+      "filters",
+      "status_values",
+      "openapi",
+      "netjson",
+      "map",
+      "taken_at",
+    ]);
+    expect([root.openapi, root.netjson, root.map]).toEqual(["/api/v1/openapi.json", "/api/v1/netjson/networkgraph.json", "/map/"]);
     expect(root).toMatchObject({
       accesspoint: "/api/v1/accesspoint/",
       interface: "/api/v1/interface/",

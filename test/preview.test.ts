@@ -225,8 +225,10 @@ describe("ways in: the landing page, the API root, JSON 404s", () => {
     for (const n of [model.accesspoints.length, model.interfaces.length, model.links.length, model.sites.length])
       expect(page).toContain(`<td class="n">${n}</td>`);
     const examples = hrefs(page).filter((h) => h.startsWith("/api/"));
-    // Every endpoint of the API description has its example on the sample network (it has every kind of item).
-    expect(examples.length).toBe(16);
+    // Every endpoint of the API description has its example on the sample network (it has every kind of item),
+    // and the OpenAPI document and the NetJSON graph are linked.
+    expect(examples.length).toBe(18);
+    expect(examples).toEqual(expect.arrayContaining(["/api/v1/openapi.json", "/api/v1/netjson/networkgraph.json"]));
     expect(examples).toEqual(expect.arrayContaining(["/api/v1/", "/api/v1/accesspoint/?status=online", "/api/v1/link/?status=online"]));
     expect(examples.some((h) => h.startsWith("/api/v1/interface/?wifi_ssid="))).toBe(true);
     const answers = await pool(examples, 8, (h) => get(h));
@@ -236,6 +238,8 @@ describe("ways in: the landing page, the API root, JSON 404s", () => {
       expect(() => JSON.parse(a.body.toString()), examples[i]).not.toThrow();
     });
     expect(hrefs(page)).toContain("/snapshots/");
+    expect(hrefs(page)).toContain("/map/");
+    expectHtml(await get("/map/"));
     const head = await get("/", "HEAD");
     expectHtml(head);
     expect(head.body.length).toBe(0);
@@ -248,8 +252,10 @@ describe("ways in: the landing page, the API root, JSON 404s", () => {
     expectApiHeaders(r);
     const root = JSON.parse(r.body.toString());
     expect(root.taken_at).toBe(model.takenAt!.text);
-    const endpoints = Object.entries(root).filter(([, v]) => typeof v === "string" && v.startsWith("/api/"));
-    expect(endpoints.map(([k]) => k)).toEqual(["accesspoint", "interface", "link", "site"]);
+    const links = Object.entries(root).filter(([, v]) => typeof v === "string" && v.startsWith("/"));
+    expect(links.map(([k]) => k)).toEqual(["accesspoint", "interface", "link", "site", "openapi", "netjson", "map"]);
+    for (const [name, target] of links.slice(4)) expect((await get(target as string)).status, name).toBe(200);
+    const endpoints = links.slice(0, 4);
     for (const [name, endpoint] of endpoints) {
       const e = await get(endpoint as string);
       expect(e.status, name).toBe(200);

@@ -1,5 +1,6 @@
 import { existsSync } from "node:fs";
-import type { Command } from "commander";
+import { InvalidArgumentError, type Command } from "commander";
+import { DEFAULT_MAP_SETTINGS } from "../core/map.ts";
 import { build } from "../pipeline.ts";
 import { megabytes, plural, progressLine, seconds, warningCount } from "./format.ts";
 import { count, invalid, log, quietOption, report, warn } from "./options.ts";
@@ -10,7 +11,22 @@ interface BuildOptions {
   snapshot?: boolean;
   previous?: string;
   keep: number;
+  tiles: string;
+  tilesAttribution?: string;
   quiet?: boolean;
+}
+
+/** A Leaflet tile URL template: http(s), with the {z}, {x} and {y} Leaflet fills. */
+function tiles(value: string): string {
+  let url: URL | undefined;
+  try {
+    url = new URL(value.replace(/[{}]/g, (c) => (c === "{" ? "%7B" : "%7D")));
+  } catch {
+    url = undefined;
+  }
+  if (!url || !/^https?:$/.test(url.protocol) || !["{z}", "{x}", "{y}"].every((p) => value.includes(p)))
+    throw new InvalidArgumentError("a tile URL is http(s) with {z}, {x} and {y}, e.g. https://tile.openstreetmap.org/{z}/{x}/{y}.png");
+  return value;
 }
 
 export function register(program: Command): void {
@@ -22,6 +38,8 @@ export function register(program: Command): void {
     .option("--snapshot", "also write downloadable snapshots under <out>/snapshots/")
     .option("--previous <dir-or-url>", "with --snapshot: earlier snapshots to carry forward (default: those in <out>)")
     .option("--keep <n>", "with --snapshot: how many snapshots to keep", count, 30)
+    .option("--tiles <url>", "background tiles of the map at /map/ (a Leaflet URL template)", tiles, DEFAULT_MAP_SETTINGS.tiles)
+    .option("--tiles-attribution <html>", "the credit the tile server asks for (default: OpenStreetMap's, with the default tiles)")
     .addOption(quietOption())
     .action(async (opts: BuildOptions) => {
       const started = performance.now();
@@ -33,6 +51,10 @@ export function register(program: Command): void {
           data: opts.data,
           out: opts.out,
           snapshot: opts.snapshot ? settings : undefined,
+          map: {
+            tiles: opts.tiles,
+            attribution: opts.tilesAttribution ?? (opts.tiles === DEFAULT_MAP_SETTINGS.tiles ? DEFAULT_MAP_SETTINGS.attribution : ""),
+          },
           progress: progress?.update,
         });
         progress?.done();

@@ -1,5 +1,5 @@
 import { STATUSES, type Model } from "./model.ts";
-import { API, RULES, SNAPSHOT_DIR, SNAPSHOT_FILES } from "./routes.ts";
+import { API, FILES, FOLDER_INDEX, RULES, SNAPSHOT_DIR, SNAPSHOT_FILES } from "./routes.ts";
 import { isOwnKey } from "./names.ts";
 
 /**
@@ -40,6 +40,9 @@ export function apiRoot(model: Model): string {
   for (const r of RESOURCES) root[r] = `${API}/${r}/`;
   root.filters = listFilters();
   root.status_values = [...STATUSES, "all"];
+  root.openapi = FILES.openapi;
+  root.netjson = FILES.netjson;
+  root.map = mapFolder();
   root.taken_at = model.takenAt?.text ?? null;
   return JSON.stringify(root);
 }
@@ -164,9 +167,20 @@ export function landingPage(model: Model): string {
     "<tr><th>Endpoint</th><th>Answers</th><th>Example</th></tr>",
     ...rows,
     "</table>",
+    "<h2>Description, graph and map</h2>",
+    "<ul>",
+    `<li><a href="${FILES.openapi}"><code>${FILES.openapi}</code></a>: the API described in OpenAPI 3.1, for client generators and API tools.</li>`,
+    `<li><a href="${FILES.netjson}"><code>${FILES.netjson}</code></a>: the network as a NetJSON NetworkGraph (OpenWISP, netdiff, netjsongraph.js); <code>?status=online</code> for one status.</li>`,
+    `<li><a href="${mapFolder()}"><code>${mapFolder()}</code></a>: a map of the access points and links.</li>`,
+    "</ul>",
     "<h2>Snapshots</h2>",
     `<p>The topology dump and this API tree as archives, one a day, with their SHA-256 sums: <a href="/${SNAPSHOT_DIR}/">/${SNAPSHOT_DIR}/</a>, when this site publishes them.</p>`,
   ]);
+}
+
+/** The map's folder URL: its page is the folder's index. */
+function mapFolder(): string {
+  return FILES.map.slice(0, -FOLDER_INDEX.length);
 }
 
 function exampleLink(target: string): string {

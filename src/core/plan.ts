@@ -4,6 +4,9 @@ import { groupBy } from "./collections.ts";
 import { STATUSES, statusOf } from "./model.ts";
 import { accesspointFeature, featureCollection, linkFeature, siteFeature } from "./geojson.ts";
 import { apiRoot, landingPage } from "./pages.ts";
+import { DEFAULT_MAP_SETTINGS, mapPage, mapScript, type MapSettings } from "./map.ts";
+import { networkGraph } from "./netjson.ts";
+import { openApiDocument } from "./openapi.ts";
 import { renderLink, renderSite } from "./resources.ts";
 import { aliasesBody, fileFor, keyFor, NOT_FOUND_BODY, type Aliases, type FileName } from "./routes.ts";
 import { withoutRedundantSiteLinks } from "./sitelinks.ts";
@@ -35,7 +38,7 @@ export interface OutputFile {
  * table's templates name (fileFor). A generator, so the caller writes as it goes instead of holding
  * every body. Host files (rules, error pages) are the hosts' business, not the plan's.
  */
-export function* outputFiles(model: Model): Generator<OutputFile> {
+export function* outputFiles(model: Model, settings: { readonly map?: MapSettings } = {}): Generator<OutputFile> {
   const out = (path: string, body: Body): OutputFile => ({ path, body });
   const link = (l: ResolvedLink) => renderLink(l, model);
   const apList = (aps: readonly AccesspointEntry[]) => rendered(aps, (a) => a.json);
@@ -50,6 +53,12 @@ export function* outputFiles(model: Model): Generator<OutputFile> {
   yield out(fileFor("landing"), landingPage(model));
   yield out(fileFor("apiRoot"), apiRoot(model));
   yield out(fileFor("aliases"), aliasesBody(placeholderValues(model).aliases));
+  // Descriptions and views of the API, beside it: OpenAPI, NetJSON, the map (Leaflet's files are copied by io/map-assets.ts).
+  yield out(fileFor("openapi"), openApiDocument());
+  yield out(fileFor("netjson"), networkGraph(model));
+  for (const status of STATUSES) yield out(fileFor("netjsonByStatus", { status }), networkGraph(model, status));
+  yield out(fileFor("map"), mapPage(model, settings.map ?? DEFAULT_MAP_SETTINGS));
+  yield out(fileFor("mapScript"), mapScript());
 
   // Links: all of them and without redundant site links, each as a list and as GeoJSON, with status
   const linkLists = function* (names: readonly [FileName, FileName, FileName, FileName], links: readonly ResolvedLink[]) {

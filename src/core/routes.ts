@@ -35,6 +35,8 @@ export type RouteKind =
   | "interface-list"
   | "interface-detail"
   | "interface-accesspoint"
+  | "openapi"
+  | "netjson"
   | "not-found";
 
 export interface Rule {
@@ -109,6 +111,16 @@ export const FILES = {
   interfaceListByWireless: `${API}/interface/_q/is_wireless/:wireless/index.json`,
   interfaceDetail: `${API}/interface/:ip/index.json`,
   interfaceAccesspoint: `${API}/interface/:ip/accesspoint/index.json`,
+  /** the OpenAPI 3.1 description of the API (openapi.ts) */
+  openapi: `${API}/openapi.json`,
+  /** the network as a NetJSON NetworkGraph (netjson.ts), all of it and by status */
+  netjson: `${API}/netjson/networkgraph.json`,
+  netjsonByStatus: `${API}/netjson/_q/status/:status/networkgraph.json`,
+  /** the map (map.ts): its page and script, and the Leaflet files copied beside them (io/map-assets.ts) */
+  map: `/map/${FOLDER_INDEX}`,
+  mapScript: "/map/map.js",
+  leaflet: "/map/leaflet/:asset",
+  leafletImage: "/map/leaflet/images/:image",
   /** the landing page every static host serves at "/" */
   landing: `/${FOLDER_INDEX}`,
   /** the mark of a folder this tool wrote (io/ownership.ts); hidden: hosts and the preview do not serve it */
@@ -213,6 +225,9 @@ function buildRules(): Rule[] {
   return [
     // The API root: the endpoints and their filters (pages.ts). Not in the recorded original, which answered 404.
     r("api-root", `${API}/`, {}, F.apiRoot),
+    // Files of their own, not resources of the original: their paths are file names, without a slash.
+    r("openapi", F.openapi, {}, F.openapi),
+    ...withStatus("netjson", F.netjson, {}, F.netjson, F.netjsonByStatus),
     // Link list (GeoJSON, without redundant site links, status) and link by id or by peers (one path
     // form on hosts: placeholders cannot split a segment). with_redundant_site_links other than "0" changes nothing.
     noBox("link-list", link),

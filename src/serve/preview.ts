@@ -44,6 +44,8 @@ const DESCRIPTIONS: Record<RouteKind, string> = {
   "interface-list": "Interface List",
   "interface-detail": "Interface Detail",
   "interface-accesspoint": "Interface Accesspoint Detail",
+  openapi: "OpenAPI Document",
+  netjson: "NetJSON Network Graph",
   "not-found": "Not Found",
 };
 
