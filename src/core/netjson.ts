@@ -35,7 +35,7 @@ interface LeftOut {
   endpoint_of_other_status: number;
   /** both endpoints on interfaces of one access point: a loop, which consumers refuse (OpenWISP) or cannot route over */
   same_access_point: number;
-  /** quality 0 (or a product of qualities that underflows): ETX 1/quality is not a number JSON can hold */
+  /** quality 0, or so small that 1/quality overflows: an infinite ETX, which JSON cannot hold */
   infinite_cost: number;
   /** another link of the selection joins the same two access points at a lower cost, or the same cost and a lower id */
   parallel: number;
@@ -52,7 +52,6 @@ function graphLinks(model: Model, nodes: readonly AccesspointEntry[], status: St
   const leftOut: LeftOut = { endpoint_of_other_status: 0, same_access_point: 0, infinite_cost: 0, parallel: 0 };
   const byPair = new Map<string, Kept>();
   for (const link of model.links) {
-    // No status among a link's properties: OpenWISP keeps its own up/down there.
     if (status !== undefined && statusOf(link.timestamp, model.takenAt) !== status) continue;
     const facts = linkFacts(link, model);
     // The dump format holds exactly two endpoints a link (validation refuses others): one NetJSON link each.
@@ -79,6 +78,7 @@ function graphLinks(model: Model, nodes: readonly AccesspointEntry[], status: St
       leftOut.parallel++;
       if (held.cost < cost || (held.cost === cost && held.link.id < link.id)) continue;
     }
+    // No status among the properties: OpenWISP keeps its own up/down there.
     const json =
       `{"source":${str(source)},"target":${str(target)},"cost":${pyFloat(cost)},` +
       `"properties":{"id":${link.id},"quality":${facts.quality},"is_wireless":${facts.wireless},` +
