@@ -3,7 +3,17 @@ import { beforeAll, describe, expect, it } from "vitest";
 import { build } from "../src/index.ts";
 import { fileFor, parseAliases, parseRequest, resolve, type Aliases } from "../src/core/routes.ts";
 import { detectSites } from "../src/importers/opennet-sites.ts";
-import { applyOlsr, importOpennet, OpennetModel, parseNodeIp, parseTxtinfo, parseWikiNodes } from "../src/importers/opennet.ts";
+import {
+  applyOlsr,
+  applyOndataservice,
+  importOpennet,
+  modelToDump,
+  OpennetModel,
+  parseNodeIp,
+  parseTxtinfo,
+  parseWikiNodes,
+} from "../src/importers/opennet.ts";
+import { createRequire } from "node:module";
 import { canonical, mismatch, PUBLIC_SAMPLE, readExpected, type Answer } from "./support/expected.ts";
 import { cliAsync, tempDir } from "./support/tree.ts";
 
@@ -344,5 +354,43 @@ describe("import opennet: the rules", () => {
         latlon: "N54.102187 E12.118521",
       },
     ]);
+  });
+
+  it("ondataservice: the old column name on_olsr_mainip, and on_ipv6_mainip where newer firmware gives it", async () => {
+    type Db = { run(sql: string): void; exec(sql: string): { values: unknown[][] }[]; export(): Uint8Array; close(): void };
+    const SQL = await (createRequire(import.meta.url)("sql.js") as () => Promise<{ Database: new (b: Uint8Array) => Db }>)();
+    const altered = (change: (db: Db) => void) => {
+      const db = new SQL.Database(readFileSync(`${RAW}ondataservice.db`));
+      change(db);
+      const bytes = db.export();
+      db.close();
+      return bytes;
+    };
+    const imported = async (bytes: Uint8Array) => {
+      const model = new OpennetModel();
+      applyOlsr(model, readFileSync(`${RAW}olsr.txt`, "utf8"));
+      await applyOndataservice(model, bytes);
+      return modelToDump(model, AT).accesspoints as Record<string, unknown>[];
+    };
+    const before = await imported(readFileSync(`${RAW}ondataservice.db`));
+    const renamedBytes = altered((db) => db.run("ALTER TABLE nodes RENAME COLUMN on_olsrd_mainip TO on_olsr_mainip"));
+    expect(await imported(renamedBytes)).toEqual(before);
+    const [[ip]] = new SQL.Database(readFileSync(`${RAW}ondataservice.db`)).exec(
+      "SELECT on_olsrd_mainip FROM nodes WHERE on_olsrd_mainip != '' LIMIT 1",
+    )[0].values;
+    const withV6 = altered((db) => {
+      db.run("ALTER TABLE nodes ADD COLUMN on_ipv6_mainip TEXT DEFAULT ''");
+      db.run(`UPDATE nodes SET on_ipv6_mainip = '2001:DB8:0:0::1' WHERE on_olsrd_mainip = '${String(ip)}'`);
+    });
+    const after = await imported(withV6);
+    expect(after.filter((a) => a.main_ipv6 !== null).map((a) => [a.main_ip, a.main_ipv6])).toEqual([[ip, "2001:db8::1"]]);
+    expect(before.every((a) => a.main_ipv6 === null)).toBe(true);
+    const bad = altered((db) => {
+      db.run("ALTER TABLE nodes ADD COLUMN on_ipv6_mainip TEXT DEFAULT ''");
+      db.run(`UPDATE nodes SET on_ipv6_mainip = '10.1.2.3' WHERE on_olsrd_mainip = '${String(ip)}'`);
+    });
+    await expect(imported(bad)).rejects.toThrow(
+      /ondataservice\.db: table nodes, row \d+ \(.*\), on_ipv6_mainip: not an IPv6 address: "10\.1\.2\.3"/,
+    );
   });
 });

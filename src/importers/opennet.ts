@@ -591,19 +591,32 @@ export async function applyOndataservice(model: OpennetModel, bytes: Uint8Array,
   }
   nodes.forEach((row, i) => {
     const where = `table nodes, row ${i + 1}`;
-    const mainIp = row.on_olsrd_mainip;
+    // Firmware 0.4-5 named the column on_olsr_mainip; the original takes that name first when present.
+    const mainIp = "on_olsr_mainip" in row ? row.on_olsr_mainip : row.on_olsrd_mainip;
     if (!truthy(mainIp)) return;
     const ip = canonicalIp(pyStr(mainIp));
     if (ip?.family !== "inet")
       throw located(file, undefined, `${where}: on_olsrd_mainip is not an IPv4 address: ${JSON.stringify(mainIp)}`);
     const ap = model.ap(ip.address);
     for (const [from, to] of NODE_FIELDS) {
-      if (!(from in row)) throw located(file, undefined, `${where}: no column ${from}`);
+      const value = from === "on_olsrd_mainip" ? mainIp : row[from];
+      if (!(from in row) && from !== "on_olsrd_mainip") throw located(file, undefined, `${where}: no column ${from}`);
       try {
-        ap.fields[to] = convert(to, row[from]);
+        ap.fields[to] = convert(to, value);
       } catch (err) {
         throw located(file, undefined, `${where} (${ip.address}), ${from}: ${(err as Error).message}`);
       }
+    }
+    // Newer firmware reports the IPv6 main address; older databases lack the column (the original: empty, stored as null).
+    if (truthy(row.on_ipv6_mainip)) {
+      const v6 = canonicalIp(pyStr(row.on_ipv6_mainip).trim());
+      if (v6?.family !== "inet6")
+        throw located(
+          file,
+          undefined,
+          `${where} (${ip.address}), on_ipv6_mainip: not an IPv6 address: ${JSON.stringify(row.on_ipv6_mainip)}`,
+        );
+      ap.fields.main_ipv6 = v6.address;
     }
     if (truthy(row.sys_load)) {
       pyStr(row.sys_load)
@@ -702,7 +715,7 @@ export function modelToDump(
   sites?: ReadonlyMap<string, number>,
 ): OpennetRecords {
   const accesspoints = [...model.aps.values()].map((ap) => {
-    const out: Record<string, unknown> = { main_ip: ap.main_ip, main_ipv6: null };
+    const out: Record<string, unknown> = { main_ip: ap.main_ip, main_ipv6: ap.fields.main_ipv6 ?? null };
     for (const name of AP_FIELD_NAMES) out[name] = ap.fields[name] ?? null;
     if (ap.fields.firmware_type === undefined) out.firmware_type = "OpenWrt";
     if (ap.fields.mesh_services_sorting === undefined) out.mesh_services_sorting = "manual";
