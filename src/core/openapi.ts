@@ -1,8 +1,329 @@
+import { z } from "zod";
+import { STATUSES } from "./model.ts";
+import { PREVIEW_ERRORS, RESPONSE_SCHEMAS, type ResponseSchemaName } from "./response-schemas.ts";
+import { API, API_HEADERS, NOT_FOUND_BODY, QUERY_PLACEHOLDERS, RULES, type RouteKind, type Rule } from "./routes.ts";
+
 /**
  * `/api/v1/openapi.json`: the OpenAPI 3.1 description of this API, generated from zod schemas of the
- * responses and from the route table (routes.ts), never written by hand. Pure and model-free: the
- * same document for every network, so it is byte-identical across builds.
+ * responses (response-schemas.ts) and from the route table (routes.ts), never written by hand. Pure
+ * and model-free: the same document for every network, so it is byte-identical across builds.
+ * Compact JSON, like every other response of the API.
+ *
+ * Paths, parameters and their values come from RULES: each path form is a path (a list form also
+ * without its slash, which redirects), each query condition a parameter. What the rules cannot say
+ * (which body a kind answers with, what a parameter means) is in the tables below, keyed by the rule
+ * kinds and names, so a new kind fails to compile and a new parameter shows up undocumented (a test
+ * checks that none is).
  */
 export function openApiDocument(): string {
-  return JSON.stringify({ openapi: "3.1.0", info: { title: "Mesh Network Topology Read API", version: "1" }, paths: {} });
+  return JSON.stringify(document());
+}
+
+type Served = Exclude<RouteKind, "not-found">;
+
+/** What each kind answers; `geojson` is its body under `data_format=geojson`, where RULES have one. */
+const KINDS: Record<Served, { readonly summary: string; readonly body: ResponseSchemaName; readonly geojson?: ResponseSchemaName }> = {
+  "api-root": {
+    summary: "The API root: the list endpoints, the filters each accepts, the status values, when the data was taken",
+    body: "ApiRoot",
+  },
+  openapi: { summary: "This document", body: "OpenApiDocument" },
+  netjson: { summary: "The network as a NetJSON NetworkGraph", body: "NetworkGraph" },
+  "link-list": { summary: "All links", body: "LinkList", geojson: "LinkFeatureCollection" },
+  "link-detail": { summary: "One link", body: "Link" },
+  "site-list": { summary: "All sites", body: "SiteList", geojson: "SiteFeatureCollection" },
+  "site-detail": { summary: "One site, by its id", body: "Site" },
+  "accesspoint-list": { summary: "All access points", body: "AccesspointList", geojson: "AccesspointFeatureCollection" },
+  "accesspoint-detail": { summary: "One access point, by its main_ip or main_ipv6", body: "Accesspoint" },
+  "accesspoint-links": { summary: "The links of an access point", body: "LinkList" },
+  "accesspoint-interfaces": { summary: "The interfaces of an access point", body: "InterfaceList" },
+  "interface-list": { summary: "All interfaces", body: "InterfaceList" },
+  "interface-detail": { summary: "The interface that holds an address (IPv4 or IPv6)", body: "Interface" },
+  "interface-accesspoint": { summary: "The access point of the interface that holds an address", body: "Accesspoint" },
+};
+
+/** What each query parameter means; what values it takes is derived from RULES. */
+const QUERY_DOCS: Readonly<Record<string, string>> = {
+  status:
+    "`all` or empty: no filter. Where a status filter is precomputed (lists, NetJSON), the status against the data's `taken_at`: `online` seen less than 30 minutes before, `flapping` 30 minutes to 30 days, `offline` older or never.",
+  data_format: "`geojson` (exactly, lower case): the list as a GeoJSON FeatureCollection (RFC 7946).",
+  with_redundant_site_links:
+    "`0`: without the links between two sites that more than one online link joins (every such link, whatever its own status); `status` then filters what remains.",
+  firmware_version: "Access points whose `mesh_version` equals the value; empty: those whose `mesh_version` is null.",
+  firmware_version__before: "Access points whose non-empty `mesh_version` sorts before the value (docs/rules.md); empty: no filter.",
+  firmware_version__after: "Access points whose non-null `mesh_version` does not sort before the value; empty: no filter.",
+  wifi_ssid: "Interfaces whose wifi attributes carry exactly this SSID; empty: no filter.",
+  if_hwaddress: "Interfaces with this hardware address, in any letter case; empty: no filter.",
+  is_wireless: "`true` or `1`: interfaces with wifi attributes; `false` or `0`: those without (letter case is free); empty: no filter.",
+  in_bbox: "Not supported: a static copy cannot cut arbitrary boxes, and a request for a box never gets the whole list.",
+};
+
+/** Values of a placeholder that does not come from the data. */
+const PLACEHOLDER_VALUES: Readonly<Record<string, readonly string[]>> = { status: STATUSES };
+
+interface Parameter {
+  readonly name: string;
+  readonly in: "path" | "query";
+  readonly required?: true;
+  readonly description: string;
+  readonly schema: Record<string, unknown>;
+}
+
+const pathParameter = (name: string, description: string, schema: Record<string, unknown>): Parameter => ({
+  name,
+  in: "path",
+  required: true,
+  description,
+  schema,
+});
+const address = { type: "string", description: "canonical text (IPv4 dotted quad, IPv6 as RFC 5952)" };
+
+/** How a path placeholder of RULES is written in OpenAPI: `:key` is a link id or two peers, one segment on hosts but two forms here. */
+const PATH_PLACEHOLDERS: Readonly<
+  Record<string, readonly { readonly segment: string; readonly suffix: string; readonly parameters: readonly Parameter[] }[]>
+> = {
+  ip: [
+    {
+      segment: "{ip}",
+      suffix: "",
+      parameters: [pathParameter("ip", "An access point's main_ip or main_ipv6; for an interface, any address it holds.", address)],
+    },
+  ],
+  id: [{ segment: "{id}", suffix: "", parameters: [pathParameter("id", "The id.", { type: "integer", minimum: 0 })] }],
+  key: [
+    { segment: "{id}", suffix: "", parameters: [pathParameter("id", "The link's id.", { type: "integer", minimum: 0 })] },
+    {
+      segment: "{ip_a}-{ip_b}",
+      suffix: "ByPeers",
+      parameters: [
+        pathParameter("ip_a", "The main_ip of one access point of the link.", address),
+        pathParameter("ip_b", "The main_ip of the other (either order).", address),
+      ],
+    },
+  ],
+};
+
+interface PathForm {
+  readonly path: string;
+  readonly suffix: string;
+  readonly parameters: readonly Parameter[];
+}
+
+/** The document's paths for one path form of RULES (`rule.from`), in order. */
+function pathForms(from: string): PathForm[] {
+  let forms: PathForm[] = [{ path: "", suffix: "", parameters: [] }];
+  for (const part of from.split(/(:[a-z]+)/)) {
+    if (!part.startsWith(":")) {
+      forms = forms.map((f) => ({ ...f, path: f.path + part }));
+      continue;
+    }
+    const name = part.slice(1);
+    const variants = PATH_PLACEHOLDERS[name] ?? [
+      { segment: `{${name}}`, suffix: "", parameters: [pathParameter(name, "", { type: "string" })] },
+    ];
+    forms = forms.flatMap((f) =>
+      variants.map((v) => ({ path: f.path + v.segment, suffix: f.suffix + v.suffix, parameters: [...f.parameters, ...v.parameters] })),
+    );
+  }
+  return forms;
+}
+
+/** The OpenAPI path templates of a path form of RULES; a list form's redirecting twin without the slash is not among them. */
+export function openApiPaths(from: string): string[] {
+  return pathForms(from).map((f) => f.path);
+}
+
+/** The path forms of RULES and their rules, in the table's order; the catch-all 404 is not a path. */
+function routes(): Map<string, Rule[]> {
+  const byFrom = new Map<string, Rule[]>();
+  for (const rule of RULES) {
+    if (rule.kind === "not-found") continue;
+    const held = byFrom.get(rule.from);
+    if (held) held.push(rule);
+    else byFrom.set(rule.from, [rule]);
+  }
+  return byFrom;
+}
+
+const isPlaceholder = (value: string) => value.startsWith(":");
+const code = (text: string) => `\`${text}\``;
+const condition = ([name, value]: [string, string]) => code(isPlaceholder(value) ? name : `${name}=${value}`);
+
+/**
+ * The query parameters of one path form, from its rules (first match wins): the literal values that
+ * select a file, a placeholder that selects one by value, a rule that refuses every other value (a
+ * placeholder rule with no file and no other condition), or none, when other values fall through to
+ * rules that do not name the parameter and so are ignored.
+ */
+function queryParameters(rules: readonly Rule[]): { parameters: Parameter[]; refused: string[] } {
+  const names = [...new Set(rules.flatMap((r) => Object.keys(r.query)))];
+  const parameters = names.map((name): Parameter => {
+    const literals: string[] = [];
+    const placeholders: string[] = [];
+    let closed = false;
+    for (const rule of rules) {
+      const value = rule.query[name];
+      if (value === undefined) continue;
+      if (rule.to === null) {
+        if (isPlaceholder(value) && Object.keys(rule.query).length === 1) closed = true;
+        continue;
+      }
+      if (!isPlaceholder(value)) literals.push(value);
+      else placeholders.push(value.slice(1));
+    }
+    const fromData = placeholders.filter((p) => QUERY_PLACEHOLDERS[p]?.data !== false || !PLACEHOLDER_VALUES[p]);
+    const values = [...new Set([...literals, ...placeholders.flatMap((p) => PLACEHOLDER_VALUES[p] ?? [])])];
+    let schema: Record<string, unknown>;
+    let rule: string;
+    if (literals.length === 0 && placeholders.length === 0) {
+      schema = { type: "string" };
+      rule = "Any value, empty too, answers 404.";
+    } else if (fromData.length > 0) {
+      schema = { type: "string" };
+      rule = "A value the build did not precompute (one no item has) answers 404.";
+    } else if (closed || placeholders.length > 0) {
+      schema = { type: "string", enum: values };
+      rule = `${values.length <= 8 ? `Accepted here: ${values.map((v) => (v === "" ? "empty" : code(v))).join(", ")}; any` : "Any"} other value answers 404.`;
+    } else {
+      schema = { type: "string", examples: values };
+      rule = "Any other value is ignored (the answer is the one without the parameter).";
+    }
+    return { name, in: "query", description: `${QUERY_DOCS[name] ?? ""} ${rule}`.trim(), schema };
+  });
+  const refused = rules
+    .filter((r) => r.to === null && Object.keys(r.query).length > 1)
+    .map((r) => Object.entries(r.query).map(condition).join(" with "));
+  return { parameters, refused: [...new Set(refused)] };
+}
+
+const camel = (kind: string) => kind.replace(/-([a-z])/g, (_, c: string) => c.toUpperCase());
+const ref = (group: string, name: string) => ({ $ref: `#/components/${group}/${name}` });
+const JSON_TYPE = API_HEADERS["Content-Type"];
+/** Content-Type is the media type of `content`; OpenAPI ignores it among response headers. */
+const HEADER_NAMES = Object.keys(API_HEADERS).filter((h) => h.toLowerCase() !== "content-type");
+const headers = () => Object.fromEntries(HEADER_NAMES.map((h) => [h, ref("headers", h)]));
+
+function document(): Record<string, unknown> {
+  const paths: Record<string, unknown> = {};
+  for (const [from, rules] of routes()) {
+    const kind = rules[0].kind as Served;
+    const about = KINDS[kind];
+    const geojson = rules.some((r) => r.to !== null && r.query.data_format === "geojson");
+    if (geojson && !about.geojson) throw new Error(`${kind} answers data_format=geojson, but KINDS names no GeoJSON body for it`);
+    const schema = geojson
+      ? {
+          oneOf: [
+            { ...ref("schemas", about.body), description: "without `data_format=geojson`" },
+            { ...ref("schemas", about.geojson!), description: "with `data_format=geojson`" },
+          ],
+        }
+      : ref("schemas", about.body);
+    const { parameters: query, refused } = queryParameters(rules);
+    const description = refused.length > 0 ? `Not precomputed, answered 404: ${refused.join("; ")}.` : undefined;
+    const ok = {
+      description: geojson ? "The answer: a JSON array, or with `data_format=geojson` a GeoJSON FeatureCollection" : "The answer",
+      headers: headers(),
+      content: { [JSON_TYPE]: { schema } },
+    };
+    for (const form of pathForms(from)) {
+      const id = camel(kind) + form.suffix;
+      const parameters = [...form.parameters, ...query, ref("parameters", "format")];
+      const operations = (get: Record<string, unknown>, head: Record<string, unknown>, options: Record<string, unknown>, name: string) => ({
+        parameters,
+        get: { tags: [kind.split("-")[0]], summary: about.summary, ...(description && { description }), operationId: name, responses: get },
+        head: { tags: [kind.split("-")[0]], summary: `${about.summary} (headers only)`, operationId: `${name}Head`, responses: head },
+        options: { tags: [kind.split("-")[0]], summary: "What the endpoint renders", operationId: `${name}Options`, responses: options },
+      });
+      const errors = Object.fromEntries(
+        PREVIEW_ERRORS.filter((e) => e.status !== 405).map((e) => [String(e.status), ref("responses", e.name)]),
+      );
+      paths[form.path] = operations(
+        { "200": ok, "404": ref("responses", "NotFound"), ...errors },
+        { "200": ref("responses", "Headers"), "404": ref("responses", "NotFoundHead") },
+        { "200": ref("responses", "Options"), "404": ref("responses", "NotFound") },
+        id,
+      );
+      // A list path without its slash: the preview redirects, as the original did; hosts that cannot redirect answer as for the slashed path.
+      if (form.path.endsWith("/")) {
+        paths[form.path.slice(0, -1)] = operations(
+          {
+            "301": ref("responses", "Redirect"),
+            "200": { ...ok, description: `${ok.description}, on hosts that do not redirect (Netlify): as for the path with its slash` },
+            "404": ref("responses", "NotFound"),
+            ...errors,
+          },
+          { "301": ref("responses", "Redirect"), "200": ref("responses", "Headers"), "404": ref("responses", "NotFoundHead") },
+          { "301": ref("responses", "Redirect"), "200": ref("responses", "Options"), "404": ref("responses", "NotFound") },
+          `${id}Redirect`,
+        );
+      }
+    }
+  }
+  return {
+    openapi: "3.1.0",
+    info: {
+      title: "Mesh Network Topology Read API",
+      version: "1",
+      description: INFO,
+      license: { name: "GPL-3.0-or-later", identifier: "GPL-3.0-or-later" },
+    },
+    paths,
+    components: { schemas: schemas(), parameters: { format: FORMAT }, headers: headerComponents(), responses: responses() },
+  };
+}
+
+const INFO = [
+  "A static copy of the Mesh Network Topology Read API v1: every answer is a file computed once from a topology dump.",
+  `Every response under \`${API}/\` carries the headers ${HEADER_NAMES.map(code).join(", ")} and is \`${JSON_TYPE}\`; every unknown path, identifier or filter value, and every filter combination that is not precomputed, answers 404 with \`${NOT_FOUND_BODY}\`.`,
+  "HEAD, OPTIONS, redirects and the error bodies other than 404 are described as the preview (`mesh-api preview`) answers them; static hosts differ there (docs/hosting.md).",
+  "Generated from the route table and zod schemas of the bodies; response objects are strict (no other members).",
+].join("\n\n");
+
+const FORMAT: Parameter = {
+  name: "format",
+  in: "query",
+  description: "Accepted on every endpoint and ignored: `format=api` answers the same JSON.",
+  schema: { type: "string", examples: ["api", "json"] },
+};
+
+function headerComponents(): Record<string, unknown> {
+  return Object.fromEntries(
+    HEADER_NAMES.map((h) => [
+      h,
+      { description: `Always \`${API_HEADERS[h]}\``, required: true, schema: { type: "string", const: API_HEADERS[h] } },
+    ]),
+  );
+}
+
+function responses(): Record<string, unknown> {
+  const body = (name: string) => ({ [JSON_TYPE]: { schema: ref("schemas", name) } });
+  const out: Record<string, unknown> = {
+    NotFound: {
+      description: 'Not found (and every request a static copy does not answer): `{"detail":"Not found."}`',
+      headers: headers(),
+      content: body("NotFound"),
+    },
+    NotFoundHead: { description: "Not found, headers only", headers: headers() },
+    Headers: { description: "The headers of the GET answer, without its body", headers: headers() },
+    Options: { description: "What the endpoint renders", headers: headers(), content: body("Options") },
+    Redirect: {
+      description: "A list path without its slash: to the path with it, the query kept (no body)",
+      headers: {
+        Location: { description: "the path with its slash, and the query as sent", required: true, schema: { type: "string" } },
+        ...headers(),
+      },
+    },
+  };
+  for (const e of PREVIEW_ERRORS) out[e.name] = { description: e.when, headers: headers(), content: body(e.name) };
+  return out;
+}
+
+function schemas(): Record<string, unknown> {
+  const registry = z.registry<{ id: string }>();
+  for (const [name, schema] of Object.entries(RESPONSE_SCHEMAS)) registry.add(schema, { id: name });
+  const { schemas } = z.toJSONSchema(registry, { target: "draft-2020-12", uri: (id) => `#/components/schemas/${id}` });
+  // Components sit inside the document: its dialect (OpenAPI 3.1's, 2020-12) applies, and they are found by their key, not an $id.
+  return Object.fromEntries(
+    Object.entries(schemas).map(([name, { $schema: _dialect, $id: _id, ...schema }]) => [name, schema as Record<string, unknown>]),
+  );
 }

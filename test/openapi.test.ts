@@ -1,0 +1,383 @@
+import { readFileSync } from "node:fs";
+import path from "node:path";
+import { Validator } from "@seriousme/openapi-schema-validator";
+import { Ajv2020, type ValidateFunction } from "ajv/dist/2020.js";
+import addFormatsPlugin from "ajv-formats";
+import fg from "fast-glob";
+import { beforeAll, describe, expect, it } from "vitest";
+import { openApiDocument, openApiPaths } from "../src/core/openapi.ts";
+import { PREVIEW_ERRORS } from "../src/core/response-schemas.ts";
+import { API_HEADERS, FILES, parseRequest, requestsForFile, resolve, RULES, templateOf, type Rule } from "../src/core/routes.ts";
+import { synthesize, writeSynthDump } from "../src/gen/synth.ts";
+import { build, startPreview } from "../src/index.ts";
+import { readExpected } from "./support/expected.ts";
+import { rawRequest } from "./support/http.ts";
+import { tempDir } from "./support/tree.ts";
+
+/**
+ * The OpenAPI document (core/openapi.ts) is valid OpenAPI 3.1, names every path form and query
+ * parameter of the route table, and its response schemas accept every body the API gives: the 4,699
+ * expected responses of the public sample and every JSON file of a synthetic network's build, each
+ * against the schema of its own path, status and query variant.
+ */
+
+type Json = Record<string, unknown>;
+const text = openApiDocument();
+const doc = JSON.parse(text) as { paths: Record<string, Json>; components: Record<string, Record<string, Json>> };
+const DOC_ID = "https://mesh-static-api.invalid/openapi.json";
+
+// ajv-formats is CommonJS with a default export; under NodeNext its type is the module object.
+const addFormats = addFormatsPlugin as unknown as (ajv: Ajv2020) => Ajv2020;
+const ajv = new Ajv2020({ strict: true });
+addFormats(ajv);
+// The document is not a schema; its components are, found by JSON pointer from the schemas that refer to them.
+ajv.addVocabulary(["components"]);
+ajv.addSchema({ $id: DOC_ID, components: doc.components });
+
+/** The document's `#/…` references made absolute, so a schema taken out of the document still finds them. */
+function absolute(value: unknown): unknown {
+  if (Array.isArray(value)) return value.map(absolute);
+  if (value === null || typeof value !== "object") return value;
+  return Object.fromEntries(
+    Object.entries(value).map(([k, v]) => [k, k === "$ref" && typeof v === "string" && v.startsWith("#") ? DOC_ID + v : absolute(v)]),
+  );
+}
+
+/** A `{"$ref": "#/components/<group>/<name>"}` resolved in the document; anything else as it is. */
+function deref(value: Json): Json {
+  const target = value.$ref;
+  if (typeof target !== "string") return value;
+  const [, , group, name] = target.split("/");
+  return doc.components[group][name];
+}
+
+const PREVIEW_STATUS: Record<string, number> = Object.fromEntries(PREVIEW_ERRORS.map((e) => [e.name, e.status]));
+
+let expectedResponses: ReturnType<typeof readExpected> | undefined;
+const expected = () => (expectedResponses ??= readExpected());
+
+const compiled = new Map<string, ValidateFunction>();
+function validator(key: string, schema: unknown): ValidateFunction {
+  let v = compiled.get(key);
+  if (!v) compiled.set(key, (v = ajv.compile(absolute(schema) as Json)));
+  return v;
+}
+
+/** Literal characters of a path template: the more, the more specific (`{ip_a}-{ip_b}` over `{id}`). */
+const literalLength = (template: string) => template.replace(/\{[^}]+\}/g, "").length;
+const templateRegex = (template: string) =>
+  new RegExp(
+    `^${template
+      .split(/(\{[^}]+\})/)
+      .map((part) => (part.startsWith("{") ? "[^/]+" : part.replace(/[.*+?^${}()|[\]\\]/g, "\\$&")))
+      .join("")}$`,
+  );
+
+/** The document path a request of this rule was made to: one of the rule's path forms, or its twin without the slash. */
+function templateFor(rule: Rule, requestPath: string): string {
+  const templates = openApiPaths(rule.from).flatMap((t) => (t.endsWith("/") ? [t, t.slice(0, -1)] : [t]));
+  const matching = templates.filter((t) => templateRegex(t).test(requestPath)).sort((a, b) => literalLength(b) - literalLength(a));
+  return matching[0] ?? openApiPaths(rule.from)[0];
+}
+
+interface Check {
+  /** what the body was checked against: path template, status, variant */
+  readonly against: string;
+  readonly validate: ValidateFunction;
+}
+
+/**
+ * The schema the document gives for a request answered by `rule` (undefined: no rule but the
+ * catch-all) with `status`: the operation's response, and of a response that is a list or a
+ * FeatureCollection, the branch `data_format` selects.
+ */
+function schemaFor(rule: Rule | undefined, requestPath: string, status: number): Check {
+  if (!rule || rule.kind === "not-found") {
+    expect(status).toBe(404);
+    const content = deref(doc.components.responses.NotFound).content as Record<string, Json>;
+    return { against: "components NotFound", validate: validator("NotFound", content["application/json"].schema) };
+  }
+  const template = templateFor(rule, requestPath);
+  const operation = doc.paths[template]?.get as { responses: Record<string, Json> } | undefined;
+  if (!operation) throw new Error(`no GET ${template} in the document (rule ${rule.kind} ${rule.from})`);
+  const response = operation.responses[String(status)];
+  if (!response) throw new Error(`GET ${template} has no ${status} response`);
+  const schema = (deref(response).content as Record<string, Json>)["application/json"].schema as Json;
+  const geojson = rule.query.data_format === "geojson";
+  let key = `${template} ${status}`;
+  let chosen: Json = schema;
+  if (Array.isArray(schema.oneOf)) {
+    const branches = schema.oneOf as Json[];
+    const isCollection = (branch: Json) =>
+      ((deref(branch).properties as Json | undefined)?.type as Json | undefined)?.const === "FeatureCollection";
+    const index = branches.findIndex((b) => isCollection(b) === geojson);
+    expect(index, `${template}: a ${geojson ? "GeoJSON" : "list"} branch`).toBeGreaterThanOrEqual(0);
+    chosen = branches[index];
+    key += ` oneOf/${index}`;
+    // the variant alone, and the whole oneOf: a body that fits both branches would fail the latter
+    const whole = validator(`${template} ${status}`, schema);
+    const branch = validator(key, chosen);
+    const both = ((body: unknown) => whole(body) && branch(body)) as ValidateFunction;
+    Object.defineProperty(both, "errors", { get: () => whole.errors ?? branch.errors });
+    return { against: `${key} (${geojson ? "GeoJSON" : "list"})`, validate: both };
+  }
+  return { against: key, validate: validator(key, chosen) };
+}
+
+function failure(check: Check, target: string, body: unknown): string | undefined {
+  if (check.validate(body)) return undefined;
+  const errors = (check.validate.errors ?? []).slice(0, 3).map((e) => `${e.instancePath} ${e.message} ${JSON.stringify(e.params)}`);
+  return `${target} against ${check.against}: ${errors.join("; ")}`;
+}
+
+describe("the OpenAPI document", () => {
+  it("is valid OpenAPI 3.1 (@seriousme/openapi-schema-validator)", async () => {
+    const result = await new Validator().validate(JSON.parse(text));
+    expect(result.errors ?? []).toEqual([]);
+    expect(result.valid).toBe(true);
+    expect(JSON.parse(text).openapi).toBe("3.1.0");
+  });
+
+  it("is deterministic and compact: two calls give the same bytes", () => {
+    expect(openApiDocument()).toBe(text);
+    expect(JSON.stringify(JSON.parse(text))).toBe(text);
+  });
+
+  it("has every path form of the route table, the link by peers, and a list form also without its slash", () => {
+    const normal = (p: string) => p.replace(/\{[^}]+\}|:[a-z]+/g, "{}");
+    const paths = new Set(Object.keys(doc.paths).map(normal));
+    const forms = [...new Set(RULES.filter((r) => r.kind !== "not-found").map((r) => r.from))];
+    expect(forms.filter((from) => !paths.has(normal(from)))).toEqual([]);
+    expect(forms.filter((from) => from.endsWith("/") && !paths.has(normal(from.slice(0, -1))))).toEqual([]);
+    for (const p of [
+      "/api/v1/",
+      "/api/v1/openapi.json",
+      "/api/v1/netjson/networkgraph.json",
+      "/api/v1/link/{id}",
+      "/api/v1/link/{ip_a}-{ip_b}",
+    ])
+      expect(doc.paths, p).toHaveProperty([p]);
+    // no path the route table does not have
+    expect(
+      [...paths].filter((p) => !forms.some((from) => normal(from) === p || normal(from) === `${p}/`) && p !== "/api/v1/link/{}-{}"),
+    ).toEqual([]);
+  });
+
+  it("names every query parameter of the route table on each of its paths, with a description, and accepts each value a rule answers", () => {
+    const problems: string[] = [];
+    for (const rule of RULES) {
+      if (rule.kind === "not-found") continue;
+      for (const template of openApiPaths(rule.from)) {
+        const parameters = (doc.paths[template].parameters as Json[]).map(deref);
+        for (const [name, value] of Object.entries(rule.query)) {
+          const parameter = parameters.find((p) => p.name === name && p.in === "query");
+          if (!parameter) {
+            problems.push(`${template}: no query parameter ${name}`);
+            continue;
+          }
+          if (!parameter.description) problems.push(`${template}: ${name} has no description`);
+          const accepts = validator(`${template} ${name}`, parameter.schema);
+          if (rule.to !== null && !value.startsWith(":") && !accepts(value)) problems.push(`${template}: ${name}=${value} refused`);
+        }
+      }
+    }
+    expect(problems).toEqual([]);
+    const status = (doc.paths["/api/v1/accesspoint/"].parameters as Json[]).find((p) => p.name === "status")!;
+    expect((status.schema as Json).enum).toEqual(["all", "", "online", "flapping", "offline"]);
+    const detailStatus = (doc.paths["/api/v1/site/{id}"].parameters as Json[]).find((p) => p.name === "status");
+    expect(detailStatus, "site details ignore status").toBeUndefined();
+    const wireless = (doc.paths["/api/v1/interface/"].parameters as Json[]).find((p) => p.name === "is_wireless")!;
+    expect((wireless.schema as Json).enum).toEqual(expect.arrayContaining(["true", "TRUE", "1", "false", "False", "0", ""]));
+    expect((wireless.schema as Json).enum).not.toContain("maybe");
+  });
+
+  it("gives every operation a unique operationId and the API headers on every JSON answer", () => {
+    const ids = Object.values(doc.paths).flatMap((item) =>
+      ["get", "head", "options"].map((m) => (item[m] as Json | undefined)?.operationId).filter(Boolean),
+    );
+    expect(new Set(ids).size).toBe(ids.length);
+    expect(Object.keys(doc.components.headers).sort()).toEqual(["Access-Control-Allow-Origin", "Allow", "Vary"]);
+    expect(doc.components.headers.Allow.schema).toEqual({ type: "string", const: "GET, HEAD, OPTIONS" });
+    for (const [template, item] of Object.entries(doc.paths)) {
+      const ok = deref((item.get as { responses: Record<string, Json> }).responses["200"]);
+      expect(Object.keys(ok.headers as Json), template).toEqual(["Allow", "Vary", "Access-Control-Allow-Origin"]);
+      expect(Object.keys(ok.content as Json), template).toEqual(["application/json"]);
+    }
+  });
+
+  it("describes the 404 body exactly, and the list or GeoJSON answer by data_format", () => {
+    const notFound = schemaFor(undefined, "/api/nothing", 404);
+    expect(notFound.validate({ detail: "Not found." })).toBe(true);
+    expect(notFound.validate({ detail: "Gone." })).toBe(false);
+    const list = schemaFor(
+      RULES.find((r) => r.kind === "site-list" && r.to !== null && !r.query.data_format)!,
+      "/api/v1/site/",
+      200,
+    );
+    const geo = schemaFor(
+      RULES.find((r) => r.kind === "site-list" && r.query.data_format === "geojson")!,
+      "/api/v1/site/",
+      200,
+    );
+    const collection = { type: "FeatureCollection", features: [] };
+    expect([list.validate([]), list.validate(collection), geo.validate([]), geo.validate(collection)]).toEqual([true, false, false, true]);
+  });
+});
+
+describe("the response schemas against the bodies", () => {
+  it("accept every one of the 4,699 expected responses of the public sample, each against its own path, status and variant", () => {
+    expect(expected()).toHaveLength(4699);
+    const failures: string[] = [];
+    const against = new Set<string>();
+    for (const e of expected()) {
+      const request = parseRequest(e.path);
+      const r = request ? resolve(request) : undefined;
+      const check = schemaFor(r?.rule, request?.path ?? e.path, e.status);
+      against.add(check.against);
+      const problem = failure(check, e.path, e.body);
+      if (problem) failures.push(problem);
+    }
+    expect(failures.slice(0, 10)).toEqual([]);
+    expect(failures).toHaveLength(0);
+    // the bodies reach the lists, details, sub-resources, both link forms and every GeoJSON variant
+    for (const part of ["/api/v1/link/{ip_a}-{ip_b} 200", "/api/v1/link/{id} 200", "(GeoJSON)", "/api/v1/interface/{ip}/accesspoint/ 200"])
+      expect(
+        [...against].some((a) => a.includes(part)),
+        part,
+      ).toBe(true);
+  });
+
+  it("refuse a body that does not fit: an extra member, a wrong type, a missing member, the wrong variant", () => {
+    const detail = expected().find(
+      (e) => e.path.startsWith("/api/v1/accesspoint/") && /^\/api\/v1\/accesspoint\/[\d.]+$/.test(e.path) && e.status === 200,
+    )!;
+    const rule = resolve(parseRequest(detail.path)!).rule!;
+    const check = schemaFor(rule, detail.path, 200);
+    const body = detail.body as Json;
+    expect(failure(check, detail.path, body)).toBeUndefined();
+    expect(failure(check, detail.path, { ...body, extra: 1 })).toContain("additional properties");
+    expect(failure(check, detail.path, { ...body, main_ip: 5 })).toBeDefined();
+    expect(failure(check, detail.path, { ...body, lastseen_timestamp: "yesterday" })).toBeDefined();
+    const { site: _site, ...withoutSite } = body;
+    expect(failure(check, detail.path, withoutSite)).toBeDefined();
+    const list = expected().find(
+      (e) => e.path === "/api/v1/link/?data_format=geojson" || e.path.startsWith("/api/v1/link/?data_format=geojson&"),
+    )!;
+    const listRule = resolve(parseRequest("/api/v1/link/")!).rule!;
+    expect(failure(schemaFor(listRule, "/api/v1/link/", 200), "/api/v1/link/", list.body)).toBeDefined();
+  });
+
+  describe("every JSON file of a synthetic network's build", () => {
+    let out: string;
+    beforeAll(async () => {
+      const data = path.join(tempDir(), "data");
+      await writeSynthDump(data, synthesize({ aps: 120, seed: 14 }));
+      out = path.join(tempDir(), "dist");
+      await build({ data, out });
+    }, 120_000);
+
+    it("fits the schema of its path and variant, for every request that reaches it", () => {
+      const files = fg.sync("api/**/*.json", { cwd: out }).map((f) => `/${f}`);
+      const failures: string[] = [];
+      let requests = 0;
+      const reachedTemplates = new Set<string>();
+      for (const file of files) {
+        const body = JSON.parse(readFileSync(path.join(out, file), "utf8")) as unknown;
+        if (file === FILES.notFound) {
+          const problem = failure(schemaFor(undefined, "/api/", 404), file, body);
+          if (problem) failures.push(problem);
+          continue;
+        }
+        let reached = requestsForFile(file);
+        // a filter value whose file name is a hash cannot be turned back into the request: the rule is enough
+        if (reached.length === 0) {
+          const name = templateOf(file);
+          reached = RULES.filter((r) => r.to !== null && name !== undefined && templateOf(r.to) === name).map((rule) => ({
+            rule,
+            target: rule.from,
+          }));
+        }
+        if (reached.length === 0) failures.push(`${file}: no rule of the route table answers with it`);
+        for (const { rule, target } of reached) {
+          requests++;
+          const requestPath = parseRequest(target)?.path ?? target;
+          reachedTemplates.add(templateFor(rule, requestPath));
+          const problem = failure(schemaFor(rule, requestPath, 200), `${target} (${file})`, body);
+          if (problem) failures.push(problem);
+        }
+      }
+      expect(failures.slice(0, 10)).toEqual([]);
+      const forms = [...new Set(RULES.filter((r) => r.kind !== "not-found").flatMap((r) => openApiPaths(r.from)))];
+      expect(
+        forms.filter((t) => !reachedTemplates.has(t)),
+        "path forms no file of the build answers",
+      ).toEqual([]);
+      expect(files.length).toBeGreaterThan(1000);
+      expect(requests).toBeGreaterThan(files.length);
+      console.log(`openapi: ${files.length} JSON files of a synthetic build, ${requests} requests, every body fits`);
+    });
+
+    it("holds the document as /api/v1/openapi.json, byte for byte, which the preview serves as application/json", async () => {
+      expect(readFileSync(path.join(out, FILES.openapi), "utf8")).toBe(openApiDocument());
+      const preview = await startPreview({ dir: out, port: 0 });
+      try {
+        const res = await fetch(preview.url + FILES.openapi);
+        expect(res.status).toBe(200);
+        for (const [name, value] of Object.entries(API_HEADERS)) expect(res.headers.get(name), name).toBe(value);
+        expect(await res.text()).toBe(openApiDocument());
+      } finally {
+        await preview.close();
+      }
+    });
+
+    it("describes what the preview answers besides the files: OPTIONS, redirects, 404 and its other errors", async () => {
+      const preview = await startPreview({ dir: out, port: 0 });
+      const port = Number(new URL(preview.url).port);
+      const component = (name: string) => {
+        const content = deref(doc.components.responses[name]).content as Record<string, Json>;
+        return validator(`response ${name}`, content["application/json"].schema);
+      };
+      const operation = (template: string, method: string) =>
+        (doc.paths[template][method] as { responses: Record<string, Json> }).responses;
+      const declared = (template: string, method: string, status: number) => deref(operation(template, method)[String(status)]);
+      try {
+        const options = await rawRequest(port, "OPTIONS", "/api/v1/site/");
+        expect(options.status).toBe(200);
+        expect(declared("/api/v1/site/", "options", 200).content).toBeDefined();
+        expect(component("Options")(JSON.parse(options.body.toString()))).toBe(true);
+
+        const head = await rawRequest(port, "HEAD", FILES.openapi);
+        expect([head.status, head.body.length, declared(FILES.openapi, "head", 200).content]).toEqual([200, 0, undefined]);
+
+        const redirect = await rawRequest(port, "GET", "/api/v1/site?data_format=geojson");
+        expect([redirect.status, redirect.headers.location]).toEqual([301, "/api/v1/site/?data_format=geojson"]);
+        expect(declared("/api/v1/site", "get", 301).headers).toHaveProperty("Location");
+
+        const missing = await rawRequest(port, "GET", "/api/v1/site/999999");
+        expect(missing.status).toBe(404);
+        expect(
+          failure(
+            schemaFor(resolve(parseRequest("/api/v1/site/999999")!).rule, "/api/v1/site/999999", 404),
+            "site 999999",
+            JSON.parse(missing.body.toString()),
+          ),
+        ).toBeUndefined();
+
+        const errors: [string, string, string][] = [
+          ["POST", "/api/v1/site/", "MethodNotAllowed"],
+          ["GET", "/api/v1/site/%zz", "MalformedRequest"],
+          ["GET", `/api/v1/site/?wifi_ssid=${"x".repeat(9000)}`, "UriTooLong"],
+        ];
+        for (const [method, target, name] of errors) {
+          const res = await rawRequest(port, method, target);
+          expect(res.status, name).toBe(PREVIEW_STATUS[name]);
+          expect(res.headers["content-type"], name).toBe("application/json");
+          expect(component(name)(JSON.parse(res.body.toString())), `${name}: ${res.body.toString()}`).toBe(true);
+          if (name !== "MethodNotAllowed") expect(Object.keys(operation("/api/v1/site/", "get")), name).toContain(String(res.status));
+        }
+      } finally {
+        await preview.close();
+      }
+    });
+  });
+});
