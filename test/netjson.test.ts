@@ -1,6 +1,6 @@
 import { readFileSync } from "node:fs";
 import AjvDraft04 from "ajv-draft-04";
-import { beforeAll, describe, expect, it } from "vitest";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { buildModel, STATUSES, statusOf, type Model, type Status } from "../src/core/model.ts";
 import { networkGraph } from "../src/core/netjson.ts";
 import { renderLink } from "../src/core/resources.ts";
@@ -9,6 +9,8 @@ import { synthesize } from "../src/gen/synth.ts";
 import { loadDump } from "../src/io/load.ts";
 import { ap, at, model as dumpModel } from "./support/dump.ts";
 import { PUBLIC_SAMPLE } from "./support/expected.ts";
+import { rawRequest } from "./support/http.ts";
+import { sampleSite, type SampleSite } from "./support/site.ts";
 
 /**
  * The NetJSON NetworkGraph (src/core/netjson.ts) against the NetworkGraph schema of the NetJSON
@@ -401,5 +403,30 @@ describe("the per-node check", () => {
       "link 4: c is not a node",
       "link 4: cost 0",
     ]);
+  });
+});
+
+describe("the preview of a build", () => {
+  let site: SampleSite;
+  beforeAll(async () => {
+    site = await sampleSite();
+  });
+  afterAll(() => site?.preview.close());
+
+  const get = async (target: string) => {
+    const r = await rawRequest(site.port, "GET", target);
+    return { status: r.status, type: r.headers["content-type"], body: r.body.toString("utf8") };
+  };
+
+  it("serves the graph, whole and per status, as application/json with the bodies networkGraph() writes", async () => {
+    const model = site.result.model!;
+    const whole = { status: 200, type: "application/json", body: networkGraph(model) };
+    expect(await get("/api/v1/netjson/networkgraph.json")).toEqual(whole);
+    expect(await get("/api/v1/netjson/networkgraph.json?status=all")).toEqual(whole);
+    for (const status of STATUSES) {
+      const body = networkGraph(model, status);
+      expect(await get(`/api/v1/netjson/networkgraph.json?status=${status}`)).toEqual({ status: 200, type: "application/json", body });
+    }
+    expect(await get("/api/v1/netjson/networkgraph.json?status=unknown")).toMatchObject({ status: 404, body: '{"detail":"Not found."}' });
   });
 });
