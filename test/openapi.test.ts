@@ -363,13 +363,14 @@ describe("the response schemas against the bodies", () => {
           ),
         ).toBeUndefined();
 
-        const errors: [string, string, string][] = [
+        const errors: [string, string, string, Record<string, string>?][] = [
           ["POST", "/api/v1/site/", "MethodNotAllowed"],
           ["GET", "/api/v1/site/%zz", "MalformedRequest"],
           ["GET", `/api/v1/site/?wifi_ssid=${"x".repeat(9000)}`, "UriTooLong"],
+          ["GET", "/api/v1/site/", "HeaderFieldsTooLarge", { "X-Padding": "x".repeat(20_000) }],
         ];
-        for (const [method, target, name] of errors) {
-          const res = await rawRequest(port, method, target);
+        for (const [method, target, name, headers] of errors) {
+          const res = await rawRequest(port, method, target, headers);
           expect(res.status, name).toBe(PREVIEW_STATUS[name]);
           expect(res.headers["content-type"], name).toBe("application/json");
           expect(component(name)(JSON.parse(res.body.toString())), `${name}: ${res.body.toString()}`).toBe(true);
