@@ -77,7 +77,17 @@ describe("big bodies", () => {
       { path: "/one/index.json", body: bytes(["1"]) },
       { path: "/bytes/index.json", body: Buffer.from("{}") },
       { path: "/_redirects", body: long },
+      // Two lists in one text (a NetJSON graph: nodes, then links), each in pieces.
+      {
+        path: "/two/index.json",
+        body: { head: '{"a":', items: bytes(items), tail: { head: ',"b":', items: bytes(["2", "3"]), tail: ',"c":[]}' } },
+      },
     ]);
+    expect(JSON.parse(readFileSync(path.join(out, "two/index.json"), "utf8"))).toEqual({
+      a: items.map((i) => JSON.parse(i)),
+      b: [2, 3],
+      c: [],
+    });
     const big = readFileSync(path.join(out, "big/index.json"), "utf8");
     expect(big.length).toBeGreaterThan(2 ** 20); // above the piece size
     expect(big).toBe(`[${items.join(",")}]`);

@@ -4,6 +4,7 @@ import { pyFloat } from "./pyfloat.ts";
 import { instant, list, str } from "./records.ts";
 import { linkFacts } from "./resources.ts";
 import type { ResolvedLink } from "./validate.ts";
+import { bodyText, type EnclosedList } from "./body.ts";
 
 /**
  * `/api/v1/netjson/networkgraph.json` (and one per status): the network as a NetJSON NetworkGraph,
@@ -12,21 +13,31 @@ import type { ResolvedLink } from "./validate.ts";
  * cost between two different access points of the graph, one link per pair of access points.
  */
 export function networkGraph(model: Model, status?: Status): string {
+  return bodyText(networkGraphBody(model, status));
+}
+
+/** The graph as the build writes it: nodes and links rendered as they are written, never the whole text at once. */
+export function networkGraphBody(model: Model, status?: Status): EnclosedList {
   const nodes =
     status === undefined
       ? model.accesspoints
       : model.accesspoints.filter((ap) => statusOf(ap.lastseen_timestamp, model.takenAt) === status);
   const { links, leftOut } = graphLinks(model, nodes, status);
   const addresses = localAddresses(model);
-  return (
-    `{"type":"NetworkGraph","protocol":"olsr","version":"1","metric":"etx",` +
-    `"nodes":${list(nodes.map((ap) => node(ap, addresses.get(ap.main_ip) ?? [], model)))},` +
-    `"links":${list(links.map((l) => l.json))},` +
+  const properties =
     `"properties":{"taken_at":${instant(model.takenAt)},"status":${str(status ?? null)},` +
     `"links_left_out":{${Object.entries(leftOut)
       .map(([reason, n]) => `"${reason}":${n}`)
-      .join(",")}}}}`
-  );
+      .join(",")}}}}`;
+  return {
+    head: `{"type":"NetworkGraph","protocol":"olsr","version":"1","metric":"etx","nodes":`,
+    items: rendered(nodes, (ap) => node(ap, addresses.get(ap.main_ip) ?? [], model)),
+    tail: { head: ',"links":', items: rendered(links, (l) => linkJson(l, model)), tail: `,${properties}` },
+  };
+}
+
+function* rendered<T>(items: readonly T[], render: (item: T) => string): Generator<Buffer> {
+  for (const item of items) yield Buffer.from(render(item), "utf8");
 }
 
 /** Why an API link of the graph's selection is not a NetJSON link; each counts once, under the first reason that applies. */
@@ -43,8 +54,9 @@ interface LeftOut {
 
 interface Kept {
   readonly link: ResolvedLink;
+  readonly source: string;
+  readonly target: string;
   readonly cost: number;
-  readonly json: string;
 }
 
 function graphLinks(model: Model, nodes: readonly AccesspointEntry[], status: Status | undefined): { links: Kept[]; leftOut: LeftOut } {
@@ -79,11 +91,7 @@ function graphLinks(model: Model, nodes: readonly AccesspointEntry[], status: St
       if (held.cost < cost || (held.cost === cost && held.link.id < link.id)) continue;
     }
     // No status among the properties: OpenWISP keeps its own up/down there.
-    const json =
-      `{"source":${str(source)},"target":${str(target)},"cost":${pyFloat(cost)},` +
-      `"properties":{"id":${link.id},"quality":${facts.quality},"is_wireless":${facts.wireless},` +
-      `"wifi_ssid":${str(facts.ssid)},"timestamp":${instant(link.timestamp)}}}`;
-    byPair.set(pair, { link, cost, json });
+    byPair.set(pair, { link, source, target, cost });
   }
   return { links: [...byPair.values()].sort((a, b) => a.link.id - b.link.id), leftOut };
 }
@@ -110,6 +118,15 @@ function localAddresses(model: Model): Map<string, string[]> {
 
 function isMainIp(model: Model, address: string): boolean {
   return model.accesspointByIp.get(address)?.main_ip === address;
+}
+
+function linkJson({ link, source, target, cost }: Kept, model: Model): string {
+  const facts = linkFacts(link, model);
+  return (
+    `{"source":${str(source)},"target":${str(target)},"cost":${pyFloat(cost)},` +
+    `"properties":{"id":${link.id},"quality":${facts.quality},"is_wireless":${facts.wireless},` +
+    `"wifi_ssid":${str(facts.ssid)},"timestamp":${instant(link.timestamp)}}}`
+  );
 }
 
 function node(ap: AccesspointEntry, addresses: readonly string[], model: Model): string {

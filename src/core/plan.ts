@@ -5,7 +5,7 @@ import { STATUSES, statusOf } from "./model.ts";
 import { accesspointFeature, featureCollection, linkFeature, siteFeature } from "./geojson.ts";
 import { apiRoot, landingPage } from "./pages.ts";
 import { DEFAULT_MAP_SETTINGS, mapPage, mapScript, type MapSettings } from "./map.ts";
-import { networkGraph } from "./netjson.ts";
+import { networkGraphBody } from "./netjson.ts";
 import { openApiDocument } from "./openapi.ts";
 import { renderLink, renderSite } from "./resources.ts";
 import { aliasesBody, fileFor, keyFor, NOT_FOUND_BODY, type Aliases, type FileName } from "./routes.ts";
@@ -13,19 +13,7 @@ import { withoutRedundantSiteLinks } from "./sitelinks.ts";
 import { boundaryVersions, compareVersionKeys, isAfter, isBefore, versionKeys, type VersionKey } from "./version.ts";
 import { compareCodePoints } from "./text.ts";
 import type { ResolvedLink } from "./validate.ts";
-
-/**
- * A body: text, UTF-8 bytes, the items of a JSON list as UTF-8 bytes, or such a list written inside a
- * fixed text (`head` + list + `tail`: a GeoJSON FeatureCollection). List items may be rendered lazily
- * (an iterable used once): a list is written in pieces as its items come, never held whole.
- */
-export type Body = string | Buffer | Iterable<Buffer> | EnclosedList;
-
-export interface EnclosedList {
-  readonly head: string;
-  readonly items: Iterable<Buffer>;
-  readonly tail: string;
-}
+import type { Body } from "./body.ts";
 
 export interface OutputFile {
   /** path under the output root, starting with "/" */
@@ -55,8 +43,8 @@ export function* outputFiles(model: Model, settings: { readonly map?: MapSetting
   yield out(fileFor("aliases"), aliasesBody(placeholderValues(model).aliases));
   // Descriptions and views of the API, beside it: OpenAPI, NetJSON, the map (Leaflet's files are copied by io/map-assets.ts).
   yield out(fileFor("openapi"), openApiDocument());
-  yield out(fileFor("netjson"), networkGraph(model));
-  for (const status of STATUSES) yield out(fileFor("netjsonByStatus", { status }), networkGraph(model, status));
+  yield out(fileFor("netjson"), networkGraphBody(model));
+  for (const status of STATUSES) yield out(fileFor("netjsonByStatus", { status }), networkGraphBody(model, status));
   yield out(fileFor("map"), mapPage(model, settings.map ?? DEFAULT_MAP_SETTINGS));
   yield out(fileFor("mapScript"), mapScript());
 

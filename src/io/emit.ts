@@ -1,7 +1,8 @@
 import { mkdir, open, writeFile } from "node:fs/promises";
 import { replaceFolder } from "./swap.ts";
 import path from "node:path";
-import type { Body, OutputFile } from "../core/plan.ts";
+import { bodyPieces, PIECE } from "../core/body.ts";
+import type { OutputFile } from "../core/plan.ts";
 
 /** Writes the planned responses into a new tree that replaces `out` atomically (io/swap.ts). */
 export interface EmitResult {
@@ -12,8 +13,6 @@ export interface EmitResult {
 /** Files written at once, and the bytes they may hold in memory (measured: see README, "Performance"). */
 const WRITE_CONCURRENCY = Number(process.env.MESH_API_WRITE_CONCURRENCY) || 32;
 const BYTES_IN_FLIGHT = 64 * 2 ** 20;
-/** Lists longer than this are written piece by piece. */
-const PIECE = 2 ** 20;
 
 export interface EmitOptions {
   /** runs on the complete temporary tree before it replaces `out` (the marker and snapshots are made there) */
@@ -105,33 +104,4 @@ async function makeFolder(dir: string): Promise<void> {
     if (code === "ENOENT") await mkdir(dir, { recursive: true });
     else if (code !== "EEXIST") throw err;
   }
-}
-
-const [OPEN, COMMA, CLOSE] = ["[", ",", "]"].map((c) => Buffer.from(c));
-
-/**
- * A body as UTF-8 pieces; a JSON list (alone or inside a head and a tail) in pieces of about PIECE
- * bytes, so a 60 MB list never exists whole.
- */
-export function* bodyPieces(body: Body): Generator<Buffer> {
-  if (typeof body === "string") return yield Buffer.from(body, "utf8");
-  if (Buffer.isBuffer(body)) return yield body;
-  const enclosed = "items" in body ? body : undefined;
-  const head = enclosed ? Buffer.from(enclosed.head, "utf8") : undefined;
-  let batch: Buffer[] = head ? [head, OPEN] : [OPEN];
-  let size = (head?.length ?? 0) + 1;
-  let empty = true;
-  for (const item of enclosed ? enclosed.items : (body as Iterable<Buffer>)) {
-    if (!empty) batch.push(COMMA);
-    batch.push(item);
-    empty = false;
-    size += item.length + 1;
-    if (size >= PIECE) {
-      yield Buffer.concat(batch);
-      [batch, size] = [[], 0];
-    }
-  }
-  batch.push(CLOSE);
-  if (enclosed) batch.push(Buffer.from(enclosed.tail, "utf8"));
-  yield Buffer.concat(batch);
 }

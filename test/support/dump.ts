@@ -3,7 +3,7 @@ import { buildModel, type Model } from "../../src/core/model.ts";
 import { validateDump, type Validation } from "../../src/core/validate.ts";
 import { outputFiles } from "../../src/core/plan.ts";
 import { fileFor, parseAliases, parseRequest, resolve } from "../../src/core/routes.ts";
-import { bodyPieces } from "../../src/io/emit.ts";
+import { bodyPieces } from "../../src/core/body.ts";
 
 /** In-memory dumps for rule tests: records as they would come out of the files. */
 export function loaded(aps: unknown[], links: unknown[] = [], network?: unknown): LoadedDump {

@@ -1,0 +1,53 @@
+/** Response bodies as the plan gives them and as they are written: in pieces, never a whole long list at once. */
+
+/**
+ * A body: text, UTF-8 bytes, the items of a JSON list as UTF-8 bytes, or such a list written inside a
+ * fixed text (`head` + list + `tail`: a GeoJSON FeatureCollection; a tail may hold the next list: the
+ * nodes and links of a NetJSON graph). List items may be rendered lazily (an iterable used once): a
+ * list is written in pieces as its items come, never held whole.
+ */
+export type Body = string | Buffer | Iterable<Buffer> | EnclosedList;
+
+export interface EnclosedList {
+  readonly head: string;
+  readonly items: Iterable<Buffer>;
+  readonly tail: string | EnclosedList;
+}
+
+/** Lists longer than this are written piece by piece. */
+export const PIECE = 2 ** 20;
+
+const [OPEN, COMMA, CLOSE] = ["[", ",", "]"].map((c) => Buffer.from(c));
+
+/**
+ * A body as UTF-8 pieces; a JSON list (alone or inside a head and a tail) in pieces of about PIECE
+ * bytes, so a 60 MB list never exists whole.
+ */
+export function* bodyPieces(body: Body): Generator<Buffer> {
+  if (typeof body === "string") return yield Buffer.from(body, "utf8");
+  if (Buffer.isBuffer(body)) return yield body;
+  const enclosed = "items" in body ? body : undefined;
+  const head = enclosed ? Buffer.from(enclosed.head, "utf8") : undefined;
+  let batch: Buffer[] = head ? [head, OPEN] : [OPEN];
+  let size = (head?.length ?? 0) + 1;
+  let empty = true;
+  for (const item of enclosed ? enclosed.items : (body as Iterable<Buffer>)) {
+    if (!empty) batch.push(COMMA);
+    batch.push(item);
+    empty = false;
+    size += item.length + 1;
+    if (size >= PIECE) {
+      yield Buffer.concat(batch);
+      [batch, size] = [[], 0];
+    }
+  }
+  batch.push(CLOSE);
+  if (enclosed && typeof enclosed.tail === "string") batch.push(Buffer.from(enclosed.tail, "utf8"));
+  yield Buffer.concat(batch);
+  if (enclosed && typeof enclosed.tail !== "string") yield* bodyPieces(enclosed.tail);
+}
+
+/** A body's whole text: for small bodies and tests; the build writes the pieces. */
+export function bodyText(body: Body): string {
+  return Buffer.concat([...bodyPieces(body)]).toString("utf8");
+}
