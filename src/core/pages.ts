@@ -1,5 +1,5 @@
 import { STATUSES, type Model } from "./model.ts";
-import { API, FILES, FOLDER_INDEX, RULES, SNAPSHOT_DIR, SNAPSHOT_FILES } from "./routes.ts";
+import { API, FILES, MAP_FOLDER, RULES, SNAPSHOT_DIR, SNAPSHOT_FILES } from "./routes.ts";
 import { isOwnKey } from "./names.ts";
 
 /**
@@ -42,7 +42,7 @@ export function apiRoot(model: Model): string {
   root.status_values = [...STATUSES, "all"];
   root.openapi = FILES.openapi;
   root.netjson = FILES.netjson;
-  root.map = mapFolder();
+  root.map = MAP_FOLDER;
   root.taken_at = model.takenAt?.text ?? null;
   return JSON.stringify(root);
 }
@@ -171,16 +171,11 @@ export function landingPage(model: Model): string {
     "<ul>",
     `<li><a href="${FILES.openapi}"><code>${FILES.openapi}</code></a>: the API described in OpenAPI 3.1, for client generators and API tools.</li>`,
     `<li><a href="${FILES.netjson}"><code>${FILES.netjson}</code></a>: the network as a NetJSON NetworkGraph (OpenWISP, netdiff, netjsongraph.js); <code>?status=online</code> for one status.</li>`,
-    `<li><a href="${mapFolder()}"><code>${mapFolder()}</code></a>: a map of the access points and links.</li>`,
+    `<li><a href="${MAP_FOLDER}"><code>${MAP_FOLDER}</code></a>: a map of the access points and links.</li>`,
     "</ul>",
     "<h2>Snapshots</h2>",
     `<p>The topology dump and this API tree as archives, one a day, with their SHA-256 sums: <a href="/${SNAPSHOT_DIR}/">/${SNAPSHOT_DIR}/</a>, when this site publishes them.</p>`,
   ]);
-}
-
-/** The map's folder URL: its page is the folder's index. */
-function mapFolder(): string {
-  return FILES.map.slice(0, -FOLDER_INDEX.length);
 }
 
 function exampleLink(target: string): string {

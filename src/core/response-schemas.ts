@@ -2,7 +2,7 @@ import { z } from "zod";
 import { ACCESSPOINT_FIELDS, WIFI_FIELDS, type FieldKind } from "./fields.ts";
 import { STATUSES } from "./model.ts";
 import { listFilters } from "./pages.ts";
-import { API, FILES, FOLDER_INDEX, NOT_FOUND_BODY } from "./routes.ts";
+import { API, ERROR_DETAILS, FILES, MAP_FOLDER, NOT_FOUND_BODY, ROUTE_NAMES } from "./routes.ts";
 
 /**
  * zod schemas of the response bodies, as records.ts, resources.ts, geojson.ts, pages.ts and the
@@ -135,7 +135,7 @@ const ApiRoot = z.strictObject({
   status_values: z.array(z.enum([...STATUSES, "all"])),
   openapi: z.literal(FILES.openapi),
   netjson: z.literal(FILES.netjson),
-  map: z.literal(FILES.map.slice(0, -FOLDER_INDEX.length)).meta({ description: "the map's folder: its page is the folder's index" }),
+  map: z.literal(MAP_FOLDER).meta({ description: "the map's folder: its page is the folder's index" }),
   taken_at: Timestamp.nullable(),
 });
 
@@ -184,20 +184,20 @@ const OpenApiDocument = z.strictObject({
 const notFound = JSON.parse(NOT_FOUND_BODY) as { detail: string };
 const NotFound = z.strictObject({ detail: z.literal(notFound.detail) });
 /**
- * The preview's other errors (serve/preview.ts, which spells the texts; a static host has its own):
+ * The preview's other errors (their texts: routes.ts ERROR_DETAILS; a static host has its own):
  * each a `detail` sentence, as Django REST framework words them.
  */
 export const PREVIEW_ERRORS = [
   {
     status: 400,
     name: "MalformedRequest",
-    detail: "Malformed request.",
+    detail: ERROR_DETAILS.malformed,
     when: "A request target that cannot be decoded (bad percent-encoding, a NUL) or a broken request",
   },
   { status: 405, name: "MethodNotAllowed", detail: /^Method "[^"]*" not allowed\.$/, when: "Any method but GET, HEAD and OPTIONS" },
-  { status: 414, name: "UriTooLong", detail: "Request URI too long.", when: "A request target longer than 8,192 characters" },
-  { status: 431, name: "HeaderFieldsTooLarge", detail: "Request header fields too large.", when: "Request headers too large" },
-  { status: 500, name: "InternalError", detail: "Internal error.", when: "The preview failed to answer" },
+  { status: 414, name: "UriTooLong", detail: ERROR_DETAILS.uriTooLong, when: "A request target longer than 8,192 characters" },
+  { status: 431, name: "HeaderFieldsTooLarge", detail: ERROR_DETAILS.headerTooLarge, when: "Request headers too large" },
+  { status: 500, name: "InternalError", detail: ERROR_DETAILS.internal, when: "The preview failed to answer" },
 ] as const;
 
 type ErrorName = (typeof PREVIEW_ERRORS)[number]["name"];
@@ -207,7 +207,7 @@ for (const e of PREVIEW_ERRORS)
 
 /** The preview's answer to OPTIONS (Django REST framework's metadata, as the original gave it). */
 const Options = z.strictObject({
-  name: z.string(),
+  name: z.enum(Object.values(ROUTE_NAMES) as [string, ...string[]]),
   description: z.string(),
   renders: z.array(z.literal("application/json")),
   parses: z.array(z.string()).max(0),

@@ -22,6 +22,16 @@ export const API_HEADERS: Readonly<Record<string, string>> = {
 };
 export const NOT_FOUND_BODY = '{"detail":"Not found."}';
 
+/** The preview's other error answers (a static host has its own), worded as Django REST framework words them. */
+export const ERROR_DETAILS = {
+  malformed: "Malformed request.",
+  uriTooLong: "Request URI too long.",
+  headerTooLarge: "Request header fields too large.",
+  internal: "Internal error.",
+} as const;
+export const methodNotAllowed = (method: string): string => `Method "${method}" not allowed.`;
+export const errorBody = (detail: string): string => JSON.stringify({ detail });
+
 export type RouteKind =
   | "api-root"
   | "link-list"
@@ -38,6 +48,25 @@ export type RouteKind =
   | "openapi"
   | "netjson"
   | "not-found";
+
+/** The name of each route in its answer to OPTIONS (Django REST framework's view names, as the original gave them). */
+export const ROUTE_NAMES: Readonly<Record<RouteKind, string>> = {
+  "api-root": "Api Root",
+  "link-list": "Link List",
+  "link-detail": "Link Detail",
+  "site-list": "Site List",
+  "site-detail": "Site Detail",
+  "accesspoint-list": "Accesspoint List",
+  "accesspoint-detail": "Accesspoint Detail",
+  "accesspoint-links": "Accesspoint Link List",
+  "accesspoint-interfaces": "Accesspoint Interface List",
+  "interface-list": "Interface List",
+  "interface-detail": "Interface Detail",
+  "interface-accesspoint": "Interface Accesspoint Detail",
+  openapi: "OpenAPI Document",
+  netjson: "NetJSON Network Graph",
+  "not-found": "Not Found",
+};
 
 export interface Rule {
   readonly kind: RouteKind;
@@ -68,8 +97,10 @@ export const QUERY_PLACEHOLDERS: Readonly<Record<string, QueryPlaceholder>> = {
   b: { data: false },
 };
 
-/** The file a static host serves for a folder's URL (`/`, `/snapshots/`). */
+/** The file a static host serves for a folder's URL (`/`, `/snapshots/`, `/map/`). */
 export const FOLDER_INDEX = "index.html";
+/** The map's folder: its page is the folder's index. */
+export const MAP_FOLDER = "/map/";
 
 /**
  * Every file the build writes, as a template: `:name` is filled by fileFor(). Rules point at these,
@@ -117,7 +148,7 @@ export const FILES = {
   netjson: `${API}/netjson/networkgraph.json`,
   netjsonByStatus: `${API}/netjson/_q/status/:status/networkgraph.json`,
   /** the map (map.ts): its page and script, and the Leaflet files copied beside them (io/map-assets.ts) */
-  map: `/map/${FOLDER_INDEX}`,
+  map: `${MAP_FOLDER}${FOLDER_INDEX}`,
   mapScript: "/map/map.js",
   leaflet: "/map/leaflet/:asset",
   leafletImage: "/map/leaflet/images/:image",

@@ -4,7 +4,19 @@ import type { AddressInfo } from "node:net";
 import path from "node:path";
 import httpServer from "http-server";
 import { loadAliases } from "../io/aliases.ts";
-import { API_HEADERS, FILES, FOLDER_INDEX, NOT_FOUND_BODY, parseRequest, resolve, type Aliases, type RouteKind } from "../core/routes.ts";
+import {
+  API_HEADERS,
+  ERROR_DETAILS,
+  errorBody,
+  FILES,
+  FOLDER_INDEX,
+  methodNotAllowed,
+  NOT_FOUND_BODY,
+  parseRequest,
+  resolve,
+  ROUTE_NAMES,
+  type Aliases,
+} from "../core/routes.ts";
 
 /**
  * Stage 6: the local preview. http-server serves the files; a `before` middleware routes every
@@ -31,24 +43,6 @@ export interface Preview {
 const METHODS = new Set(["GET", "HEAD", "OPTIONS"]);
 const MAX_TARGET = 8192;
 
-const DESCRIPTIONS: Record<RouteKind, string> = {
-  "api-root": "Api Root",
-  "link-list": "Link List",
-  "link-detail": "Link Detail",
-  "site-list": "Site List",
-  "site-detail": "Site Detail",
-  "accesspoint-list": "Accesspoint List",
-  "accesspoint-detail": "Accesspoint Detail",
-  "accesspoint-links": "Accesspoint Link List",
-  "accesspoint-interfaces": "Accesspoint Interface List",
-  "interface-list": "Interface List",
-  "interface-detail": "Interface Detail",
-  "interface-accesspoint": "Interface Accesspoint Detail",
-  openapi: "OpenAPI Document",
-  netjson: "NetJSON Network Graph",
-  "not-found": "Not Found",
-};
-
 export async function startPreview(options: PreviewOptions): Promise<Preview> {
   const root = path.resolve(options.dir);
   const rootStat = await stat(root).catch(() => undefined);
@@ -60,7 +54,7 @@ export async function startPreview(options: PreviewOptions): Promise<Preview> {
     aliases()
       .then((known) => handle(root, known, req, res))
       .catch(() => {
-        if (!res.headersSent) json(req, res, 500, '{"detail":"Internal error."}');
+        if (!res.headersSent) json(req, res, 500, errorBody(ERROR_DETAILS.internal));
       });
   };
   const server = httpServer.createServer({
@@ -89,7 +83,7 @@ export async function startPreview(options: PreviewOptions): Promise<Preview> {
   listening.on("clientError", (err: NodeJS.ErrnoException, socket) => {
     if (!socket.writable) return socket.destroy();
     const status = err.code === "HPE_HEADER_OVERFLOW" ? 431 : 400;
-    const body = status === 431 ? '{"detail":"Request header fields too large."}' : '{"detail":"Malformed request."}';
+    const body = errorBody(status === 431 ? ERROR_DETAILS.headerTooLarge : ERROR_DETAILS.malformed);
     const headers = Object.entries({ ...API_HEADERS, "Content-Length": String(Buffer.byteLength(body)), Connection: "close" });
     socket.end(
       `HTTP/1.1 ${status} ${status === 431 ? "Request Header Fields Too Large" : "Bad Request"}\r\n${headers.map(([k, v]) => `${k}: ${v}\r\n`).join("")}\r\n${body}`,
@@ -139,11 +133,11 @@ async function handle(root: string, aliases: Aliases, req: IncomingMessage, res:
   const method = req.method ?? "GET";
   const pathPart = target.split("?")[0];
   const isApi = pathPart === "/api" || pathPart.startsWith("/api/");
-  if (target.length > MAX_TARGET) return json(req, res, 414, '{"detail":"Request URI too long."}');
+  if (target.length > MAX_TARGET) return json(req, res, 414, errorBody(ERROR_DETAILS.uriTooLong));
   const request = parseRequest(target);
-  if (!request || request.path.includes("\0")) return json(req, res, 400, '{"detail":"Malformed request."}');
+  if (!request || request.path.includes("\0")) return json(req, res, 400, errorBody(ERROR_DETAILS.malformed));
   if (!isApi && !request.path.startsWith("/api/")) return serveStatic(root, request.path, req, res);
-  if (!METHODS.has(method)) return json(req, res, 405, JSON.stringify({ detail: `Method "${method}" not allowed.` }));
+  if (!METHODS.has(method)) return json(req, res, 405, errorBody(methodNotAllowed(method)));
 
   const resolution = resolve(request, aliases);
   if (resolution.type === "redirect") {
@@ -163,7 +157,7 @@ async function handle(root: string, aliases: Aliases, req: IncomingMessage, res:
   if (!fileStat?.isFile()) return json(req, res, 404, NOT_FOUND_BODY);
   if (method === "OPTIONS") {
     const kind = resolution.rule.kind;
-    return json(req, res, 200, JSON.stringify({ name: DESCRIPTIONS[kind], description: "", renders: ["application/json"], parses: [] }));
+    return json(req, res, 200, JSON.stringify({ name: ROUTE_NAMES[kind], description: "", renders: ["application/json"], parses: [] }));
   }
   // Hand the file to http-server, with the API's headers; it would add a charset to the type.
   for (const [name, value] of Object.entries(API_HEADERS)) res.setHeader(name, value);
@@ -184,7 +178,7 @@ async function serveStatic(
   res: ServerResponse & { emit(event: "next"): boolean },
 ) {
   const segments = requestPath.split("/");
-  if (segments.includes("..")) return json(req, res, 400, '{"detail":"Malformed request."}');
+  if (segments.includes("..")) return json(req, res, 400, errorBody(ERROR_DETAILS.malformed));
   // Host configuration (_redirects, _headers) and hidden files are not content; Netlify does not serve them either.
   if (segments.some((s) => s.startsWith("_") || s.startsWith("."))) return json(req, res, 404, NOT_FOUND_BODY);
   const full = path.join(root, requestPath);
