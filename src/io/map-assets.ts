@@ -5,14 +5,19 @@ import type { OutputFile } from "../core/plan.ts";
 import { fileFor } from "../core/routes.ts";
 
 /**
- * Leaflet's files, copied into every build beside the map page: the map loads nothing from a CDN.
- * Resolved through the package system, so the compiled package finds the leaflet it depends on.
- * Read when the build asks, in a fixed order (images by name), so builds stay byte-identical.
+ * The map page's static files, copied into every build beside the page (src/core/map.ts): Leaflet's
+ * script, stylesheet, images and licence. The map loads nothing from a CDN. Leaflet is resolved
+ * through the package system, so the compiled package (lib/io/) finds the leaflet it depends on as
+ * the sources (src/io/) do. Read when the build asks, in a fixed order (images by name), so builds
+ * stay byte-identical.
  */
 export function* mapAssets(): Generator<OutputFile> {
-  const dist = path.join(path.dirname(createRequire(import.meta.url).resolve("leaflet/package.json")), "dist");
+  const leaflet = path.dirname(createRequire(import.meta.url).resolve("leaflet/package.json"));
+  const dist = path.join(leaflet, "dist");
   for (const asset of ["leaflet.js", "leaflet.css"])
     yield { path: fileFor("leaflet", { asset }), body: readFileSync(path.join(dist, asset)) };
+  // Its BSD licence asks for the notice and conditions beside copies like this one.
+  yield { path: fileFor("leaflet", { asset: "LICENSE" }), body: readFileSync(path.join(leaflet, "LICENSE")) };
   for (const image of readdirSync(path.join(dist, "images")).sort())
     if (image.endsWith(".png")) yield { path: fileFor("leafletImage", { image }), body: readFileSync(path.join(dist, "images", image)) };
 }
