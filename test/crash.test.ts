@@ -5,16 +5,12 @@ import fg from "fast-glob";
 import { describe, expect, it } from "vitest";
 import { build } from "../src/index.ts";
 import { synthesize, writeSynthDump } from "../src/gen/synth.ts";
-import { ROOT, tempDir, treeDigest } from "./support/tree.ts";
+import { cliArgs, ROOT, tempDir, treeDigest } from "./support/tree.ts";
 
 /** SIGKILL a build while it writes: the previous output stays intact, and the next build cleans up and succeeds. */
 
 function killWhenWritten(data: string, out: string, files: number): Promise<number> {
-  const child = spawn(
-    process.execPath,
-    ["--import", "tsx", path.join(ROOT, "src/cli/main.ts"), "build", "--data", data, "--out", out, "-q"],
-    { cwd: ROOT },
-  );
+  const child = spawn(process.execPath, [...cliArgs(), "build", "--data", data, "--out", out, "-q"], { cwd: ROOT });
   const parent = path.dirname(out);
   return new Promise((resolve, reject) => {
     let seen = 0;

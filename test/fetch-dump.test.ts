@@ -4,13 +4,12 @@ import { cpSync, existsSync, mkdirSync, readdirSync, readFileSync, statSync, wri
 import { createServer, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
 import path from "node:path";
-import { pathToFileURL } from "node:url";
 import fg from "fast-glob";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { build, snapshot, validate } from "../src/index.ts";
 import { fetchDump } from "../src/io/fetch.ts";
 import { MARKER, markerBody } from "../src/io/ownership.ts";
-import { ROOT, tempDir, treeDigest } from "./support/tree.ts";
+import { cliArgs, ROOT, tempDir, treeDigest } from "./support/tree.ts";
 
 /**
  * fetch-dump: refuses folders that are not its own before downloading anything, verifies what
@@ -55,13 +54,9 @@ interface Run {
   readonly stderr: string;
 }
 
-/**
- * The CLI as one process (node --import tsx, as `npm run mesh-api` runs it), so a kill reaches the
- * command itself; any cwd and environment.
- */
+/** The CLI as one process, so a kill reaches the command itself; any cwd and environment. */
 function start(args: string[], cwd: string, env: Record<string, string> = {}): { child: ChildProcess; done: Promise<Run> } {
-  const loader = pathToFileURL(path.join(ROOT, "node_modules/tsx/dist/loader.mjs")).href;
-  const child = spawn(process.execPath, ["--import", loader, path.join(ROOT, "src/cli/main.ts"), ...args], {
+  const child = spawn(process.execPath, [...cliArgs(), ...args], {
     cwd,
     env: { ...process.env, ...env },
   });

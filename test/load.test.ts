@@ -6,7 +6,7 @@ import { describe, expect, it } from "vitest";
 import { build } from "../src/index.ts";
 import { PUBLIC_SAMPLE, readExpected } from "./support/expected.ts";
 import { rawRequest } from "./support/http.ts";
-import { ROOT, tempDir } from "./support/tree.ts";
+import { cliArgs, ROOT, tempDir } from "./support/tree.ts";
 
 /**
  * The preview under a bounded load of valid requests, unknown paths, bad encodings and odd methods:
@@ -18,11 +18,7 @@ describe("preview under load and abuse", () => {
   it("serves a mixed load with zero 5xx, zero crashes and flat memory", async () => {
     const out = path.join(tempDir(), "dist");
     await build({ data: `${PUBLIC_SAMPLE}dump`, out });
-    const child = spawn(
-      process.execPath,
-      ["--import", "tsx", path.join(ROOT, "src/cli/main.ts"), "preview", "--dir", out, "--port", "0", "-q"],
-      { cwd: ROOT },
-    );
+    const child = spawn(process.execPath, [...cliArgs(), "preview", "--dir", out, "--port", "0", "-q"], { cwd: ROOT });
     try {
       const url = await new Promise<string>((resolve, reject) => {
         child.stdout.on("data", (c: Buffer) => {

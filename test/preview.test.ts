@@ -11,7 +11,7 @@ import { API_HEADERS, RULES } from "../src/core/routes.ts";
 import { mismatch, readExpected } from "./support/expected.ts";
 import { pool, rawRequest, type RawResponse } from "./support/http.ts";
 import type { Model } from "../src/core/model.ts";
-import { cli, cliAsync, ROOT, tempDir } from "./support/tree.ts";
+import { cli, cliArgs, cliAsync, ROOT, tempDir } from "./support/tree.ts";
 
 /** The preview over real HTTP on an ephemeral loopback port, serving the built public sample. */
 
@@ -361,16 +361,7 @@ describe("ways in: /snapshots/ after builds with snapshots", () => {
 
 describe("the preview command", () => {
   it("prints a URL that answers 200: the landing page", async () => {
-    const child = spawn(process.execPath, [
-      path.join(ROOT, "node_modules/tsx/dist/cli.mjs"),
-      path.join(ROOT, "src/cli/main.ts"),
-      "preview",
-      "--dir",
-      out,
-      "--port",
-      "0",
-      "--quiet",
-    ]);
+    const child = spawn(process.execPath, [...cliArgs(), "preview", "--dir", out, "--port", "0", "--quiet"]);
     try {
       const line = await new Promise<string>((ok, fail) => {
         let text = "";

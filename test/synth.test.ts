@@ -5,7 +5,7 @@ import { describe, expect, it } from "vitest";
 import { validate } from "../src/index.ts";
 import { synthesize, writeSynthDump, type SynthDump } from "../src/gen/synth.ts";
 import { MARKER, markerBody, RefusedOutputError } from "../src/io/ownership.ts";
-import { ROOT, tempDir, treeDigest } from "./support/tree.ts";
+import { compiledFile, tempDir, treeDigest } from "./support/tree.ts";
 
 /**
  * The synthetic networks validate without a problem of any severity, and `npm run synth` replaces
@@ -15,9 +15,9 @@ import { ROOT, tempDir, treeDigest } from "./support/tree.ts";
 
 type Row = Record<string, unknown> & { interfaces: { addresses: { address: string }[] }[] };
 
-/** Runs scripts/synth.ts as `npm run synth` does (through tsx). */
+/** Runs scripts/synth.ts as `npm run synth` does, as one node process (from the current sources, see compiledFile). */
 function synth(args: string[], cwd: string, env: Record<string, string> = {}) {
-  const r = spawnSync(process.execPath, [path.join(ROOT, "node_modules/tsx/dist/cli.mjs"), path.join(ROOT, "scripts/synth.ts"), ...args], {
+  const r = spawnSync(process.execPath, [compiledFile("scripts/synth.ts"), ...args], {
     cwd,
     encoding: "utf8",
     env: { ...process.env, ...env },

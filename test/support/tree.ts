@@ -1,8 +1,19 @@
 import { createHash } from "node:crypto";
-import { mkdtempSync, readFileSync, rmSync } from "node:fs";
+import {
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  renameSync,
+  rmSync,
+  statSync,
+  utimesSync,
+  writeFileSync,
+} from "node:fs";
+import { createRequire } from "node:module";
 import { tmpdir } from "node:os";
 import path from "node:path";
-import { pathToFileURL } from "node:url";
 import fg from "fast-glob";
 import { spawn, spawnSync } from "node:child_process";
 
@@ -39,18 +50,74 @@ export function tempDir(prefix = "mesh-api-test-"): string {
 export const ROOT = new URL("../../", import.meta.url).pathname;
 
 /**
- * The CLI from source in one process: node with tsx's loader, named by its absolute URL so it
- * resolves from any working folder (tsx's own cli.mjs would start a second process for each run).
+ * src/ and scripts/ as JavaScript: every .ts file through TypeScript's transpileModule (the same code,
+ * the types taken out, as tsx does on each run), written once per content into
+ * node_modules/.cache/mesh-api-test-js/<digest of the sources, package.json and compiler>/, beside a
+ * copy of package.json (main.ts reads its version two folders up), so packages resolve from the
+ * project's node_modules. A child process then starts like the installed command does, without the
+ * TypeScript loader's start-up (about a second per process on a busy 2-core machine; the suite starts
+ * over a hundred). Any edit under src/ or scripts/ gives a new digest, so a run never sees stale code.
  */
-export const CLI_ARGS = [
-  "--import",
-  pathToFileURL(path.join(ROOT, "node_modules/tsx/dist/loader.mjs")).href,
-  path.join(ROOT, "src/cli/main.ts"),
-];
+function compiledTree(): string {
+  const sources = ["src", "scripts"].flatMap((top) =>
+    fg.sync("**/*.ts", { cwd: path.join(ROOT, top), ignore: ["**/*.d.ts"] }).map((f) => `${top}/${f}`),
+  );
+  sources.sort();
+  const require = createRequire(import.meta.url);
+  const tsVersion = (JSON.parse(readFileSync(require.resolve("typescript/package.json"), "utf8")) as { version: string }).version;
+  const hash = createHash("sha256").update(`typescript ${tsVersion}\n${TRANSPILE_OPTIONS}\n`);
+  for (const f of ["package.json", ...sources])
+    hash
+      .update(`${f}\n`)
+      .update(readFileSync(path.join(ROOT, f)))
+      .update("\n");
+  const cache = path.join(ROOT, "node_modules/.cache/mesh-api-test-js");
+  const dir = path.join(cache, hash.digest("hex").slice(0, 16));
+  if (existsSync(path.join(dir, "package.json"))) {
+    utimesSync(dir, new Date(), new Date()); // in use: not pruned below by a run of other sources
+    return dir;
+  }
+
+  const ts = require("typescript") as typeof import("typescript");
+  const tmp = `${dir}.tmp-${process.pid}`;
+  rmSync(tmp, { recursive: true, force: true });
+  for (const f of sources) {
+    const { outputText } = ts.transpileModule(readFileSync(path.join(ROOT, f), "utf8"), {
+      fileName: f,
+      compilerOptions: { ...JSON.parse(TRANSPILE_OPTIONS), target: ts.ScriptTarget.ES2022, module: ts.ModuleKind.ESNext },
+    });
+    mkdirSync(path.dirname(path.join(tmp, f)), { recursive: true });
+    writeFileSync(path.join(tmp, f.replace(/\.ts$/, ".js")), outputText);
+  }
+  writeFileSync(path.join(tmp, "package.json"), readFileSync(path.join(ROOT, "package.json"))); // last: it marks a complete tree
+  try {
+    renameSync(tmp, dir);
+  } catch {
+    rmSync(tmp, { recursive: true, force: true }); // another test process made the same tree first
+  }
+  // Trees of other sources (edited since), once unused for a day.
+  for (const name of readdirSync(cache))
+    if (path.join(cache, name) !== dir && Date.now() - statSync(path.join(cache, name)).mtimeMs > 86_400_000)
+      rmSync(path.join(cache, name), { recursive: true, force: true });
+  return dir;
+}
+const TRANSPILE_OPTIONS = JSON.stringify({ verbatimModuleSyntax: true, rewriteRelativeImportExtensions: true, sourceMap: false });
+
+let compiled: string | undefined;
+/** `<the JavaScript tree>/<file>` for a file under src/ or scripts/, `.ts` named as `.js`; the tree is made on first use. */
+export function compiledFile(file: string): string {
+  compiled ??= compiledTree();
+  return path.join(compiled, file.replace(/\.ts$/, ".js"));
+}
+
+/** The arguments of node that run the CLI from the current sources, in one process (a kill reaches the command itself). */
+export function cliArgs(): string[] {
+  return [compiledFile("src/cli/main.ts")];
+}
 
 /** Runs the CLI as a user does, returning exit code and output. */
 export function cli(args: string[], cwd = ROOT, env: Record<string, string> = {}): { status: number; stdout: string; stderr: string } {
-  const r = spawnSync(process.execPath, [...CLI_ARGS, ...args], {
+  const r = spawnSync(process.execPath, [...cliArgs(), ...args], {
     cwd,
     encoding: "utf8",
     env: { ...process.env, ...env },
@@ -61,7 +128,7 @@ export function cli(args: string[], cwd = ROOT, env: Record<string, string> = {}
 /** The CLI without blocking this process, for commands that talk to a server running in the test. */
 export function cliAsync(args: string[], cwd = ROOT): Promise<{ status: number; stdout: string; stderr: string }> {
   return new Promise((resolve) => {
-    const child = spawn(process.execPath, [...CLI_ARGS, ...args], { cwd });
+    const child = spawn(process.execPath, [...cliArgs(), ...args], { cwd });
     let stdout = "";
     let stderr = "";
     child.stdout.on("data", (c) => (stdout += c));
