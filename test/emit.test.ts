@@ -100,8 +100,16 @@ describe("big bodies", () => {
 
 describe("a network whose _redirects is above the piece size", () => {
   it("gets the rules the build computed, byte for byte, and they parse", async () => {
+    // Hardware addresses make the literal rules (two spellings each): 4,400 of them on interfaces without
+    // an IP address add a list file each and no detail files, so the build writes 7,500 files (a plain
+    // synthetic network with as many rules, 2,500 access points, writes 37,500).
+    const dump = synthesize({ aps: 200, seed: 3 });
+    const mac = (n: number) => `ac:de:${n.toString(16).padStart(8, "0").match(/../g)!.join(":")}`;
+    let id = 80_000_000;
+    for (const ap of dump.accesspoints as { interfaces: unknown[] }[])
+      for (let i = 0; i < 22; i++, id++) ap.interfaces.push({ id, if_hwaddress: mac(id) });
     const data = tempDir();
-    await writeSynthDump(data, synthesize({ aps: 2500, seed: 3 }));
+    await writeSynthDump(data, dump);
     const out = path.join(tempDir(), "dist");
     const r = await build({ data, out });
     const written = readFileSync(path.join(out, "_redirects"), "utf8");
