@@ -381,14 +381,14 @@ describe("fetch-dump failures leave --out as it was", () => {
       expect((await run(["fetch-dump", `${site.url}/${dumpFile}`, "--out", out, "-q"])).status).toBe(0);
       const before = state(out);
       const { child, done } = start(["fetch-dump", `${site.url}/slow.tar.gz`, "--out", out], path.dirname(out));
-      for (
-        let i = 0;
-        i < 200 && !leftovers(out).some((n) => n.endsWith(".tar.gz") && statSync(path.join(path.dirname(out), n)).size > 0);
-        i++
-      ) {
-        await new Promise((ok) => setTimeout(ok, 50));
-      }
-      expect(leftovers(out).length).toBeGreaterThan(0);
+      // Until the partial download (a file beside the temporary folder, named `<tmp>.download`) has bytes.
+      const downloading = () =>
+        leftovers(out).some((n) => {
+          const s = statSync(path.join(path.dirname(out), n));
+          return s.isFile() && s.size > 0;
+        });
+      for (let i = 0; i < 200 && !downloading(); i++) await new Promise((ok) => setTimeout(ok, 50));
+      expect(downloading()).toBe(true);
       child.kill("SIGKILL");
       expect((await done).signal).toBe("SIGKILL");
       expect(state(out)).toEqual(before);
