@@ -167,11 +167,3 @@ export function mapPage(model: Model, settings: MapSettings): string {
 function landingFolder(): string {
   return FILES.landing.slice(0, -FOLDER_INDEX.length);
 }
-
-/**
- * Only while plan.ts still yields it: the script is the file assets/map/map.js, which
- * io/map-assets.ts will copy in its place. Goes with that yield.
- */
-export function mapScript(): string {
-  return "";
-}

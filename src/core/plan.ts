@@ -4,7 +4,7 @@ import { groupBy } from "./collections.ts";
 import { STATUSES, statusOf } from "./model.ts";
 import { accesspointFeature, featureCollection, linkFeature, siteFeature } from "./geojson.ts";
 import { apiRoot, landingPage } from "./pages.ts";
-import { DEFAULT_MAP_SETTINGS, mapPage, mapScript, type MapSettings } from "./map.ts";
+import { DEFAULT_MAP_SETTINGS, mapPage, type MapSettings } from "./map.ts";
 import { networkGraphBody } from "./netjson.ts";
 import { openApiDocument } from "./openapi.ts";
 import { renderLink, renderSite } from "./resources.ts";
@@ -46,7 +46,6 @@ export function* outputFiles(model: Model, settings: { readonly map?: MapSetting
   yield out(fileFor("netjson"), networkGraphBody(model));
   for (const status of STATUSES) yield out(fileFor("netjsonByStatus", { status }), networkGraphBody(model, status));
   yield out(fileFor("map"), mapPage(model, settings.map ?? DEFAULT_MAP_SETTINGS));
-  yield out(fileFor("mapScript"), mapScript());
 
   // Links: all of them and without redundant site links, each as a list and as GeoJSON, with status
   const linkLists = function* (names: readonly [FileName, FileName, FileName, FileName], links: readonly ResolvedLink[]) {
