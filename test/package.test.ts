@@ -22,7 +22,9 @@ describe("the installable package", () => {
     const stage = path.join(work, "stage");
     mkdirSync(stage);
     const pkg = JSON.parse(readFileSync(path.join(ROOT, "package.json"), "utf8")) as { version: string; files: string[] };
-    for (const f of ["package.json", "README.md", "LICENSE", "docs"]) cpSync(path.join(ROOT, f), path.join(stage, f), { recursive: true });
+    // Everything the package lists but the compiled lib/, which is made below.
+    for (const f of ["package.json", ...pkg.files.filter((f) => f !== "lib")])
+      cpSync(path.join(ROOT, f), path.join(stage, f), { recursive: true });
     execFileSync(
       process.execPath,
       [
@@ -41,6 +43,7 @@ describe("the installable package", () => {
     const names = packed[0].files.map((f) => f.path);
     expect(names).toContain("lib/cli/main.js");
     expect(names).toContain("lib/index.d.ts");
+    expect(names).toContain("assets/map/map.js");
     expect(names.some((n) => n.startsWith("src/") || n.startsWith("test/") || (n.endsWith(".ts") && !n.endsWith(".d.ts")))).toBe(false);
 
     const app = path.join(work, "app");
@@ -57,6 +60,11 @@ describe("the installable package", () => {
     run(["validate", "--data", "data", "-q"]);
     run(["build", "--data", "data", "--out", "dist", "-q"]);
     expect(existsSync(path.join(app, "dist", "api", "v1", "link", "index.json"))).toBe(true);
+    // The map's files come from the package (its script) and its leaflet dependency.
+    expect(readFileSync(path.join(app, "dist", "map", "map.js")).equals(readFileSync(path.join(ROOT, "assets", "map", "map.js")))).toBe(
+      true,
+    );
+    expect(existsSync(path.join(app, "dist", "map", "leaflet", "leaflet.js"))).toBe(true);
 
     // The library entry point, as an importer sees it.
     const lib = execFileSync(
