@@ -7,12 +7,12 @@ import { DomUtils, parseDocument } from "htmlparser2";
 import { chromium, type Browser, type BrowserContext, type Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { build, startPreview, type Preview } from "../src/index.ts";
-import { mapConfig, mapPage, type MapSettings } from "../src/core/map.ts";
+import { DEFAULT_MAP_SETTINGS, mapConfig, mapPage, type MapSettings } from "../src/core/map.ts";
 import { fileFor, parseRequest, resolve, type FileName } from "../src/core/routes.ts";
 import { STATUSES } from "../src/core/model.ts";
 import { model as modelOf, ap, at } from "./support/dump.ts";
 import { PUBLIC_SAMPLE } from "./support/expected.ts";
-import { ROOT, tempDir } from "./support/tree.ts";
+import { cliAsync, ROOT, tempDir } from "./support/tree.ts";
 
 /**
  * The map at /map/ in a real browser: Debian's chromium driven by playwright-core (no browser is
@@ -355,5 +355,48 @@ describe.concurrent("the map in chromium", () => {
     expect(await count(page, "path.mesh-ap")).toBe(0);
     expect(errors).toEqual([]);
     await page.close();
+  });
+});
+
+describe("build --tiles", () => {
+  /** The settings a built map page carries, read back from its JSON block. */
+  const settingsOf = (out: string) => {
+    const page = readFileSync(path.join(out, fileFor("map")), "utf8");
+    const block = /<script type="application\/json" id="map-config">([^<]*)<\/script>/.exec(page)![1];
+    return JSON.parse(block) as { tiles: string; attribution: string };
+  };
+
+  it("takes a tile URL template and its credit; OpenStreetMap's, with its credit, by default; anything else is a usage error", async () => {
+    const custom = path.join(tempDir(), "dist");
+    const tiles = "https://tiles.example.org/{z}/{x}/{y}.png?key=a&b=c";
+    const ok = await cliAsync([
+      "build",
+      "--data",
+      `${PUBLIC_SAMPLE}dump`,
+      "--out",
+      custom,
+      "-q",
+      "--tiles",
+      tiles,
+      "--tiles-attribution",
+      "© Example",
+    ]);
+    expect(ok.status, ok.stderr).toBe(0);
+    expect(settingsOf(custom)).toMatchObject({ tiles, attribution: "© Example" });
+    const plain = path.join(tempDir(), "dist");
+    expect((await cliAsync(["build", "--data", `${PUBLIC_SAMPLE}dump`, "--out", plain, "-q"])).status).toBe(0);
+    expect(settingsOf(plain)).toMatchObject({ tiles: DEFAULT_MAP_SETTINGS.tiles, attribution: DEFAULT_MAP_SETTINGS.attribution });
+    for (const bad of [
+      "tiles.example.org/{z}/{x}/{y}.png",
+      "ftp://tiles.example.org/{z}/{x}/{y}.png",
+      "https://tiles.example.org/{z}/{x}.png",
+      "javascript:{z}{x}{y}",
+    ]) {
+      const out = path.join(tempDir(), "dist");
+      const r = await cliAsync(["build", "--data", `${PUBLIC_SAMPLE}dump`, "--out", out, "--tiles", bad]);
+      expect(r.status, bad).toBe(2);
+      expect(r.stderr, bad).toContain("a tile URL is http(s) with {z}, {x} and {y}");
+      expect(existsSync(out), bad).toBe(false);
+    }
   });
 });

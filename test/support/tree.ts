@@ -50,7 +50,7 @@ export function tempDir(prefix = "mesh-api-test-"): string {
 export const ROOT = new URL("../../", import.meta.url).pathname;
 
 /**
- * src/ and scripts/ as JavaScript: every .ts file through TypeScript's transpileModule (the same code,
+ * src/ and scripts/ as JavaScript (and assets/ as it is): every .ts file through TypeScript's transpileModule (the same code,
  * the types taken out, as tsx does on each run), written once per content into
  * node_modules/.cache/mesh-api-test-js/<digest of the sources, package.json and compiler>/, beside a
  * copy of package.json (main.ts reads its version two folders up), so packages resolve from the
@@ -63,10 +63,12 @@ function compiledTree(): string {
     fg.sync("**/*.ts", { cwd: path.join(ROOT, top), ignore: ["**/*.d.ts"] }).map((f) => `${top}/${f}`),
   );
   sources.sort();
+  // Files the code reads beside itself (the map's script), copied as they are.
+  const assets = fg.sync("assets/**/*", { cwd: ROOT }).sort();
   const require = createRequire(import.meta.url);
   const tsVersion = (JSON.parse(readFileSync(require.resolve("typescript/package.json"), "utf8")) as { version: string }).version;
   const hash = createHash("sha256").update(`typescript ${tsVersion}\n${TRANSPILE_OPTIONS}\n`);
-  for (const f of ["package.json", ...sources])
+  for (const f of ["package.json", ...sources, ...assets])
     hash
       .update(`${f}\n`)
       .update(readFileSync(path.join(ROOT, f)))
@@ -88,6 +90,10 @@ function compiledTree(): string {
     });
     mkdirSync(path.dirname(path.join(tmp, f)), { recursive: true });
     writeFileSync(path.join(tmp, f.replace(/\.ts$/, ".js")), outputText);
+  }
+  for (const f of assets) {
+    mkdirSync(path.dirname(path.join(tmp, f)), { recursive: true });
+    writeFileSync(path.join(tmp, f), readFileSync(path.join(ROOT, f)));
   }
   writeFileSync(path.join(tmp, "package.json"), readFileSync(path.join(ROOT, "package.json"))); // last: it marks a complete tree
   try {
