@@ -1,5 +1,7 @@
 import { createHash } from "node:crypto";
 import {
+  accessSync,
+  constants,
   existsSync,
   mkdirSync,
   mkdtempSync,
@@ -7,6 +9,7 @@ import {
   readFileSync,
   renameSync,
   rmSync,
+  statfsSync,
   statSync,
   utimesSync,
   writeFileSync,
@@ -41,8 +44,28 @@ export function removeTempDirs(): void {
 }
 process.once("exit", removeTempDirs);
 
+/**
+ * Where the temporary folders go: a RAM file system (tmpfs at /dev/shm) with at least 4 GiB free when
+ * there is one, else the system's temporary folder; TMPDIR, when set, decides. The suite writes and
+ * removes some 100,000 files, and on a disk each removal of a file already flushed costs 1-3 ms (two
+ * minutes of a run on a busy 2-core machine); on tmpfs writing and removing cost next to nothing.
+ */
+const TEMP_ROOT = ((): string => {
+  if (process.env.TMPDIR) return tmpdir();
+  try {
+    const fs = statfsSync("/dev/shm");
+    if (fs.type === 0x01021994 && fs.bavail * fs.bsize >= 4 * 2 ** 30) {
+      accessSync("/dev/shm", constants.W_OK);
+      return "/dev/shm";
+    }
+  } catch {
+    // no /dev/shm, or not writable
+  }
+  return tmpdir();
+})();
+
 export function tempDir(prefix = "mesh-api-test-"): string {
-  const dir = mkdtempSync(path.join(tmpdir(), prefix));
+  const dir = mkdtempSync(path.join(TEMP_ROOT, prefix));
   made.push(dir);
   return dir;
 }
