@@ -63,6 +63,8 @@ describe("live check", () => {
     expect(r.rows.filter((x) => details.includes(x.kind)).reduce((s, x) => s + x.requested, 0)).toBe(200);
     expect(total).toBeGreaterThan(200);
     expect(r.rows.map((x) => x.kind).filter((k) => k !== "api-root")).toEqual([
+      "openapi",
+      "netjson",
       "link-list",
       "link-detail",
       "site-list",
