@@ -9,25 +9,37 @@ import { cliArgs, ROOT, tempDir, treeDigest } from "./support/tree.ts";
 
 /** SIGKILL a build while it writes: the previous output stays intact, and the next build cleans up and succeeds. */
 
-function killWhenWritten(data: string, out: string, files: number): Promise<number> {
+/**
+ * Runs a build of `data` into `out` and SIGKILLs it once its temporary folder holds `files` files. The
+ * build is frozen (SIGSTOP) while its files are counted, and runs on between counts for a time that
+ * shrinks with the files still to come (at most 1 ms per 20 files), so neither a slow count nor a busy
+ * machine lets it finish between two looks: the kill comes while it writes, after `files` or more.
+ */
+async function killWhenWritten(data: string, out: string, files: number): Promise<number> {
   const child = spawn(process.execPath, [...cliArgs(), "build", "--data", data, "--out", out, "-q"], { cwd: ROOT });
+  const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) =>
+    child.on("exit", (code, signal) => resolve({ code, signal })),
+  );
+  let ended = false;
+  void exited.then(() => (ended = true));
   const parent = path.dirname(out);
-  return new Promise((resolve, reject) => {
-    let seen = 0;
-    const poll = setInterval(() => {
-      const tmp = readdirSync(parent).find((n) => n.startsWith(".dist.tmp-"));
+  const own = `.dist.tmp-${child.pid}-`;
+  let seen = 0;
+  try {
+    while (!ended) {
+      child.kill("SIGSTOP");
+      const tmp = readdirSync(parent).find((n) => n.startsWith(own));
       seen = tmp ? fg.sync("**", { cwd: path.join(parent, tmp), onlyFiles: true }).length : 0;
-      if (seen >= files) {
-        clearInterval(poll);
-        child.kill("SIGKILL");
-      }
-    }, 5);
-    child.on("exit", (code, signal) => {
-      clearInterval(poll);
-      if (signal === "SIGKILL") resolve(seen);
-      else reject(new Error(`the build ended (${code}) before ${files} files were written (${seen} seen)`));
-    });
-  });
+      if (seen >= files) break;
+      child.kill("SIGCONT");
+      await new Promise((ok) => setTimeout(ok, Math.min(100, Math.max(2, (files - seen) / 20))));
+    }
+  } finally {
+    child.kill("SIGKILL");
+  }
+  const { code, signal } = await exited;
+  if (signal !== "SIGKILL") throw new Error(`the build ended (${code}) before ${files} files were written (${seen} seen)`);
+  return seen;
 }
 
 describe("crash safety", () => {
