@@ -1,5 +1,5 @@
 import { STATUSES, type Model, type Status } from "./model.ts";
-import { html } from "./pages.ts";
+import { html, page } from "./pages.ts";
 import { API, fileFor, FILES, FOLDER_INDEX } from "./routes.ts";
 
 /** Where the map's background tiles come from (`build --tiles`, `--tiles-attribution`). */
@@ -125,42 +125,38 @@ export function mapPage(model: Model, settings: MapSettings): string {
   const statusItems = STATUSES.map((s) => `<span class="dot ${s}"></span>${html(s)}`).join("");
   const qualityItems = config.quality.map((q, i) => `<span class="line q${i}"></span>${html(q.label)}`).join("");
   const apiRoot = `${API}/`;
-  return [
-    "<!DOCTYPE html>",
-    '<html lang="en">',
-    "<head>",
-    '<meta charset="utf-8">',
-    '<meta name="viewport" content="width=device-width, initial-scale=1">',
-    `<meta http-equiv="Content-Security-Policy" content="${html(CONTENT_SECURITY_POLICY)}">`,
-    "<title>Map — Mesh Network Topology Read API v1</title>",
-    // No favicon request: the host would answer it with the JSON 404, an error in the console.
-    '<link rel="icon" href="data:,">',
-    `<link rel="stylesheet" href="${html(fileFor("leaflet", { asset: "leaflet.css" }))}">`,
-    `<style>${STYLE}${swatchStyles(config)}</style>`,
-    "</head>",
-    "<body>",
-    "<header>",
-    "<h1>Map of the mesh network</h1>",
-    `<p>${model.accesspoints.length} access points, ${positioned} of them with a position, and ${model.links.length} links, ${from}. ` +
-      `Drawn from the API's GeoJSON lists (<a href="${html(apiRoot)}"><code>${html(apiRoot)}</code></a>); click an access point for its details. ` +
-      `<a href="${html(landingFolder())}">About this site</a>.</p>`,
-    '<ul class="legend">',
-    `<li>Access points by status:${statusItems}</li>`,
-    `<li>Links by quality:${qualityItems}</li>`,
-    "</ul>",
-    '<p id="map-status" role="status">Loading the network…</p>',
-    '<p id="map-tiles" role="status" hidden></p>',
-    "<noscript><p>The map needs JavaScript. The same data, as GeoJSON: " +
-      `<a href="${html(`${API}/accesspoint/?${GEOJSON}`)}">access points</a>, <a href="${html(config.links[0])}">links</a>.</p></noscript>`,
-    "</header>",
-    '<div id="map"></div>',
-    `<script type="application/json" id="map-config">${scriptJson(config)}</script>`,
-    `<script src="${html(fileFor("leaflet", { asset: "leaflet.js" }))}"></script>`,
-    `<script src="${html(fileFor("mapScript"))}"></script>`,
-    "</body>",
-    "</html>",
-    "",
-  ].join("\n");
+  return page(
+    "Map — Mesh Network Topology Read API v1",
+    [
+      "<header>",
+      "<h1>Map of the mesh network</h1>",
+      `<p>${model.accesspoints.length} access points, ${positioned} of them with a position, and ${model.links.length} links, ${from}. ` +
+        `Drawn from the API's GeoJSON lists (<a href="${html(apiRoot)}"><code>${html(apiRoot)}</code></a>); click an access point for its details. ` +
+        `<a href="${html(landingFolder())}">About this site</a>.</p>`,
+      '<ul class="legend">',
+      `<li>Access points by status:${statusItems}</li>`,
+      `<li>Links by quality:${qualityItems}</li>`,
+      "</ul>",
+      '<p id="map-status" role="status">Loading the network…</p>',
+      '<p id="map-tiles" role="status" hidden></p>',
+      "<noscript><p>The map needs JavaScript. The same data, as GeoJSON: " +
+        `<a href="${html(`${API}/accesspoint/?${GEOJSON}`)}">access points</a>, <a href="${html(config.links[0])}">links</a>.</p></noscript>`,
+      "</header>",
+      '<div id="map"></div>',
+      `<script type="application/json" id="map-config">${scriptJson(config)}</script>`,
+      `<script src="${html(fileFor("leaflet", { asset: "leaflet.js" }))}"></script>`,
+      `<script src="${html(fileFor("mapScript"))}"></script>`,
+    ],
+    {
+      head: [
+        `<meta http-equiv="Content-Security-Policy" content="${html(CONTENT_SECURITY_POLICY)}">`,
+        // No favicon request: the host would answer it with the JSON 404, an error in the console.
+        '<link rel="icon" href="data:,">',
+        `<link rel="stylesheet" href="${html(fileFor("leaflet", { asset: "leaflet.css" }))}">`,
+      ],
+      style: `${STYLE}${swatchStyles(config)}`,
+    },
+  );
 }
 
 /** The landing page's folder URL: its page is the folder's index. */

@@ -116,15 +116,17 @@ const STYLE =
   "table{border-collapse:collapse}th,td{text-align:left;vertical-align:top;padding:.25rem 1rem .25rem 0}" +
   "th{font-weight:600}code{font-size:.95em}td.n{text-align:right}";
 
-function page(title: string, body: string[]): string {
+/** An HTML5 page in UTF-8: every page of the site has this frame; `head` adds to it, `style` replaces the pages' own. */
+export function page(title: string, body: string[], options: { readonly head?: readonly string[]; readonly style?: string } = {}): string {
   return [
     "<!DOCTYPE html>",
     '<html lang="en">',
     "<head>",
     '<meta charset="utf-8">',
     '<meta name="viewport" content="width=device-width, initial-scale=1">',
+    ...(options.head ?? []),
     `<title>${html(title)}</title>`,
-    `<style>${STYLE}</style>`,
+    `<style>${options.style ?? STYLE}</style>`,
     "</head>",
     "<body>",
     ...body,
