@@ -240,6 +240,10 @@ describe("ways in: the landing page, the API root, JSON 404s", () => {
     expect(hrefs(page)).toContain("/snapshots/");
     expect(hrefs(page)).toContain("/map/");
     expectHtml(await get("/map/"));
+    // The map's own files, typed by their extension as a static host types them.
+    expect((await get("/map/map.js")).headers["content-type"]).toMatch(/^(application|text)\/javascript\b/);
+    expect((await get("/map/leaflet/leaflet.css")).headers["content-type"]).toMatch(/^text\/css\b/);
+    expect((await get("/map/leaflet/images/layers.png")).headers["content-type"]).toBe("image/png");
     const head = await get("/", "HEAD");
     expectHtml(head);
     expect(head.body.length).toBe(0);
