@@ -3,8 +3,7 @@ import { getIssues } from "@placemarkio/check-geojson";
 import fg from "fast-glob";
 import { beforeAll, describe, expect, it } from "vitest";
 import { build } from "../src/index.ts";
-import { fileFor, parseAliases, parseRequest, resolve, type Aliases } from "../src/core/routes.ts";
-import { mismatch, PUBLIC_SAMPLE, readExpected, type Answer } from "./support/expected.ts";
+import { answerFromBuild, mismatch, PUBLIC_SAMPLE, readExpected, type Answer } from "./support/expected.ts";
 import { tempDir } from "./support/tree.ts";
 
 /**
@@ -13,26 +12,13 @@ import { tempDir } from "./support/tree.ts";
  */
 const expected = readExpected();
 let out: string;
-let aliases: Aliases;
+let answer: (target: string) => Answer;
 
 beforeAll(async () => {
   out = `${tempDir()}/dist`;
   await build({ data: `${PUBLIC_SAMPLE}dump`, out });
-  aliases = parseAliases(readFileSync(out + fileFor("aliases"), "utf8"));
+  answer = answerFromBuild(out);
 }, 60_000);
-
-function answer(target: string): Answer {
-  const req = parseRequest(target);
-  const r = req ? resolve(req, aliases) : ({ type: "not-found" } as const);
-  const notFound = () => ({ status: 404, body: readFileSync(out + fileFor("notFound"), "utf8") });
-  if (r.type === "redirect") return { status: 301, location: r.location };
-  if (r.type === "not-found") return notFound();
-  try {
-    return { status: 200, body: readFileSync(out + r.file, "utf8") };
-  } catch {
-    return notFound();
-  }
-}
 
 describe("public sample conformance (files)", () => {
   it("covers all 4,699 expected responses", () => {

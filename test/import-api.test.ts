@@ -5,9 +5,8 @@ import path from "node:path";
 import { gunzipSync } from "node:zlib";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { build } from "../src/index.ts";
-import { fileFor, parseAliases, parseRequest, resolve, type Aliases } from "../src/core/routes.ts";
 import { apiToDump, detectBrand, importApi } from "../src/importers/api.ts";
-import { canonical, mismatch, PUBLIC_SAMPLE, readExpected, type Answer } from "./support/expected.ts";
+import { answerFromBuild, canonical, mismatch, PUBLIC_SAMPLE, readExpected, type Answer } from "./support/expected.ts";
 import { cliAsync, ROOT, tempDir } from "./support/tree.ts";
 
 /**
@@ -102,7 +101,7 @@ const FAST = ["--retries", "2", "--retry-delay", "10", "--timeout", "5000", "--a
 describe("import api: the public sample through a replay of the original server", () => {
   let dump: string;
   let out: string;
-  let aliases: Aliases;
+  let answer: (target: string) => Answer;
 
   beforeAll(async () => {
     dump = `${tempDir()}/dump`;
@@ -110,21 +109,8 @@ describe("import api: the public sample through a replay of the original server"
     expect(r).toMatchObject({ accesspoints: 423, interfaces: 492, links: 625, brand: "opennet" });
     out = `${tempDir()}/dist`;
     await build({ data: dump, out });
-    aliases = parseAliases(readFileSync(out + fileFor("aliases"), "utf8"));
+    answer = answerFromBuild(out);
   }, 120_000);
-
-  function answer(target: string): Answer {
-    const req = parseRequest(target);
-    const r = req ? resolve(req, aliases) : ({ type: "not-found" } as const);
-    const notFound = () => ({ status: 404, body: readFileSync(out + fileFor("notFound"), "utf8") });
-    if (r.type === "redirect") return { status: 301, location: r.location };
-    if (r.type === "not-found") return notFound();
-    try {
-      return { status: 200, body: readFileSync(out + r.file, "utf8") };
-    } catch {
-      return notFound();
-    }
-  }
 
   it("builds into an API that answers all 4,699 expected responses", () => {
     const expected = readExpected();

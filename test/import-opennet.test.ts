@@ -1,7 +1,6 @@
 import { cpSync, existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { beforeAll, describe, expect, it } from "vitest";
 import { build } from "../src/index.ts";
-import { fileFor, parseAliases, parseRequest, resolve, type Aliases } from "../src/core/routes.ts";
 import { detectSites } from "../src/importers/opennet-sites.ts";
 import {
   applyOlsr,
@@ -14,7 +13,7 @@ import {
   parseWikiNodes,
 } from "../src/importers/opennet.ts";
 import { createRequire } from "node:module";
-import { canonical, mismatch, PUBLIC_SAMPLE, readExpected, type Answer } from "./support/expected.ts";
+import { answerFromBuild, canonical, mismatch, PUBLIC_SAMPLE, readExpected } from "./support/expected.ts";
 import { cliAsync, tempDir } from "./support/tree.ts";
 
 /**
@@ -34,22 +33,6 @@ const lines = (file: string) =>
     .split("\n")
     .filter((l) => l.trim() !== "")
     .map((l) => JSON.parse(l) as Record<string, unknown>);
-
-/** Answers from a build's files, as the conformance test gives them. */
-function answerFrom(out: string, aliases: Aliases): (target: string) => Answer {
-  return (target) => {
-    const req = parseRequest(target);
-    const r = req ? resolve(req, aliases) : ({ type: "not-found" } as const);
-    const notFound = () => ({ status: 404, body: readFileSync(out + fileFor("notFound"), "utf8") });
-    if (r.type === "redirect") return { status: 301, location: r.location };
-    if (r.type === "not-found") return notFound();
-    try {
-      return { status: 200, body: readFileSync(out + r.file, "utf8") };
-    } catch {
-      return notFound();
-    }
-  };
-}
 
 /** The expectation with the recorded timestamps replaced by ours (the only values the import cannot reproduce). */
 function retimed(body: unknown): unknown {
@@ -85,9 +68,8 @@ function timeless(record: Record<string, unknown>): Record<string, unknown> {
 describe("import opennet: the public sample's raw sources", () => {
   let dump: string;
   let out: string;
-  let aliases: Aliases;
   /** the same dump with the sample's sites (this import does not detect them), and its build */
-  let sited: { out: string; aliases: Aliases };
+  let sited: { out: string };
 
   beforeAll(async () => {
     dump = `${tempDir()}/dump`;
@@ -100,7 +82,6 @@ describe("import opennet: the public sample's raw sources", () => {
     expect(r).toMatchObject({ accesspoints: 423, interfaces: 492, links: 625 });
     out = `${tempDir()}/dist`;
     await build({ data: dump, out });
-    aliases = parseAliases(readFileSync(out + fileFor("aliases"), "utf8"));
     const sample = new Map(lines(`${PUBLIC_SAMPLE}dump/accesspoints/accesspoints.ndjson`).map((ap) => [ap.main_ip, ap]));
     const withSites = `${tempDir()}/dump`;
     mkdirSync(`${withSites}/accesspoints`, { recursive: true });
@@ -111,9 +92,8 @@ describe("import opennet: the public sample's raw sources", () => {
       return { ...ap, site: theirs.site };
     });
     writeFileSync(`${withSites}/accesspoints/a.ndjson`, aps.map((ap) => JSON.stringify(ap) + "\n").join(""));
-    sited = { out: `${tempDir()}/dist`, aliases: {} as Aliases };
+    sited = { out: `${tempDir()}/dist` };
     await build({ data: withSites, out: sited.out });
-    sited.aliases = parseAliases(readFileSync(sited.out + fileFor("aliases"), "utf8"));
   }, 120_000);
 
   it("writes the hand-made sample dump's records, but for timestamps and sites", () => {
@@ -148,8 +128,8 @@ describe("import opennet: the public sample's raw sources", () => {
   it("builds into an API that gives the expected answers but for sites", () => {
     const expected = readExpected().map((e) => ({ ...e, body: retimed(e.body) }));
     expect(expected).toHaveLength(4699);
-    const failures = expected.map((e) => mismatch(e, answerFrom(out, aliases)(e.path))).filter((f) => f !== undefined);
-    const failuresSited = expected.map((e) => mismatch(e, answerFrom(sited.out, sited.aliases)(e.path))).filter((f) => f !== undefined);
+    const failures = expected.map((e) => mismatch(e, answerFromBuild(out)(e.path))).filter((f) => f !== undefined);
+    const failuresSited = expected.map((e) => mismatch(e, answerFromBuild(sited.out)(e.path))).filter((f) => f !== undefined);
     console.log(
       `import opennet: ${expected.length - failures.length} of ${expected.length} expected answers given; ` +
         `${expected.length - failuresSited.length} with the sample's sites`,
@@ -177,7 +157,6 @@ describe("import opennet: the public sample's raw sources", () => {
 describe("import opennet --sites detect", () => {
   let dump: string;
   let out: string;
-  let aliases: Aliases;
   const expected = readExpected();
 
   beforeAll(async () => {
@@ -192,7 +171,6 @@ describe("import opennet --sites detect", () => {
     expect(r).toMatchObject({ accesspoints: 423, sites: 21 });
     out = `${tempDir()}/dist`;
     await build({ data: dump, out });
-    aliases = parseAliases(readFileSync(out + fileFor("aliases"), "utf8"));
   }, 120_000);
 
   /** The members of each site, as sorted lists of main_ip, sorted. */
@@ -222,7 +200,7 @@ describe("import opennet --sites detect", () => {
 
   it("builds into an API that gives the expected answers but for those showing site ids", () => {
     const failures = expected
-      .map((e) => mismatch({ ...e, body: retimed(e.body) }, answerFrom(out, aliases)(e.path)))
+      .map((e) => mismatch({ ...e, body: retimed(e.body) }, answerFromBuild(out)(e.path)))
       .filter((f) => f !== undefined);
     console.log(`import opennet --sites detect: ${expected.length - failures.length} of ${expected.length} expected answers given`);
     expect(expected.length - failures.length).toBe(GIVEN_WITH_DETECTED_SITES);
@@ -242,7 +220,7 @@ describe("import opennet --sites detect", () => {
     writeFileSync(`${data}/accesspoints/a.ndjson`, relabelled.map((ap) => JSON.stringify(ap) + "\n").join(""));
     const dist = `${tempDir()}/dist`;
     await build({ data, out: dist });
-    const answer = answerFrom(dist, parseAliases(readFileSync(dist + fileFor("aliases"), "utf8")));
+    const answer = answerFromBuild(dist);
     expect(expected.map((e) => mismatch({ ...e, body: retimed(e.body) }, answer(e.path))).filter((f) => f !== undefined)).toEqual([]);
   }, 120_000);
 });
