@@ -1,9 +1,8 @@
-import { writeDump } from "../io/write-dump.ts";
+import { importTime, writeDump } from "../io/write-dump.ts";
 import { ACCESSPOINT_FIELDS, WIFI_FIELDS } from "../core/fields.ts";
 import type { LoadedDump, RawRecord } from "../core/input.ts";
 import { formatProblem } from "../core/problems.ts";
 import { NETWORK_FORMAT } from "../core/schema.ts";
-import { parseInstant } from "../core/timestamp.ts";
 import { validateDump } from "../core/validate.ts";
 import { describeNetworkError, withDeadline } from "../io/net.ts";
 import { assertReplaceable } from "../io/ownership.ts";
@@ -287,14 +286,7 @@ export function apiRoot(base: string): URL {
 
 export async function importApi(base: string, out: string, options: ImportApiOptions = {}): Promise<ImportApiResult> {
   const root = apiRoot(base);
-  let takenAt: string;
-  if (options.at !== undefined) {
-    const parsed = parseInstant(options.at);
-    if (typeof parsed === "string") throw new ImportApiError(`--at ${options.at}: ${parsed}`);
-    takenAt = options.at;
-  } else {
-    takenAt = new Date().toISOString();
-  }
+  const takenAt = importTime(options.at, (message) => new ImportApiError(message));
   if (options.brand !== undefined && !/^[A-Za-z][A-Za-z0-9]*$/.test(options.brand)) {
     throw new ImportApiError(`--brand ${JSON.stringify(options.brand)}: a brand prefix is letters and digits, such as opennet`);
   }

@@ -1,5 +1,5 @@
 import { readFile } from "node:fs/promises";
-import { writeDump } from "../io/write-dump.ts";
+import { importTime, writeDump } from "../io/write-dump.ts";
 import { createRequire } from "node:module";
 import { Parser } from "htmlparser2";
 import { ACCESSPOINT_FIELDS, WIFI_FIELDS } from "../core/fields.ts";
@@ -7,7 +7,6 @@ import type { LoadedDump, RawRecord } from "../core/input.ts";
 import { canonicalIp } from "../core/ip.ts";
 import { formatProblem } from "../core/problems.ts";
 import { NETWORK_FORMAT } from "../core/schema.ts";
-import { parseInstant } from "../core/timestamp.ts";
 import { validateDump } from "../core/validate.ts";
 import { assertReplaceable } from "../io/ownership.ts";
 import { detectSites } from "./opennet-sites.ts";
@@ -775,14 +774,7 @@ async function read(file: string): Promise<Buffer> {
 
 /** Reads the sources, applies them in the original's order, checks the records and writes the dump. */
 export async function importOpennet(out: string, options: ImportOpennetOptions): Promise<ImportOpennetResult> {
-  let takenAt: string;
-  if (options.at !== undefined) {
-    const parsed = parseInstant(options.at);
-    if (typeof parsed === "string") throw new ImportOpennetError(`--at ${options.at}: ${parsed}`);
-    takenAt = options.at;
-  } else {
-    takenAt = new Date().toISOString();
-  }
+  const takenAt = importTime(options.at, (message) => new ImportOpennetError(message));
   await assertReplaceable({ out, option: "--out", kind: "dump", cwd: options.cwd, home: options.home });
   const model = new OpennetModel();
   const notes: string[] = [];
