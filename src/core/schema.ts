@@ -1,4 +1,5 @@
 import { z } from "zod";
+import { BRAND_PATTERN, BRAND_RULE, DEFAULT_STATUSES } from "./settings.ts";
 import { ACCESSPOINT_FIELDS, DEFAULT_FIRMWARE_TYPE, WIFI_FIELDS, type FieldKind } from "./fields.ts";
 import { canonicalIp, canonicalIpv4, canonicalIpv6, type Family } from "./ip.ts";
 import { checkDate, parseInstant, type Instant } from "./timestamp.ts";
@@ -154,6 +155,10 @@ export const networkSchema = z.strictObject({
   format: z.literal(NETWORK_FORMAT, { error: `must be "${NETWORK_FORMAT}"` }),
   name: text.nullable().default(null),
   taken_at: instant.nullable().default(null),
+  /** the brand prefix of the brand fields in the API (`opennet` writes `opennet_version`); the build's --brand overrides it */
+  brand: z.string().regex(BRAND_PATTERN, BRAND_RULE).nullable().default(null),
+  /** what a list without `status` answers; the build's --default-status overrides it */
+  default_status: z.enum(DEFAULT_STATUSES).nullable().default(null),
 });
 
 export type AccesspointRecord = z.output<typeof accesspointSchema>;

@@ -1,3 +1,4 @@
+import type { DefaultStatus } from "./settings.ts";
 import type { z } from "zod";
 import type { LoadedDump, RawRecord } from "./input.ts";
 import { compareSources, formatSource, jsonPath, type Problem, type Source } from "./problems.ts";
@@ -11,6 +12,9 @@ import type { Instant } from "./timestamp.ts";
 
 export interface Dump {
   readonly name: string | null;
+  /** what network.json names (null: not named); the build's options override both */
+  readonly brand: string | null;
+  readonly defaultStatus: DefaultStatus | null;
   /** the instant status filters are computed against; null when the dump has no timestamp at all */
   readonly takenAt: Instant | null;
   /** sorted by main_ip */
@@ -178,6 +182,8 @@ function crossCheck(
     problems,
     dump: {
       name: network?.name ?? null,
+      brand: network?.brand ?? null,
+      defaultStatus: network?.default_status ?? null,
       takenAt: network?.taken_at ?? latestTimestamp(accesspoints, resolved),
       accesspoints,
       links: resolved,

@@ -1,0 +1,45 @@
+/**
+ * What a community decides about its API beyond its data: the brand its field names carry and what a
+ * list answers without a `status` parameter. A dump's network.json may name both; a build's options
+ * override the dump. Every default is stated here, once.
+ */
+
+export type DefaultStatus = "all" | "online";
+export const DEFAULT_STATUSES: readonly DefaultStatus[] = ["all", "online"];
+
+export interface SiteSettings {
+  /** the prefix of the brand fields (`<brand>_version`, ...); "mesh" writes the API description's names */
+  readonly brand: string;
+  /** what `/accesspoint/`, `/link/` and `/accesspoint/<ip>/links/` answer without `status` */
+  readonly defaultStatus: DefaultStatus;
+}
+
+/** The API description's names and rule: the neutral prefix, and lists that publish the whole collection. */
+export const DEFAULT_SETTINGS: SiteSettings = { brand: "mesh", defaultStatus: "all" };
+
+/** The neutral prefix every brand field carries in the dump format and the API description. */
+export const NEUTRAL_PREFIX = "mesh_";
+
+/** A brand is letters and digits: it becomes part of JSON keys, JavaScript property names and OpenAPI names. */
+export const BRAND_PATTERN = /^[A-Za-z0-9]+$/;
+export const BRAND_RULE = "a brand prefix is letters and digits, e.g. opennet";
+
+export function isBrand(value: string): boolean {
+  return BRAND_PATTERN.test(value);
+}
+
+/** A field's name in the output: a brand field (`mesh_…`) carries the brand instead of the neutral prefix. */
+export function brandField(name: string, brand: string): string {
+  return name.startsWith(NEUTRAL_PREFIX) ? `${brand}_${name.slice(NEUTRAL_PREFIX.length)}` : name;
+}
+
+/** The settings of a build: the options given, else what the dump names, else the defaults. */
+export function resolveSettings(
+  given: Partial<SiteSettings>,
+  dump: { readonly brand?: string | null; readonly defaultStatus?: DefaultStatus | null } = {},
+): SiteSettings {
+  return {
+    brand: given.brand ?? dump.brand ?? DEFAULT_SETTINGS.brand,
+    defaultStatus: given.defaultStatus ?? dump.defaultStatus ?? DEFAULT_SETTINGS.defaultStatus,
+  };
+}
