@@ -14,6 +14,7 @@ import { API_DIR, SNAPSHOT_DIR, SNAPSHOT_FILES } from "./core/routes.ts";
 import { writeSnapshots, type SnapshotIndex } from "./publish/snapshot.ts";
 import { mapAssets } from "./io/map-assets.ts";
 import type { MapSettings } from "./core/map.ts";
+import type { SiteSettings } from "./core/settings.ts";
 
 /** The library API: load -> validate -> model -> plan -> emit, one call per command. */
 
@@ -46,7 +47,12 @@ export interface ValidateResult {
   readonly summary: DumpSummary;
 }
 
-export async function validate(options: { data: string } & PipelineOptions): Promise<ValidateResult> {
+/** The site settings a command was given; what it leaves out comes from the dump's network.json, else the defaults. */
+export interface SettingsOptions {
+  readonly settings?: Partial<SiteSettings>;
+}
+
+export async function validate(options: { data: string } & SettingsOptions & PipelineOptions): Promise<ValidateResult> {
   // Records are validated as they are read, so the raw parse of the whole dump is never held at once.
   const validator = createValidator();
   let records = 0;
@@ -56,7 +62,7 @@ export async function validate(options: { data: string } & PipelineOptions): Pro
   });
   const { dump, problems } = validator.finish(loaded);
   // Only the model is returned: it keeps what the API needs, and the records can go (the memory target).
-  const model = dump ? buildModel(dump) : undefined;
+  const model = dump ? buildModel(dump, options.settings) : undefined;
   const netlify = model ? dataRules(placeholderValues(model)) : undefined;
   return {
     dumpFiles: loaded.files,
@@ -97,7 +103,7 @@ export interface SnapshotSettings {
  * leaving `out` untouched, on bad input.
  */
 export async function build(
-  options: { data: string; out: string; snapshot?: SnapshotSettings; map?: MapSettings } & PipelineOptions,
+  options: { data: string; out: string; snapshot?: SnapshotSettings; map?: MapSettings } & SettingsOptions & PipelineOptions,
 ): Promise<BuildResult> {
   await assertReplaceable({ out: options.out, option: "--out", kind: "build", protect: [{ dir: options.data, option: "--data" }] });
   const result = await validate(options);

@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { apiRoot, html, landingExamples, landingPage, listFilters, megabytes, snapshotListing } from "../src/core/pages.ts";
 import { outputFiles } from "../src/core/plan.ts";
-import { parseRequest, resolve, RULES } from "../src/core/routes.ts";
+import { IGNORED_PARAMETERS, parseRequest, resolve, RULES } from "../src/core/routes.ts";
 import { ap, model } from "./support/dump.ts";
 
 /** The landing page, the API root and the snapshot listing as pure renderers of the model. */
@@ -62,13 +62,9 @@ describe("API root", () => {
       link: ["data_format", "with_redundant_site_links", "status"],
       site: ["data_format"],
     });
-    // Refused on every list (a static host cannot cut boxes), so not a filter any list accepts.
-    expect(RULES.filter((r) => "in_bbox" in r.query).map((r) => r.kind)).toEqual([
-      "link-list",
-      "site-list",
-      "accesspoint-list",
-      "interface-list",
-    ]);
+    // Ignored on every list (a static host cannot cut boxes): no rule names it, so it is no filter.
+    expect(RULES.filter((r) => "in_bbox" in r.query)).toEqual([]);
+    expect(IGNORED_PARAMETERS.in_bbox.on).toBe("lists");
     expect(root.status_values).toEqual(["online", "flapping", "offline", "all"]);
     expect(root.taken_at).toBe("2026-11-22T12:00:00Z");
     expect(text).toBe(JSON.stringify(root));

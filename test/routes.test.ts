@@ -9,12 +9,13 @@ import {
   requestsForFile,
   resolve,
   RULES,
+  rulesFor,
   SNAPSHOT_DIR,
   SNAPSHOT_FILES,
   templateOf,
   type FileName,
 } from "../src/core/routes.ts";
-import { loadAliases } from "../src/io/aliases.ts";
+import { loadRouting } from "../src/io/aliases.ts";
 import { build } from "../src/index.ts";
 import { PUBLIC_SAMPLE } from "./support/expected.ts";
 import { ROOT, tempDir } from "./support/tree.ts";
@@ -26,11 +27,16 @@ import { ROOT, tempDir } from "./support/tree.ts";
  */
 let out: string;
 let files: string[];
+/** a build whose lists answer the online items without `status`: the files and rules only it has */
+let online: { out: string; files: string[] };
 
 beforeAll(async () => {
   out = path.join(tempDir(), "dist");
   await build({ data: `${PUBLIC_SAMPLE}dump`, out, snapshot: {} });
   files = (await fg("**", { cwd: out, dot: true, onlyFiles: true })).sort().map((f) => `/${f}`);
+  const onlineOut = path.join(tempDir(), "dist");
+  await build({ data: `${PUBLIC_SAMPLE}dump`, out: onlineOut, settings: { defaultStatus: "online" } });
+  online = { out: onlineOut, files: (await fg("**", { cwd: onlineOut, dot: true, onlyFiles: true })).sort().map((f) => `/${f}`) };
 }, 120_000);
 
 describe("the route table and the files of a build", () => {
@@ -51,26 +57,38 @@ describe("the route table and the files of a build", () => {
     expect(orphans).toEqual([]);
   });
 
-  it("meets every template and every rule with a target (none unreachable)", () => {
-    const met = new Set(files.map(templateOf));
+  it("meets every template and every rule with a target (none unreachable), with either list default", () => {
+    const met = new Set([...files, ...online.files].map(templateOf));
     expect((Object.keys(FILES) as FileName[]).filter((name) => !met.has(name))).toEqual([]);
-    const hit = new Set(files.flatMap((f) => requestsForFile(f).map((r) => r.rule)));
-    expect(RULES.filter((r) => r.to !== null && !hit.has(r)).map((r) => `${r.from} ${JSON.stringify(r.query)}`)).toEqual([]);
+    for (const [written, rules] of [
+      [files, RULES],
+      [online.files, rulesFor({ defaultStatus: "online" })],
+    ] as const) {
+      const hit = new Set(written.flatMap((f) => requestsForFile(f, rules).map((r) => r.rule)));
+      expect(rules.filter((r) => r.to !== null && !hit.has(r)).map((r) => `${r.from} ${JSON.stringify(r.query)}`)).toEqual([]);
+    }
+    // The online default writes an access point's online links beside its links, and nothing else more.
+    const extra = online.files.filter((f) => !files.includes(f) && !f.startsWith(`/${SNAPSHOT_DIR}/`));
+    expect(new Set(extra.map(templateOf))).toEqual(new Set(["accesspointLinksByStatus"]));
   });
 
-  it("answers each file's requests with that very file", async () => {
-    const aliases = await loadAliases(out);
-    const wrong: string[] = [];
-    let requests = 0;
-    for (const file of files) {
-      for (const { target } of requestsForFile(file)) {
-        requests++;
-        const r = resolve(parseRequest(target)!, aliases);
-        if (r.type !== "file" || r.file !== file) wrong.push(`${target} -> ${r.type === "file" ? r.file : r.type} (want ${file})`);
+  it("answers each file's requests with that very file, by the build's own routing (either list default)", async () => {
+    for (const build of [{ out, files }, online]) {
+      const { aliases, rules } = await loadRouting(build.out);
+      const wrong: string[] = [];
+      let requests = 0;
+      for (const file of build.files) {
+        for (const { target } of requestsForFile(file, rules)) {
+          requests++;
+          const r = resolve(parseRequest(target)!, aliases, rules);
+          if (r.type !== "file" || r.file !== file) wrong.push(`${target} -> ${r.type === "file" ? r.file : r.type} (want ${file})`);
+        }
       }
+      expect(requests).toBeGreaterThan(build.files.length);
+      expect(wrong).toEqual([]);
     }
-    expect(requests).toBeGreaterThan(files.length);
-    expect(wrong).toEqual([]);
+    expect((await loadRouting(online.out)).rules).toBe(rulesFor({ defaultStatus: "online" }));
+    expect((await loadRouting(out)).rules).toBe(RULES);
   });
 
   it("fills templates through keys: router values never become paths as they are", () => {

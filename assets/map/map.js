@@ -15,6 +15,7 @@
    * @property {{ min: number, label: string, color: string }[]} quality
    * @property {string} accesspointDetail
    * @property {string} linkDetail
+   * @property {string} [versionField]
    */
   /** @typedef {{ geometry: unknown, properties: Record<string, unknown> }} Feature */
 
@@ -164,7 +165,7 @@
         ["address", p.post_address],
         ["device", p.device_model],
         ["firmware", firmware],
-        ["mesh firmware", p.mesh_version],
+        ["mesh firmware", p[config.versionField || "mesh_version"]],
         ["last seen", p.lastseen_timestamp],
       ],
       config.accesspointDetail + segment(p.main_ip),

@@ -3,9 +3,20 @@ import { InvalidArgumentError, type Command } from "commander";
 import { DEFAULT_MAP_SETTINGS } from "../core/map.ts";
 import { build } from "../pipeline.ts";
 import { megabytes, plural, progressLine, seconds, warningCount } from "./format.ts";
-import { count, invalid, log, quietOption, report, warn } from "./options.ts";
+import {
+  brandOption,
+  count,
+  defaultStatusOption,
+  invalid,
+  log,
+  quietOption,
+  report,
+  settingsOf,
+  warn,
+  type SettingsFlags,
+} from "./options.ts";
 
-interface BuildOptions {
+interface BuildOptions extends SettingsFlags {
   data: string;
   out: string;
   snapshot?: boolean;
@@ -40,6 +51,8 @@ export function register(program: Command): void {
     .option("--keep <n>", "with --snapshot: how many snapshots to keep", count, 30)
     .option("--tiles <url>", "background tiles of the map at /map/ (a Leaflet URL template)", tiles, DEFAULT_MAP_SETTINGS.tiles)
     .option("--tiles-attribution <html>", "the credit the tile server asks for (default: OpenStreetMap's, with the default tiles)")
+    .addOption(brandOption())
+    .addOption(defaultStatusOption())
     .addOption(quietOption())
     .action(async (opts: BuildOptions) => {
       const started = performance.now();
@@ -50,6 +63,7 @@ export function register(program: Command): void {
         const r = await build({
           data: opts.data,
           out: opts.out,
+          settings: settingsOf(opts),
           snapshot: opts.snapshot ? settings : undefined,
           map: {
             tiles: opts.tiles,
@@ -71,7 +85,7 @@ export function register(program: Command): void {
         log(
           opts,
           `netlify: ${plural(r.netlify.rules, "literal rule")} in ${opts.out}/_redirects; deploy with the netlify.toml of ` +
-            `\`mesh-api netlify-config --data ${opts.data} --write\`` +
+            `\`mesh-api netlify-config --data ${opts.data}${opts.defaultStatus ? ` --default-status ${opts.defaultStatus}` : ""} --write\`` +
             (only > 0 ? ` (${plural(only, "more rule")} for values _redirects cannot hold)` : ""),
         );
       } catch (err) {

@@ -4,9 +4,9 @@ import { InvalidDumpError } from "../core/problems.ts";
 import { netlifyToml } from "../hosts/netlify.ts";
 import { validate } from "../pipeline.ts";
 import { plural } from "./format.ts";
-import { invalid, log, quietOption, report } from "./options.ts";
+import { defaultStatusOption, invalid, log, quietOption, report, settingsOf, type SettingsFlags } from "./options.ts";
 
-interface NetlifyConfigOptions {
+interface NetlifyConfigOptions extends SettingsFlags {
   write?: boolean;
   data?: string;
   quiet?: boolean;
@@ -20,12 +20,13 @@ export function register(program: Command): void {
         "of that dump with: the same rules with a literal rule, in place, for each filter value that is not its own file name",
     )
     .option("--data <dir>", "dump directory of the build to deploy (without it: the generic rules of the committed netlify.toml)")
+    .addOption(defaultStatusOption())
     .option("--write", "write them to ./netlify.toml instead (netlify-cli deploys with ./netlify.toml)")
     .addOption(quietOption())
     .action(async (opts: NetlifyConfigOptions) => {
       let text = netlifyToml();
       if (opts.data !== undefined) {
-        const r = await validate({ data: opts.data });
+        const r = await validate({ data: opts.data, settings: settingsOf(opts) });
         if (!r.model || !r.netlify) return invalid(new InvalidDumpError(r.problems), opts, "nothing written");
         report([], r.hostWarnings, opts);
         text = r.netlify.config();

@@ -1,4 +1,5 @@
 import { InvalidArgumentError, Option } from "commander";
+import { BRAND_RULE, DEFAULT_STATUSES, isBrand, type DefaultStatus, type SiteSettings } from "../core/settings.ts";
 import { formatProblem, InvalidDumpError, type Problem } from "../core/problems.ts";
 import { RefusedOutputError } from "../io/ownership.ts";
 import type { HostWarning } from "../pipeline.ts";
@@ -39,6 +40,33 @@ export const invalid = (err: unknown, opts: QuietOption, consequence: string) =>
   process.stderr.write(`${err.message}; ${consequence}\n`);
   process.exitCode = 1;
 };
+
+/** `--brand` and `--default-status`: a build's site settings; what is not given comes from network.json. */
+export const brandOption = () =>
+  new Option(
+    "--brand <prefix>",
+    "the brand prefix of the brand fields, e.g. opennet writes opennet_version (default: network.json's, else mesh)",
+  ).argParser((value: string) => {
+    if (!isBrand(value)) throw new InvalidArgumentError(BRAND_RULE);
+    return value;
+  });
+
+export const defaultStatusOption = () =>
+  new Option(
+    "--default-status <status>",
+    "what /accesspoint/, /link/ and /accesspoint/<ip>/links/ answer without status: all, or online as the original did (default: network.json's, else all)",
+  ).choices(DEFAULT_STATUSES);
+
+export interface SettingsFlags {
+  readonly brand?: string;
+  readonly defaultStatus?: DefaultStatus;
+}
+
+/** The settings given on the command line, for the library (options left out stay out). */
+export const settingsOf = (opts: SettingsFlags): Partial<SiteSettings> => ({
+  ...(opts.brand !== undefined && { brand: opts.brand }),
+  ...(opts.defaultStatus !== undefined && { defaultStatus: opts.defaultStatus }),
+});
 
 export function count(value: string): number {
   const n = Number(value);

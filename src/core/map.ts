@@ -1,3 +1,4 @@
+import { brandField, DEFAULT_SETTINGS, type SiteSettings } from "./settings.ts";
 import { STATUSES, type Model, type Status } from "./model.ts";
 import { html, page } from "./pages.ts";
 import { API, fileFor, FILES, FOLDER_INDEX } from "./routes.ts";
@@ -34,6 +35,8 @@ export interface MapConfig {
   /** an item's API detail is this prefix and its main_ip or id (details take no trailing slash) */
   readonly accesspointDetail: string;
   readonly linkDetail: string;
+  /** the property holding the mesh firmware version, when the brand renames it (absent: `mesh_version`) */
+  readonly versionField?: string;
 }
 
 const STATUS_COLORS: Readonly<Record<Status, string>> = { online: "#2f9e44", flapping: "#f08c00", offline: "#868e96" };
@@ -51,7 +54,10 @@ const DRAW_ORDER: readonly Status[] = ["offline", "flapping", "online"];
 
 const GEOJSON = "data_format=geojson";
 
-export function mapConfig(settings: MapSettings): MapConfig {
+export function mapConfig(settings: MapSettings, site: SiteSettings = DEFAULT_SETTINGS): MapConfig {
+  const versionField = brandField(NEUTRAL_VERSION, site.brand);
+  // The map draws every link: where a list without status answers the default status, it asks for all.
+  const allLinks = site.defaultStatus === "all" ? "" : "&status=all";
   return {
     tiles: settings.tiles,
     attribution: settings.attribution,
@@ -62,12 +68,16 @@ export function mapConfig(settings: MapSettings): MapConfig {
         color: STATUS_COLORS[status],
         source: [`${API}/accesspoint/?${GEOJSON}&status=${status}`, fileFor("accesspointListGeojsonByStatus", { status })],
       })),
-    links: [`${API}/link/?${GEOJSON}`, fileFor("linkListGeojson")],
+    links: [`${API}/link/?${GEOJSON}${allLinks}`, fileFor("linkListGeojson")],
     quality: QUALITY_BANDS,
     accesspointDetail: `${API}/accesspoint/`,
     linkDetail: `${API}/link/`,
+    // Written only when it differs, so a build with the API description's names keeps its page byte for byte.
+    ...(versionField === NEUTRAL_VERSION ? {} : { versionField }),
   };
 }
+
+const NEUTRAL_VERSION = "mesh_version";
 
 /**
  * JSON inside a `<script type="application/json">`: the HTML parser ends the element at the first
@@ -115,7 +125,7 @@ function swatchStyles(config: MapConfig): string {
 
 /** `/map/index.html`: a static page that draws the network from the API's GeoJSON lists (assets/map/map.js). */
 export function mapPage(model: Model, settings: MapSettings): string {
-  const config = mapConfig(settings);
+  const config = mapConfig(settings, model.settings);
   const takenAt = model.takenAt?.text ?? null;
   const positioned = model.accesspoints.filter((a) => a.position !== null).length;
   const from =

@@ -4,6 +4,7 @@ import { groupBy, Groups } from "./collections.ts";
 import { sortByIp } from "./ip.ts";
 import { isWireless, renderAccesspoint, renderInterface } from "./records.ts";
 import type { Instant } from "./timestamp.ts";
+import { resolveSettings, type SiteSettings } from "./settings.ts";
 
 /**
  * Stage 3: indexes over the validated dump. Pure. Each access point and interface is kept as its
@@ -52,6 +53,8 @@ export const STATUSES: readonly Status[] = ["online", "flapping", "offline"];
 
 export interface Model {
   readonly takenAt: Instant | null;
+  /** the brand and list default of this build (options over network.json over the defaults) */
+  readonly settings: SiteSettings;
   /** sorted by main_ip */
   readonly accesspoints: readonly AccesspointEntry[];
   /** by main_ip and by main_ipv6 */
@@ -69,12 +72,13 @@ export interface Model {
   readonly sites: readonly SiteEntry[];
 }
 
-export function buildModel(dump: Dump): Model {
+export function buildModel(dump: Dump, given: Partial<SiteSettings> = {}): Model {
+  const settings = resolveSettings(given, dump);
   const accesspoints: AccesspointEntry[] = [];
   const accesspointByIp = new Map<string, AccesspointEntry>();
   const interfaces: InterfaceEntry[] = [];
   for (const record of dump.accesspoints) {
-    const ap = accesspointEntry(record);
+    const ap = accesspointEntry(record, settings.brand);
     accesspoints.push(ap);
     accesspointByIp.set(ap.main_ip, ap);
     if (ap.main_ipv6 !== null) accesspointByIp.set(ap.main_ipv6, ap);
@@ -122,6 +126,7 @@ export function buildModel(dump: Dump): Model {
 
   return {
     takenAt: dump.takenAt,
+    settings,
     accesspoints,
     accesspointByIp,
     interfaces,
@@ -134,7 +139,7 @@ export function buildModel(dump: Dump): Model {
   };
 }
 
-function accesspointEntry(record: AccesspointRecord): AccesspointEntry {
+function accesspointEntry(record: AccesspointRecord, brand: string): AccesspointEntry {
   return {
     main_ip: record.main_ip,
     main_ipv6: record.main_ipv6,
@@ -144,7 +149,7 @@ function accesspointEntry(record: AccesspointRecord): AccesspointEntry {
     position: record.position,
     post_address: record.post_address,
     interfaces: record.interfaces.map((i) => i.id).sort((a, b) => a - b),
-    json: Buffer.from(renderAccesspoint(record)),
+    json: Buffer.from(renderAccesspoint(record, brand)),
   };
 }
 

@@ -1,3 +1,4 @@
+import { brandField } from "./settings.ts";
 import { compareIp } from "./ip.ts";
 import { statusOf, type AccesspointEntry, type Model, type Status } from "./model.ts";
 import { pyFloat } from "./pyfloat.ts";
@@ -137,7 +138,7 @@ function node(ap: AccesspointEntry, addresses: readonly string[], model: Model):
     `{"id":${str(ap.main_ip)},"label":${str(ap.main_ip)},` +
     (addresses.length > 0 ? `"local_addresses":${list(addresses.map((a) => str(a)))},` : "") +
     `"properties":{${location}"status":"${statusOf(ap.lastseen_timestamp, model.takenAt)}","main_ipv6":${str(ap.main_ipv6)},` +
-    `"mesh_version":${str(ap.mesh_version)},"site":${ap.site === null ? "null" : ap.site},"post_address":${str(ap.post_address)},` +
+    `"${brandField("mesh_version", model.settings.brand)}":${str(ap.mesh_version)},"site":${ap.site === null ? "null" : ap.site},"post_address":${str(ap.post_address)},` +
     `"lastseen_timestamp":${instant(ap.lastseen_timestamp)}}}`
   );
 }

@@ -1,7 +1,8 @@
 import { z } from "zod";
 import { STATUSES } from "./model.ts";
-import { PREVIEW_ERRORS, RESPONSE_SCHEMAS, type ResponseSchemaName } from "./response-schemas.ts";
-import { API, API_HEADERS, NOT_FOUND_BODY, QUERY_PLACEHOLDERS, RULES, type RouteKind, type Rule } from "./routes.ts";
+import { PREVIEW_ERRORS, responseSchemas, type ResponseSchemaName } from "./response-schemas.ts";
+import { API, API_HEADERS, IGNORED_PARAMETERS, NOT_FOUND_BODY, QUERY_PLACEHOLDERS, rulesFor, type RouteKind, type Rule } from "./routes.ts";
+import { brandField, DEFAULT_SETTINGS, type SiteSettings } from "./settings.ts";
 
 /**
  * `/api/v1/openapi.json`: the OpenAPI 3.1 description of this API, generated from zod schemas of the
@@ -15,8 +16,8 @@ import { API, API_HEADERS, NOT_FOUND_BODY, QUERY_PLACEHOLDERS, RULES, type Route
  * kinds and names, so a new kind fails to compile and a new parameter shows up undocumented (a test
  * checks that none is).
  */
-export function openApiDocument(): string {
-  return JSON.stringify(document());
+export function openApiDocument(settings: SiteSettings = DEFAULT_SETTINGS): string {
+  return JSON.stringify(document(settings));
 }
 
 type Served = Exclude<RouteKind, "not-found">;
@@ -42,21 +43,23 @@ const KINDS: Record<Served, { readonly summary: string; readonly body: ResponseS
   "interface-accesspoint": { summary: "The access point of the interface that holds an address", body: "Accesspoint" },
 };
 
-/** What each query parameter means; what values it takes is derived from RULES. */
-const QUERY_DOCS: Readonly<Record<string, string>> = {
+/** What each query parameter means; what values it takes is derived from the rules. */
+const queryDocs = ({ brand, defaultStatus }: SiteSettings): Readonly<Record<string, string>> => ({
   status:
-    "`all` or empty: no filter. Where a status filter is precomputed (lists, NetJSON), the status against the data's `taken_at`: `online` seen less than 30 minutes before, `flapping` 30 minutes to 30 days, `offline` older or never.",
+    (defaultStatus === "all"
+      ? "`all` or empty: no filter. "
+      : `\`all\`: no filter; absent or empty: \`${defaultStatus}\` on the access point and link lists and an access point's links (this site's default). `) +
+    "Where a status filter is precomputed (lists, NetJSON), the status against the data's `taken_at`: `online` seen less than 30 minutes before, `flapping` 30 minutes to 30 days, `offline` older or never.",
   data_format: "`geojson` (exactly, lower case): the list as a GeoJSON FeatureCollection (RFC 7946).",
   with_redundant_site_links:
     "`0`: without the links between two sites that more than one online link joins (every such link, whatever its own status); `status` then filters what remains.",
-  firmware_version: "Access points whose `mesh_version` equals the value; empty: those whose `mesh_version` is null.",
-  firmware_version__before: "Access points whose non-empty `mesh_version` sorts before the value (docs/rules.md); empty: no filter.",
-  firmware_version__after: "Access points whose non-null `mesh_version` does not sort before the value; empty: no filter.",
+  firmware_version: `Access points whose \`${brandField("mesh_version", brand)}\` equals the value; empty: those whose \`${brandField("mesh_version", brand)}\` is null.`,
+  firmware_version__before: `Access points whose non-empty \`${brandField("mesh_version", brand)}\` sorts before the value (docs/rules.md); empty: no filter.`,
+  firmware_version__after: `Access points whose non-null \`${brandField("mesh_version", brand)}\` does not sort before the value; empty: no filter.`,
   wifi_ssid: "Interfaces whose wifi attributes carry exactly this SSID; empty: no filter.",
   if_hwaddress: "Interfaces with this hardware address, in any letter case; empty: no filter.",
   is_wireless: "`true` or `1`: interfaces with wifi attributes; `false` or `0`: those without (letter case is free); empty: no filter.",
-  in_bbox: "Not supported: a static copy cannot cut arbitrary boxes, and a request for a box never gets the whole list.",
-};
+});
 
 /** Values of a placeholder that does not come from the data. */
 const PLACEHOLDER_VALUES: Readonly<Record<string, readonly string[]>> = { status: STATUSES };
@@ -133,10 +136,10 @@ export function openApiPaths(from: string): string[] {
   return pathForms(from).map((f) => f.path);
 }
 
-/** The path forms of RULES and their rules, in the table's order; the catch-all 404 is not a path. */
-function routes(): Map<string, Rule[]> {
+/** The path forms of the rules and their rules, in the table's order; the catch-all 404 is not a path. */
+function routes(rules: readonly Rule[]): Map<string, Rule[]> {
   const byFrom = new Map<string, Rule[]>();
-  for (const rule of RULES) {
+  for (const rule of rules) {
     if (rule.kind === "not-found") continue;
     const held = byFrom.get(rule.from);
     if (held) held.push(rule);
@@ -155,7 +158,7 @@ const condition = ([name, value]: [string, string]) => code(isPlaceholder(value)
  * placeholder rule with no file and no other condition), or none, when other values fall through to
  * rules that do not name the parameter and so are ignored.
  */
-function queryParameters(rules: readonly Rule[]): { parameters: Parameter[]; refused: string[] } {
+function queryParameters(rules: readonly Rule[], docs: Readonly<Record<string, string>>): { parameters: Parameter[]; refused: string[] } {
   const names = [...new Set(rules.flatMap((r) => Object.keys(r.query)))];
   const parameters = names.map((name): Parameter => {
     const literals: string[] = [];
@@ -188,7 +191,7 @@ function queryParameters(rules: readonly Rule[]): { parameters: Parameter[]; ref
       schema = { type: "string", examples: values };
       rule = "Any other value is ignored (the answer is the one without the parameter).";
     }
-    return { name, in: "query", description: `${QUERY_DOCS[name] ?? ""} ${rule}`.trim(), schema };
+    return { name, in: "query", description: `${docs[name] ?? ""} ${rule}`.trim(), schema };
   });
   const refused = rules
     .filter((r) => r.to === null && Object.keys(r.query).length > 1)
@@ -203,9 +206,10 @@ const JSON_TYPE = API_HEADERS["Content-Type"];
 const HEADER_NAMES = Object.keys(API_HEADERS).filter((h) => h.toLowerCase() !== "content-type");
 const headers = () => Object.fromEntries(HEADER_NAMES.map((h) => [h, ref("headers", h)]));
 
-function document(): Record<string, unknown> {
+function document(settings: SiteSettings): Record<string, unknown> {
   const paths: Record<string, unknown> = {};
-  for (const [from, rules] of routes()) {
+  const docs = queryDocs(settings);
+  for (const [from, rules] of routes(rulesFor(settings))) {
     const kind = rules[0].kind as Served;
     const about = KINDS[kind];
     const geojson = rules.some((r) => r.to !== null && r.query.data_format === "geojson");
@@ -218,7 +222,7 @@ function document(): Record<string, unknown> {
           ],
         }
       : ref("schemas", about.body);
-    const { parameters: query, refused } = queryParameters(rules);
+    const { parameters: query, refused } = queryParameters(rules, docs);
     const description = refused.length > 0 ? `Not precomputed, answered 404: ${refused.join("; ")}.` : undefined;
     const ok = {
       description: geojson ? "The answer: a JSON array, or with `data_format=geojson` a GeoJSON FeatureCollection" : "The answer",
@@ -227,7 +231,10 @@ function document(): Record<string, unknown> {
     };
     for (const form of pathForms(from)) {
       const id = camel(kind) + form.suffix;
-      const parameters = [...form.parameters, ...query, ref("parameters", "format")];
+      const ignored = IGNORED.filter(
+        (p) => p.on === "every endpoint" || (p.on === "lists" && from.endsWith("/") && kind.endsWith("-list")),
+      );
+      const parameters = [...form.parameters, ...query, ...ignored.map((p) => ref("parameters", p.name))];
       const operations = (get: Record<string, unknown>, head: Record<string, unknown>, options: Record<string, unknown>, name: string) => ({
         parameters,
         get: { tags: [kind.split("-")[0]], summary: about.summary, ...(description && { description }), operationId: name, responses: get },
@@ -268,7 +275,12 @@ function document(): Record<string, unknown> {
       license: { name: "GPL-3.0-or-later", identifier: "GPL-3.0-or-later" },
     },
     paths,
-    components: { schemas: schemas(), parameters: { format: FORMAT }, headers: headerComponents(), responses: responses() },
+    components: {
+      schemas: schemas(responseSchemas(settings.brand)),
+      parameters: Object.fromEntries(IGNORED.map((p) => [p.name, ignoredParameter(p)])),
+      headers: headerComponents(),
+      responses: responses(),
+    },
   };
 }
 
@@ -279,12 +291,15 @@ const INFO = [
   "Generated from the route table and zod schemas of the bodies; response objects are strict (no other members).",
 ].join("\n\n");
 
-const FORMAT: Parameter = {
-  name: "format",
+/** The parameters no rule names (routes.ts IGNORED_PARAMETERS): accepted and ignored. */
+const IGNORED = Object.entries(IGNORED_PARAMETERS).map(([name, p]) => ({ name, ...p }));
+
+const ignoredParameter = (p: (typeof IGNORED)[number]): Parameter => ({
+  name: p.name,
   in: "query",
-  description: "Accepted on every endpoint and ignored: `format=api` answers the same JSON.",
-  schema: { type: "string", examples: ["api", "json"] },
-};
+  description: `Accepted on ${p.on} and ignored: ${p.why}`,
+  schema: { type: "string", examples: [...p.values] },
+});
 
 function headerComponents(): Record<string, unknown> {
   return Object.fromEntries(
@@ -318,9 +333,9 @@ function responses(): Record<string, unknown> {
   return out;
 }
 
-function schemas(): Record<string, unknown> {
+function schemas(named: Readonly<Record<string, z.ZodType>>): Record<string, unknown> {
   const registry = z.registry<{ id: string }>();
-  for (const [name, schema] of Object.entries(RESPONSE_SCHEMAS)) registry.add(schema, { id: name });
+  for (const [name, schema] of Object.entries(named)) registry.add(schema, { id: name });
   const { schemas } = z.toJSONSchema(registry, { target: "draft-2020-12", uri: (id) => `#/components/schemas/${id}` });
   // Components sit inside the document: its dialect (OpenAPI 3.1's, 2020-12) applies, and they are found by their key, not an $id.
   return Object.fromEntries(

@@ -144,6 +144,10 @@ export function landingPage(model: Model): string {
       ? "a topology dump without a time of its own"
       : `the topology dump taken at <time datetime="${html(takenAt)}">${html(takenAt)}</time>`;
   const filters = listFilters();
+  const byDefault =
+    model.settings.defaultStatus === "all"
+      ? "without it, a list holds every item"
+      : `without it, the access point and link lists and an access point's links hold the <code>${model.settings.defaultStatus}</code> items only (<code>status=all</code> for every item)`;
   const rows = landingExamples(model).map((e) => {
     const list = RESOURCES.find((r) => e.template === `${API}/${r}/`);
     const accepts =
@@ -164,7 +168,7 @@ export function landingPage(model: Model): string {
     count("Sites", model.sites.length),
     "</table>",
     "<h2>Endpoints</h2>",
-    `<p>The API root <a href="${API}/">${API}/</a> lists the endpoints in JSON, with the filters each list accepts. Every endpoint also accepts <code>format=api</code>; <code>status</code> is one of <code>online</code>, <code>flapping</code>, <code>offline</code> or <code>all</code>. Each example below is an answer of this build.</p>`,
+    `<p>The API root <a href="${API}/">${API}/</a> lists the endpoints in JSON, with the filters each list accepts. Every endpoint also accepts <code>format=api</code>, and every list <code>in_bbox</code>, both ignored: a box gets the whole list, a superset of its items (a static copy cannot cut boxes). <code>status</code> is one of <code>online</code>, <code>flapping</code>, <code>offline</code> or <code>all</code>; ${byDefault}. Each example below is an answer of this build.</p>`,
     "<table>",
     "<tr><th>Endpoint</th><th>Answers</th><th>Example</th></tr>",
     ...rows,

@@ -8,7 +8,7 @@ import { DEFAULT_MAP_SETTINGS, mapPage, type MapSettings } from "./map.ts";
 import { networkGraphBody } from "./netjson.ts";
 import { openApiDocument } from "./openapi.ts";
 import { renderLink, renderSite } from "./resources.ts";
-import { aliasesBody, fileFor, keyFor, NOT_FOUND_BODY, type Aliases, type FileName } from "./routes.ts";
+import { aliasesBody, fileFor, keyFor, NOT_FOUND_BODY, rulesFor, type Aliases, type FileName, type Rule } from "./routes.ts";
 import { withoutRedundantSiteLinks } from "./sitelinks.ts";
 import { boundaryVersions, compareVersionKeys, isAfter, isBefore, versionKeys, type VersionKey } from "./version.ts";
 import { compareCodePoints } from "./text.ts";
@@ -40,9 +40,9 @@ export function* outputFiles(model: Model, settings: { readonly map?: MapSetting
   // The ways in: a landing page every static host serves at "/", and the API root.
   yield out(fileFor("landing"), landingPage(model));
   yield out(fileFor("apiRoot"), apiRoot(model));
-  yield out(fileFor("aliases"), aliasesBody(placeholderValues(model).aliases));
+  yield out(fileFor("aliases"), aliasesBody(placeholderValues(model).aliases, model.settings.defaultStatus));
   // Descriptions and views of the API, beside it: OpenAPI, NetJSON, the map (Leaflet's files are copied by io/map-assets.ts).
-  yield out(fileFor("openapi"), openApiDocument());
+  yield out(fileFor("openapi"), openApiDocument(model.settings));
   yield out(fileFor("netjson"), networkGraphBody(model));
   for (const status of STATUSES) yield out(fileFor("netjsonByStatus", { status }), networkGraphBody(model, status));
   yield out(fileFor("map"), mapPage(model, settings.map ?? DEFAULT_MAP_SETTINGS));
@@ -105,7 +105,12 @@ export function* outputFiles(model: Model, settings: { readonly map?: MapSetting
   }
   for (const [ip, a] of model.accesspointByIp) {
     yield out(fileFor("accesspointDetail", { ip }), a.json);
-    yield out(fileFor("accesspointLinks", { ip }), linkList(model.linksByAccesspoint.get(a.main_ip) ?? []));
+    const links = model.linksByAccesspoint.get(a.main_ip) ?? [];
+    yield out(fileFor("accesspointLinks", { ip }), linkList(links));
+    // Its default without `status`, when the list default is a status (the route table points there).
+    const byDefault = model.settings.defaultStatus;
+    if (byDefault !== "all")
+      yield out(fileFor("accesspointLinksByStatus", { ip, status: byDefault }), linkList(links.filter((l) => linkStatus(l) === byDefault)));
     yield out(
       fileFor("accesspointInterfaces", { ip }),
       rendered(a.interfaces, (id) => model.interfaceById.get(id)!.json),
@@ -153,6 +158,8 @@ function* rendered<T>(items: readonly T[], render: (item: T) => Buffer): Generat
 export interface PlaceholderValues {
   readonly values: Readonly<Record<string, readonly string[]>>;
   readonly aliases: Aliases;
+  /** the route table of this build (its list default) */
+  readonly rules: readonly Rule[];
 }
 
 /** The values present in the data for each data placeholder of the route table, with the aliases among them. */
@@ -177,6 +184,7 @@ export function placeholderValues(model: Model): PlaceholderValues {
       ["bound", before.aliases],
       ["after", after.aliases],
     ]),
+    rules: rulesFor(model.settings),
   };
 }
 

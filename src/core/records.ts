@@ -1,5 +1,6 @@
 import { ACCESSPOINT_FIELDS, WIFI_FIELDS } from "./fields.ts";
 import { pyFloat } from "./pyfloat.ts";
+import { brandField, DEFAULT_SETTINGS } from "./settings.ts";
 import type { AccesspointRecord, InterfaceRecord, PointRecord } from "./schema.ts";
 import type { Instant } from "./timestamp.ts";
 
@@ -45,10 +46,20 @@ export function renderInterface(iface: InterfaceRecord, mainIp: string): string 
   );
 }
 
-export function renderAccesspoint(ap: AccesspointRecord): string {
+const brandedNames = new Map<string, readonly string[]>();
+
+/** The access point fields' names as a brand writes them, in ACCESSPOINT_FIELDS order. */
+export function accesspointFieldNames(brand: string): readonly string[] {
+  let names = brandedNames.get(brand);
+  if (!names) brandedNames.set(brand, (names = ACCESSPOINT_FIELDS.map(([name]) => brandField(name, brand))));
+  return names;
+}
+
+export function renderAccesspoint(ap: AccesspointRecord, brand: string = DEFAULT_SETTINGS.brand): string {
   const record = ap as unknown as Record<string, unknown>;
   const parts = [`"main_ip":"${ap.main_ip}"`, `"main_ipv6":${str(ap.main_ipv6)}`];
-  for (const [name, kind] of ACCESSPOINT_FIELDS) {
+  const names = accesspointFieldNames(brand);
+  for (const [i, [name, kind]] of ACCESSPOINT_FIELDS.entries()) {
     const v = record[name];
     let json: string;
     switch (kind) {
@@ -68,7 +79,7 @@ export function renderAccesspoint(ap: AccesspointRecord): string {
       default:
         json = scalar(v as number | boolean | null);
     }
-    parts.push(`"${name}":${json}`);
+    parts.push(`"${names[i]}":${json}`);
   }
   parts.push(`"site":${scalar(ap.site)}`);
   return `{${parts.join(",")}}`;

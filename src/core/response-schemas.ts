@@ -1,6 +1,7 @@
 import { z } from "zod";
 import { ACCESSPOINT_FIELDS, WIFI_FIELDS, type FieldKind } from "./fields.ts";
 import { STATUSES } from "./model.ts";
+import { brandField, DEFAULT_SETTINGS } from "./settings.ts";
 import { listFilters } from "./pages.ts";
 import { API, ERROR_DETAILS, FILES, MAP_FOLDER, NOT_FOUND_BODY, ROUTE_NAMES } from "./routes.ts";
 
@@ -52,13 +53,13 @@ function nullableFields(fields: readonly (readonly [string, keyof typeof OUTPUT_
   return Object.fromEntries(fields.map(([name, kind]) => [name, OUTPUT_KINDS[kind].nullable()]));
 }
 
-const accesspointFields: Record<string, z.ZodType> = {
+/** An access point's members as a brand names them (records.ts writes them so). */
+const accesspointFields = (brand: string): Record<string, z.ZodType> => ({
   main_ip: ipv4,
   main_ipv6: ipv6.nullable(),
-  ...nullableFields(ACCESSPOINT_FIELDS),
+  ...nullableFields(ACCESSPOINT_FIELDS.map(([name, kind]) => [brandField(name, brand), kind] as const)),
   site: id.nullable(),
-};
-const Accesspoint = z.strictObject(accesspointFields);
+});
 
 const Address = z.discriminatedUnion("family", [
   z.strictObject({ id, address: ipv4, family: z.literal("inet"), netmask_prefixlen: z.int().min(0).max(32), interface: id }),
@@ -111,9 +112,21 @@ const feature = <G extends z.ZodType, P extends z.ZodType>(geometry: G, properti
 const featureCollection = <F extends z.ZodType>(feature: F) =>
   z.strictObject({ type: z.literal("FeatureCollection"), features: z.array(feature) });
 
-// The geometry is the position; the properties are every other field.
-const { position: _position, ...accesspointProperties } = accesspointFields;
-const AccesspointFeature = feature(Point, z.strictObject(accesspointProperties));
+/** The schemas that name brand fields, for one brand. */
+function accesspointSchemas(brand: string) {
+  const fields = accesspointFields(brand);
+  const Accesspoint = z.strictObject(fields);
+  // The geometry is the position; the properties are every other field.
+  const { position: _position, ...properties } = fields;
+  const AccesspointFeature = feature(Point, z.strictObject(properties));
+  return {
+    Accesspoint,
+    AccesspointList: z.array(Accesspoint),
+    AccesspointFeature,
+    AccesspointFeatureCollection: featureCollection(AccesspointFeature),
+  };
+}
+const neutral = accesspointSchemas(DEFAULT_SETTINGS.brand);
 const LinkFeature = feature(
   LineString,
   z.strictObject({
@@ -218,8 +231,8 @@ export const RESPONSE_SCHEMAS = {
   Point,
   LineString,
   Timestamp,
-  Accesspoint,
-  AccesspointList: z.array(Accesspoint),
+  Accesspoint: neutral.Accesspoint,
+  AccesspointList: neutral.AccesspointList,
   Address,
   WifiAttributes,
   Interface,
@@ -228,8 +241,8 @@ export const RESPONSE_SCHEMAS = {
   LinkList: z.array(Link),
   Site,
   SiteList: z.array(Site),
-  AccesspointFeature,
-  AccesspointFeatureCollection: featureCollection(AccesspointFeature),
+  AccesspointFeature: neutral.AccesspointFeature,
+  AccesspointFeatureCollection: neutral.AccesspointFeatureCollection,
   LinkFeature,
   LinkFeatureCollection: featureCollection(LinkFeature),
   SiteFeature,
@@ -243,3 +256,16 @@ export const RESPONSE_SCHEMAS = {
 } as const;
 
 export type ResponseSchemaName = keyof typeof RESPONSE_SCHEMAS;
+
+const byBrand = new Map<string, Record<ResponseSchemaName, z.ZodType>>();
+
+/** The named schemas of a build whose brand fields carry `brand` (the neutral ones for `mesh`), in the same order. */
+export function responseSchemas(brand: string): Record<ResponseSchemaName, z.ZodType> {
+  let schemas = byBrand.get(brand);
+  if (!schemas)
+    byBrand.set(
+      brand,
+      (schemas = brand === DEFAULT_SETTINGS.brand ? RESPONSE_SCHEMAS : { ...RESPONSE_SCHEMAS, ...accesspointSchemas(brand) }),
+    );
+  return schemas;
+}

@@ -1,4 +1,5 @@
 import { fileKey, NULL_KEY, unkey } from "./names.ts";
+import { DEFAULT_SETTINGS, DEFAULT_STATUSES, type DefaultStatus } from "./settings.ts";
 
 /**
  * The route table: every URL form of the API and where its answer lives under the build output.
@@ -134,6 +135,8 @@ export const FILES = {
   accesspointListAfterStatus: `${API}/accesspoint/_q/firmware_version__after/:after/status/:status/index.json`,
   accesspointDetail: `${API}/accesspoint/:ip/index.json`,
   accesspointLinks: `${API}/accesspoint/:ip/links/index.json`,
+  /** written only when the list default is a status (`--default-status online`): the default of `/links/` */
+  accesspointLinksByStatus: `${API}/accesspoint/:ip/links/_q/status/:status/index.json`,
   accesspointInterfaces: `${API}/accesspoint/:ip/interfaces/index.json`,
   interfaceList: `${API}/interface/index.json`,
   interfaceListBySsid: `${API}/interface/_q/wifi_ssid/:ssid/index.json`,
@@ -205,13 +208,25 @@ function fill(template: string, values: Readonly<Record<string, string | null>>)
 
 const r = (kind: RouteKind, from: string, query: Record<string, string>, to: string | null): Rule => ({ kind, from, query, to });
 
-/** `status=all` and `status=` mean "no status filter"; other values pick the precomputed status file. */
-function withStatus(kind: RouteKind, from: string, query: Record<string, string>, file: string, statusFile: string): Rule[] {
+/**
+ * A list with a status filter. `status=all` means no filter; `status=` (empty) means the parameter was
+ * not given, as an empty value does for every filter, and so answers the list's default like a
+ * request without `status`: the whole list, or with `--default-status online` the online file.
+ */
+function withStatus(
+  kind: RouteKind,
+  from: string,
+  query: Record<string, string>,
+  file: string,
+  statusFile: string,
+  byDefault: DefaultStatus = "all",
+): Rule[] {
+  const fallback = byDefault === "all" ? file : fill(statusFile, { status: byDefault });
   return [
     r(kind, from, { ...query, status: "all" }, file),
-    r(kind, from, { ...query, status: "" }, file),
+    r(kind, from, { ...query, status: "" }, fallback),
     r(kind, from, { ...query, status: ":status" }, statusFile),
-    r(kind, from, query, file),
+    r(kind, from, query, fallback),
   ];
 }
 
@@ -222,6 +237,23 @@ function unfiltered(kind: RouteKind, from: string, file: string): Rule[] {
     r(kind, from, { status: "" }, file),
     r(kind, from, { status: ":status" }, null),
     r(kind, from, {}, file),
+  ];
+}
+
+/**
+ * An access point's links follow the list default: with `online`, a request without `status` (or
+ * with `status=online`) answers its online links, which the build then writes; other statuses are
+ * not precomputed for it.
+ */
+function accesspointLinks(from: string, byDefault: DefaultStatus): Rule[] {
+  if (byDefault === "all") return unfiltered("accesspoint-links", from, FILES.accesspointLinks);
+  const online = fill(FILES.accesspointLinksByStatus, { status: byDefault });
+  return [
+    r("accesspoint-links", from, { status: "all" }, FILES.accesspointLinks),
+    r("accesspoint-links", from, { status: "" }, online),
+    r("accesspoint-links", from, { status: byDefault }, online),
+    r("accesspoint-links", from, { status: ":status" }, null),
+    r("accesspoint-links", from, {}, online),
   ];
 }
 
@@ -238,7 +270,26 @@ export const IS_WIRELESS_VALUES: Readonly<Record<"true" | "false", readonly stri
   false: [...letterCases("false"), "0"],
 };
 
-function buildRules(): Rule[] {
+/**
+ * Query parameters no rule names, so every host ignores them: the answer is that of the same request
+ * without them. `in_bbox` is the box the original's map (OpenLayers' bbox strategy) sends with every
+ * list request; a static host cannot cut arbitrary boxes, so it gets the whole list, a superset of
+ * the box, which the map draws correctly.
+ */
+export const IGNORED_PARAMETERS = {
+  format: {
+    on: "every endpoint",
+    values: ["api", "json"],
+    why: "`format=api` answers the same JSON (the original rendered an HTML page).",
+  },
+  in_bbox: {
+    on: "lists",
+    values: ["12.0,54.0,12.2,54.2"],
+    why: "A static copy cannot cut arbitrary boxes: any value (malformed too) answers the whole list, a superset of the box's items.",
+  },
+} as const;
+
+function buildRules(byDefault: DefaultStatus): Rule[] {
   const ap = `${API}/accesspoint/`;
   const link = `${API}/link/`;
   const iface = `${API}/interface/`;
@@ -250,9 +301,9 @@ function buildRules(): Rule[] {
   // Exactly this lower-case value selects GeoJSON (the original compares it so); any other value is ignored.
   const geojson = { data_format: "geojson" };
   const F = FILES;
-  // A static host cannot cut arbitrary boxes: `in_bbox` with any value is refused before every other
-  // rule of a list, so a request for a box never gets the whole list.
-  const noBox = (kind: RouteKind, from: string) => r(kind, from, { in_bbox: ":a" }, null);
+  // The lists whose answer without `status` is the site's default.
+  const list = (kind: RouteKind, from: string, query: Record<string, string>, file: string, statusFile: string) =>
+    withStatus(kind, from, query, file, statusFile, byDefault);
   return [
     // The API root: the endpoints and their filters (pages.ts). Not in the recorded original, which answered 404.
     r("api-root", `${API}/`, {}, F.apiRoot),
@@ -261,49 +312,45 @@ function buildRules(): Rule[] {
     ...withStatus("netjson", F.netjson, {}, F.netjson, F.netjsonByStatus),
     // Link list (GeoJSON, without redundant site links, status) and link by id or by peers (one path
     // form on hosts: placeholders cannot split a segment). with_redundant_site_links other than "0" changes nothing.
-    noBox("link-list", link),
-    ...withStatus("link-list", link, { ...geojson, [redundant]: "0" }, F.linkListNoRedundantGeojson, F.linkListNoRedundantGeojsonByStatus),
-    ...withStatus("link-list", link, geojson, F.linkListGeojson, F.linkListGeojsonByStatus),
-    ...withStatus("link-list", link, { [redundant]: "0" }, F.linkListNoRedundant, F.linkListNoRedundantByStatus),
-    ...withStatus("link-list", link, {}, F.linkList, F.linkListByStatus),
+    ...list("link-list", link, { ...geojson, [redundant]: "0" }, F.linkListNoRedundantGeojson, F.linkListNoRedundantGeojsonByStatus),
+    ...list("link-list", link, geojson, F.linkListGeojson, F.linkListGeojsonByStatus),
+    ...list("link-list", link, { [redundant]: "0" }, F.linkListNoRedundant, F.linkListNoRedundantByStatus),
+    ...list("link-list", link, {}, F.linkList, F.linkListByStatus),
     ...unfiltered("link-detail", `${link}:key`, F.linkDetail),
     // Sites ignore every other parameter, status too, as the original does.
-    noBox("site-list", site),
     r("site-list", site, geojson, F.siteListGeojson),
     r("site-list", site, {}, F.siteList),
     r("site-detail", `${site}:id`, {}, F.siteDetail),
     // Access point list: one firmware filter, optionally with status; GeoJSON alone or with status.
     // Two firmware filters, and GeoJSON with a firmware filter, are not precomputed.
-    noBox("accesspoint-list", ap),
     r("accesspoint-list", ap, { [fv]: ":a", [fvb]: ":b" }, null),
     r("accesspoint-list", ap, { [fv]: ":a", [fva]: ":b" }, null),
     r("accesspoint-list", ap, { [fvb]: ":a", [fva]: ":b" }, null),
     r("accesspoint-list", ap, { ...geojson, [fv]: ":a" }, null),
-    ...withStatus("accesspoint-list", ap, { ...geojson, [fvb]: "" }, F.accesspointListGeojson, F.accesspointListGeojsonByStatus),
+    ...list("accesspoint-list", ap, { ...geojson, [fvb]: "" }, F.accesspointListGeojson, F.accesspointListGeojsonByStatus),
     r("accesspoint-list", ap, { ...geojson, [fvb]: ":a" }, null),
-    ...withStatus("accesspoint-list", ap, { ...geojson, [fva]: "" }, F.accesspointListGeojson, F.accesspointListGeojsonByStatus),
+    ...list("accesspoint-list", ap, { ...geojson, [fva]: "" }, F.accesspointListGeojson, F.accesspointListGeojsonByStatus),
     r("accesspoint-list", ap, { ...geojson, [fva]: ":a" }, null),
-    ...withStatus("accesspoint-list", ap, geojson, F.accesspointListGeojson, F.accesspointListGeojsonByStatus),
-    ...withStatus(
+    ...list("accesspoint-list", ap, geojson, F.accesspointListGeojson, F.accesspointListGeojsonByStatus),
+    ...list(
       "accesspoint-list",
       ap,
       { [fv]: "" },
       fill(F.accesspointListByVersion, { version: null }),
       fill(F.accesspointListByVersionStatus, { version: null }),
     ),
-    ...withStatus("accesspoint-list", ap, { [fv]: ":version" }, F.accesspointListByVersion, F.accesspointListByVersionStatus),
-    ...withStatus("accesspoint-list", ap, { [fvb]: "" }, F.accesspointList, F.accesspointListByStatus),
-    ...withStatus("accesspoint-list", ap, { [fvb]: ":bound" }, F.accesspointListBefore, F.accesspointListBeforeStatus),
-    ...withStatus("accesspoint-list", ap, { [fva]: "" }, F.accesspointList, F.accesspointListByStatus),
-    ...withStatus("accesspoint-list", ap, { [fva]: ":after" }, F.accesspointListAfter, F.accesspointListAfterStatus),
-    ...withStatus("accesspoint-list", ap, {}, F.accesspointList, F.accesspointListByStatus),
+    ...list("accesspoint-list", ap, { [fv]: ":version" }, F.accesspointListByVersion, F.accesspointListByVersionStatus),
+    ...list("accesspoint-list", ap, { [fvb]: "" }, F.accesspointList, F.accesspointListByStatus),
+    ...list("accesspoint-list", ap, { [fvb]: ":bound" }, F.accesspointListBefore, F.accesspointListBeforeStatus),
+    ...list("accesspoint-list", ap, { [fva]: "" }, F.accesspointList, F.accesspointListByStatus),
+    ...list("accesspoint-list", ap, { [fva]: ":after" }, F.accesspointListAfter, F.accesspointListAfterStatus),
+    ...list("accesspoint-list", ap, {}, F.accesspointList, F.accesspointListByStatus),
     ...unfiltered("accesspoint-detail", `${ap}:ip`, F.accesspointDetail),
-    ...unfiltered("accesspoint-links", `${ap}:ip/links/`, F.accesspointLinks),
+    ...accesspointLinks(`${ap}:ip/links/`, byDefault),
     ...unfiltered("accesspoint-interfaces", `${ap}:ip/interfaces/`, F.accesspointInterfaces),
     // Interface list: one of wifi_ssid, if_hwaddress or is_wireless; an empty value means no filter.
     // is_wireless has a literal rule per accepted spelling (hosts match query values case-sensitively);
     // any other value is refused. Status is ignored.
-    noBox("interface-list", iface),
     r("interface-list", iface, { wifi_ssid: ":a", if_hwaddress: ":b" }, null),
     r("interface-list", iface, { is_wireless: ":a", wifi_ssid: ":b" }, null),
     r("interface-list", iface, { is_wireless: ":a", if_hwaddress: ":b" }, null),
@@ -325,7 +372,17 @@ function buildRules(): Rule[] {
   ];
 }
 
-export const RULES: readonly Rule[] = buildRules();
+const rulesByDefault = new Map<DefaultStatus, readonly Rule[]>();
+
+/** The route table of a build: the list default decides what a list without `status` answers. */
+export function rulesFor(settings: { readonly defaultStatus: DefaultStatus }): readonly Rule[] {
+  let rules = rulesByDefault.get(settings.defaultStatus);
+  if (!rules) rulesByDefault.set(settings.defaultStatus, (rules = buildRules(settings.defaultStatus)));
+  return rules;
+}
+
+/** The route table with the API description's defaults. */
+export const RULES: readonly Rule[] = rulesFor(DEFAULT_SETTINGS);
 
 export interface Request {
   /** decoded path */
@@ -351,8 +408,8 @@ export type Aliases = ReadonlyMap<string, ReadonlyMap<string, string>>;
  * path-form rules that static hosts cannot express (a list path without its slash redirects; a
  * detail path with a trailing slash is not found). Placeholder values become file-name keys.
  */
-export function resolve(req: Request, aliases: Aliases = new Map()): Resolution {
-  for (const rule of RULES) {
+export function resolve(req: Request, aliases: Aliases = new Map(), rules: readonly Rule[] = RULES): Resolution {
+  for (const rule of rules) {
     const m = matchPath(rule.from, req.path);
     if (!m) continue;
     const values = matchQuery(rule.query, req.params, aliases);
@@ -418,30 +475,53 @@ function substitute(pattern: string, values: Record<string, string>): string {
   return pattern.replace(/:([a-z]+)/g, (_, name: string) => values[name] ?? `:${name}`);
 }
 
-/** The aliases as the build writes them (FILES.aliases): sorted, so the file is deterministic. */
-export function aliasesBody(aliases: Aliases): string {
+/**
+ * What a host needs from a build to route it beyond the route table's templates: the filter aliases,
+ * and the list default that picks the table. The build writes it to FILES.aliases.
+ */
+export interface Routing {
+  readonly aliases: Aliases;
+  readonly rules: readonly Rule[];
+}
+
+/**
+ * The routing file as the build writes it (FILES.aliases): sorted, so the file is deterministic; the
+ * list default only when it is not the API description's, so such builds keep their bytes.
+ */
+export function aliasesBody(aliases: Aliases, defaultStatus: DefaultStatus = DEFAULT_SETTINGS.defaultStatus): string {
   const entries = [...aliases].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
   const body = Object.fromEntries(
     entries.map(([placeholder, map]) => [placeholder, Object.fromEntries([...map].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)))]),
   );
-  return JSON.stringify({ format: "mesh-api-aliases/1", aliases: body }) + "\n";
+  const settings = defaultStatus === DEFAULT_SETTINGS.defaultStatus ? {} : { default_status: defaultStatus };
+  return JSON.stringify({ format: "mesh-api-aliases/1", aliases: body, ...settings }) + "\n";
 }
 
-/** Reads FILES.aliases back; an absent or foreign file means no aliases. */
-export function parseAliases(text: string | undefined): Aliases {
-  if (!text) return new Map();
+/** Reads FILES.aliases back; an absent or foreign file means no aliases and the default table. */
+export function parseRouting(text: string | undefined): Routing {
+  const none: Routing = { aliases: new Map(), rules: RULES };
+  if (!text) return none;
   try {
-    const parsed = JSON.parse(text) as { format?: string; aliases?: Record<string, Record<string, string>> };
-    if (parsed.format !== "mesh-api-aliases/1" || typeof parsed.aliases !== "object" || parsed.aliases === null) return new Map();
-    return new Map(
-      Object.entries(parsed.aliases).map(([placeholder, map]) => [
-        placeholder,
-        new Map(Object.entries(map).filter(([, key]) => typeof key === "string")),
-      ]),
-    );
+    const parsed = JSON.parse(text) as { format?: string; aliases?: Record<string, Record<string, string>>; default_status?: unknown };
+    if (parsed.format !== "mesh-api-aliases/1" || typeof parsed.aliases !== "object" || parsed.aliases === null) return none;
+    const defaultStatus = DEFAULT_STATUSES.find((s) => s === parsed.default_status) ?? DEFAULT_SETTINGS.defaultStatus;
+    return {
+      aliases: new Map(
+        Object.entries(parsed.aliases).map(([placeholder, map]) => [
+          placeholder,
+          new Map(Object.entries(map).filter(([, key]) => typeof key === "string")),
+        ]),
+      ),
+      rules: rulesFor({ defaultStatus }),
+    };
   } catch {
-    return new Map();
+    return none;
   }
+}
+
+/** The aliases of FILES.aliases alone. */
+export function parseAliases(text: string | undefined): Aliases {
+  return parseRouting(text).aliases;
 }
 
 /** Templates as patterns, compiled once: file -> template and the keys it holds. */
@@ -474,9 +554,9 @@ export function templateOf(file: string): FileName | undefined {
  * Requests the route table answers with a file, recovered from the file: one per rule whose target
  * it matches and whose keys can be turned back into values (hashed keys cannot).
  */
-export function requestsForFile(file: string): { rule: Rule; target: string }[] {
+export function requestsForFile(file: string, rules: readonly Rule[] = RULES): { rule: Rule; target: string }[] {
   const out: { rule: Rule; target: string }[] = [];
-  for (const rule of RULES) {
+  for (const rule of rules) {
     if (rule.to === null) continue;
     const keys = match(rule.to, file);
     if (!keys) continue;

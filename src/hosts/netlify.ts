@@ -53,9 +53,9 @@ interface Literal {
 }
 
 /** The literal rules for every present value whose key differs from the value, in route-table order. */
-function literals({ values, aliases }: PlaceholderValues): Literal[] {
+function literals({ values, aliases, rules }: PlaceholderValues): Literal[] {
   const out: Literal[] = [];
-  RULES.forEach((rule, at) => {
+  rules.forEach((rule, at) => {
     const data = Object.entries(rule.query).find(([, v]) => v.startsWith(":") && QUERY_PLACEHOLDERS[v.slice(1)]?.data);
     if (!data || rule.to === null) return;
     const [param, placeholder] = data;
@@ -95,10 +95,10 @@ const DATA_HEADER = [
  * with every literal rule (but for values no rule can hold) right before the rule it specialises.
  */
 export function netlifyToml(values?: PlaceholderValues): string {
-  return renderToml(values && literals(values));
+  return renderToml(values && literals(values), values?.rules ?? RULES);
 }
 
-function renderToml(all: readonly Literal[] | undefined): string {
+function renderToml(all: readonly Literal[] | undefined, rules: readonly Rule[]): string {
   const inToml = (all ?? []).filter((l) => l.form !== "none");
   const lines = [...(all ? DATA_HEADER : HEADER), "", "[build]", '  command = "npm run build"', '  publish = "dist"', ""];
   const emit = (rule: Rule) => {
@@ -108,7 +108,7 @@ function renderToml(all: readonly Literal[] | undefined): string {
     lines.push(`  to = ${tomlString(rule.to ?? NOT_FOUND_FILE)}`, `  status = ${rule.to ? 200 : 404}`, "  force = true", "");
   };
   let next = 0;
-  RULES.forEach((rule, at) => {
+  rules.forEach((rule, at) => {
     for (; next < inToml.length && inToml[next].at === at; next++) emit(inToml[next].rule);
     emit(rule);
   });
@@ -154,7 +154,7 @@ export function dataRules(values: PlaceholderValues): DataRules {
   return {
     text: lines.join("\n") + "\n",
     rules: inRedirects.length,
-    config: () => renderToml(literals(values)),
+    config: () => renderToml(literals(values), values.rules),
     configRules: all.filter((l) => l.form !== "none").length,
     inexpressible: distinct(all.filter((l) => l.form !== "_redirects").map(({ param, value }) => ({ param, value }))),
     unreachable: distinct(

@@ -3,7 +3,7 @@ import path from "node:path";
 import fg from "fast-glob";
 import { API_DIR, API_HEADERS, parseRequest, requestsForFile, resolve, RULES, type RouteKind } from "../core/routes.ts";
 import { groupBy } from "../core/collections.ts";
-import { loadAliases } from "../io/aliases.ts";
+import { loadRouting } from "../io/aliases.ts";
 import { describeNetworkError, withDeadline } from "../io/net.ts";
 
 /**
@@ -224,15 +224,15 @@ function spread(details: readonly CheckRequest[], n: number): CheckRequest[] {
 /** Every request the build answers with a file of its own, recovered from the file paths through the route table. */
 export async function requestsFromTree(dist: string): Promise<CheckRequest[]> {
   const files = (await fg(`${API_DIR}/**`, { cwd: dist, onlyFiles: true })).sort().map((f) => `/${f}`);
-  const aliases = await loadAliases(dist);
+  const { aliases, rules } = await loadRouting(dist);
   const out: CheckRequest[] = [];
   for (const file of files) {
     // The simplest request for the file: the rule with the fewest query conditions.
-    const best = requestsForFile(file).sort((a, b) => Object.keys(a.rule.query).length - Object.keys(b.rule.query).length)[0];
+    const best = requestsForFile(file, rules).sort((a, b) => Object.keys(a.rule.query).length - Object.keys(b.rule.query).length)[0];
     if (!best) continue;
     // Only what the route table maps back to this very file (keys it cannot invert are left out).
     const back = parseRequest(best.target);
-    const r = back && resolve(back, aliases);
+    const r = back && resolve(back, aliases, rules);
     if (r?.type === "file" && r.file === file) out.push({ kind: best.rule.kind, target: best.target, file });
   }
   return out;

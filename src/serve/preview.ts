@@ -3,7 +3,7 @@ import type { IncomingMessage, ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
 import path from "node:path";
 import httpServer from "http-server";
-import { loadAliases } from "../io/aliases.ts";
+import { loadRouting } from "../io/aliases.ts";
 import {
   API_HEADERS,
   ERROR_DETAILS,
@@ -15,7 +15,7 @@ import {
   parseRequest,
   resolve,
   ROUTE_NAMES,
-  type Aliases,
+  type Routing,
 } from "../core/routes.ts";
 
 /**
@@ -48,10 +48,10 @@ export async function startPreview(options: PreviewOptions): Promise<Preview> {
   const rootStat = await stat(root).catch(() => undefined);
   if (!rootStat?.isDirectory()) throw new Error(`nothing to serve: ${options.dir} is not a directory (run the build first)`);
 
-  // The build's literal rules, exactly as Netlify gets them.
-  const aliases = await liveAliases(root);
+  // The build's filter aliases and route table (its list default).
+  const routing = await liveRouting(root);
   const route = (req: IncomingMessage, res: ServerResponse & { emit(event: "next"): boolean }) => {
-    aliases()
+    routing()
       .then((known) => handle(root, known, req, res))
       .catch(() => {
         if (!res.headersSent) json(req, res, 500, errorBody(ERROR_DETAILS.internal));
@@ -106,29 +106,29 @@ export async function startPreview(options: PreviewOptions): Promise<Preview> {
 }
 
 /**
- * The filter aliases of the build being served, read again when a rebuild has replaced them (the build
- * swaps in a new tree; the preview keeps serving the same folder name). Checked at most once a second.
+ * The routing of the build being served, read again when a rebuild has replaced it (the build swaps
+ * in a new tree; the preview keeps serving the same folder name). Checked at most once a second.
  */
-async function liveAliases(root: string): Promise<() => Promise<Aliases>> {
+async function liveRouting(root: string): Promise<() => Promise<Routing>> {
   const file = path.join(root, FILES.aliases);
   const version = async () => {
     const s = await stat(file).catch(() => undefined);
     return s ? `${s.dev}:${s.ino}:${s.size}:${s.mtimeMs}` : "none";
   };
   let seen = await version();
-  let rules = loadAliases(root);
+  let rules = loadRouting(root);
   let checked = Date.now();
   return async () => {
     if (Date.now() - checked >= 1000) {
       checked = Date.now();
       const now = await version();
-      if (now !== seen) [seen, rules] = [now, loadAliases(root)];
+      if (now !== seen) [seen, rules] = [now, loadRouting(root)];
     }
     return rules;
   };
 }
 
-async function handle(root: string, aliases: Aliases, req: IncomingMessage, res: ServerResponse & { emit(event: "next"): boolean }) {
+async function handle(root: string, routing: Routing, req: IncomingMessage, res: ServerResponse & { emit(event: "next"): boolean }) {
   const target = req.url ?? "/";
   const method = req.method ?? "GET";
   const pathPart = target.split("?")[0];
@@ -139,7 +139,7 @@ async function handle(root: string, aliases: Aliases, req: IncomingMessage, res:
   if (!isApi && !request.path.startsWith("/api/")) return serveStatic(root, request.path, req, res);
   if (!METHODS.has(method)) return json(req, res, 405, errorBody(methodNotAllowed(method)));
 
-  const resolution = resolve(request, aliases);
+  const resolution = resolve(request, routing.aliases, routing.rules);
   if (resolution.type === "redirect") {
     // From the normalised path: "//api/v1/link" must not become a redirect to a host named "api".
     const q = target.indexOf("?");

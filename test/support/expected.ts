@@ -1,6 +1,6 @@
 import { readFileSync } from "node:fs";
 import { gunzipSync } from "node:zlib";
-import { fileFor, parseAliases, parseRequest, resolve } from "../../src/core/routes.ts";
+import { fileFor, parseRequest, parseRouting, resolve } from "../../src/core/routes.ts";
 
 /** The recorded responses of the original server, and the comparison rule the reference README defines. */
 
@@ -85,11 +85,11 @@ export function mismatch(e: Expected, a: Answer): string | undefined {
  * resolves to (with the build's filter aliases), a redirect, or the JSON 404.
  */
 export function answerFromBuild(out: string): (target: string) => Answer {
-  const aliases = parseAliases(readFileSync(out + fileFor("aliases"), "utf8"));
+  const { aliases, rules } = parseRouting(readFileSync(out + fileFor("aliases"), "utf8"));
   const notFound = () => ({ status: 404, body: readFileSync(out + fileFor("notFound"), "utf8") });
   return (target) => {
     const req = parseRequest(target);
-    const r = req ? resolve(req, aliases) : ({ type: "not-found" } as const);
+    const r = req ? resolve(req, aliases, rules) : ({ type: "not-found" } as const);
     if (r.type === "redirect") return { status: 301, location: r.location };
     if (r.type === "not-found") return notFound();
     try {
