@@ -1,11 +1,8 @@
-import { importTime, writeDump } from "../io/write-dump.ts";
 import { ACCESSPOINT_FIELDS, WIFI_FIELDS } from "../core/fields.ts";
-import type { LoadedDump, RawRecord } from "../core/input.ts";
-import { formatProblem } from "../core/problems.ts";
 import { NETWORK_FORMAT } from "../core/schema.ts";
-import { validateDump } from "../core/validate.ts";
 import { describeNetworkError, withDeadline } from "../io/net.ts";
 import { assertReplaceable } from "../io/ownership.ts";
+import { importTime, writeImportedDump } from "../io/write-dump.ts";
 
 /**
  * `import api`: mirrors a running instance of the original dynamic API ("Geronimo",
@@ -308,34 +305,14 @@ export async function importApi(base: string, out: string, options: ImportApiOpt
       throw new ImportApiError(`${urls[err.list]} ${err.message}; is ${base} the Mesh Network Topology API?`);
     throw err;
   }
-  for (const note of records.notes) options.warn?.(note);
-
-  // The records pass the dump's own checks before anything is written, located in the lists they came from.
-  const loaded: LoadedDump = {
-    network: { source: { file: "network.json" }, value: records.network },
-    records: [
-      ...records.accesspoints.map((value, index): RawRecord => ({
-        kind: "accesspoint",
-        source: { file: urls.accesspoints, index },
-        value,
-      })),
-      ...records.links.map((value, index): RawRecord => ({ kind: "link", source: { file: urls.links, index }, value })),
-    ],
-    files: [],
-    problems: [],
-  };
-  const errors = validateDump(loaded).problems.filter((p) => p.severity === "error");
-  if (errors.length > 0) {
-    const shown = errors.slice(0, 10).map(formatProblem).join("\n");
-    const more = errors.length > 10 ? `\n(${errors.length - 10} more)` : "";
-    throw new ImportApiError(`${shown}${more}\n${base}: the API's data does not make a valid dump (${errors.length} errors)`);
-  }
-
-  await writeDump(out, records);
+  const counts = await writeImportedDump(out, records, {
+    sources: { accesspoints: urls.accesspoints, links: urls.links },
+    verdict: `${base}: the API's data does not make a valid dump`,
+    error: (message) => new ImportApiError(message),
+    warn: options.warn,
+  });
   return {
-    accesspoints: records.accesspoints.length,
-    interfaces: records.accesspoints.reduce((n, ap) => n + (ap.interfaces as unknown[]).length, 0),
-    links: records.links.length,
+    ...counts,
     brand: records.brand,
     takenAt,
   };

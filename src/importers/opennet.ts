@@ -1,14 +1,11 @@
 import { readFile } from "node:fs/promises";
-import { importTime, writeDump } from "../io/write-dump.ts";
 import { createRequire } from "node:module";
 import { Parser } from "htmlparser2";
 import { ACCESSPOINT_FIELDS, WIFI_FIELDS } from "../core/fields.ts";
-import type { LoadedDump, RawRecord } from "../core/input.ts";
 import { canonicalIp } from "../core/ip.ts";
-import { formatProblem } from "../core/problems.ts";
 import { NETWORK_FORMAT } from "../core/schema.ts";
-import { validateDump } from "../core/validate.ts";
 import { assertReplaceable } from "../io/ownership.ts";
+import { importTime, writeImportedDump } from "../io/write-dump.ts";
 import { detectSites } from "./opennet-sites.ts";
 
 /**
@@ -791,28 +788,14 @@ export async function importOpennet(out: string, options: ImportOpennetOptions):
         )
       : undefined;
   const records = modelToDump(model, takenAt, notes, sites);
-  for (const note of records.notes) options.warn?.(note);
-
-  const loaded: LoadedDump = {
-    network: { source: { file: "network.json" }, value: records.network },
-    records: [
-      ...records.accesspoints.map((value, index): RawRecord => ({ kind: "accesspoint", source: { file: "accesspoints", index }, value })),
-      ...records.links.map((value, index): RawRecord => ({ kind: "link", source: { file: "links", index }, value })),
-    ],
-    files: [],
-    problems: [],
-  };
-  const errors = validateDump(loaded).problems.filter((p) => p.severity === "error");
-  if (errors.length > 0) {
-    const shown = errors.slice(0, 10).map(formatProblem).join("\n");
-    const more = errors.length > 10 ? `\n(${errors.length - 10} more)` : "";
-    throw new ImportOpennetError(`${shown}${more}\nthe sources do not make a valid dump (${errors.length} errors)`);
-  }
-  await writeDump(out, records);
+  const counts = await writeImportedDump(out, records, {
+    sources: { accesspoints: "accesspoints", links: "links" },
+    verdict: "the sources do not make a valid dump",
+    error: (message) => new ImportOpennetError(message),
+    warn: options.warn,
+  });
   return {
-    accesspoints: records.accesspoints.length,
-    interfaces: records.accesspoints.reduce((n, ap) => n + (ap.interfaces as unknown[]).length, 0),
-    links: records.links.length,
+    ...counts,
     takenAt,
     sites: new Set(sites?.values()).size,
   };
