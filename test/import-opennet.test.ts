@@ -11,7 +11,7 @@ import {
   parseNodeIp,
   parseTxtinfo,
   parseWikiNodes,
-} from "../src/importers/opennet.ts";
+} from "../src/importers/opennet/index.ts";
 import { createRequire } from "node:module";
 import { answerFromBuild, canonical, mismatch, PUBLIC_SAMPLE, readExpected } from "./support/expected.ts";
 import { cliAsync, tempDir } from "./support/tree.ts";

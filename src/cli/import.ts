@@ -2,7 +2,7 @@ import { existsSync } from "node:fs";
 import { type Command, InvalidArgumentError, Option } from "commander";
 import { parseInstant } from "../core/timestamp.ts";
 import { importApi, ImportApiError } from "../importers/api.ts";
-import { importOpennet, ImportOpennetError } from "../importers/opennet.ts";
+import { importOpennet, ImportOpennetError } from "../importers/opennet/index.ts";
 import { RefusedOutputError } from "../io/ownership.ts";
 import { count, log, quietOption, warn } from "./options.ts";
 
