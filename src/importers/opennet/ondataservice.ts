@@ -1,7 +1,7 @@
 import { createRequire } from "node:module";
 import { WIFI_FIELDS } from "../../core/fields.ts";
 import { canonicalIp } from "../../core/ip.ts";
-import { convert, mac, NODE_FIELDS, parseFloatPy, pyStr, truthy, WIFI_COLUMNS } from "./convert.ts";
+import { mac, NODE_FIELDS, parseFloatPy, pyStr, truthy, WIFI_COLUMNS } from "./convert.ts";
 import { located } from "./error.ts";
 import type { Address, Iface, OpennetModel } from "./model.ts";
 
@@ -66,11 +66,11 @@ export async function applyOndataservice(model: OpennetModel, bytes: Uint8Array,
     if (ip?.family !== "inet")
       throw located(file, undefined, `${where}: on_olsrd_mainip is not an IPv4 address: ${JSON.stringify(mainIp)}`);
     const ap = model.ap(ip.address);
-    for (const [from, to] of NODE_FIELDS) {
+    for (const [from, to, rule] of NODE_FIELDS) {
       const value = from === "on_olsrd_mainip" ? mainIp : row[from];
       if (!(from in row) && from !== "on_olsrd_mainip") throw located(file, undefined, `${where}: no column ${from}`);
       try {
-        ap.fields[to] = convert(to, value);
+        ap.fields[to] = rule(value);
       } catch (err) {
         throw located(file, undefined, `${where} (${ip.address}), ${from}: ${(err as Error).message}`);
       }
@@ -143,9 +143,9 @@ export async function applyOndataservice(model: OpennetModel, bytes: Uint8Array,
     iface.if_hwaddress = mac(row.if_hwaddr);
     if (truthy(row.wlan_essid)) {
       const wifi: Record<string, unknown> = iface.wifi ?? Object.fromEntries(WIFI_FIELDS.map(([n]) => [n, null]));
-      for (const [from, to] of WIFI_COLUMNS) {
+      for (const [from, to, rule] of WIFI_COLUMNS) {
         try {
-          wifi[to] = convert(to, row[from]);
+          wifi[to] = rule(row[from]);
         } catch (err) {
           throw located(file, undefined, `${where} (${pyStr(row.mainip)} ${pyStr(row.if_name)}), ${from}: ${(err as Error).message}`);
         }
