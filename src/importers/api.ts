@@ -1,5 +1,6 @@
 import { ACCESSPOINT_FIELDS, WIFI_FIELDS } from "../core/fields.ts";
 import { NETWORK_FORMAT } from "../core/schema.ts";
+import { NEUTRAL_PREFIX } from "../core/settings.ts";
 import { describeNetworkError, withDeadline } from "../io/net.ts";
 import { assertReplaceable } from "../io/ownership.ts";
 import { importTime, writeImportedDump } from "../io/write-dump.ts";
@@ -37,8 +38,8 @@ export class ImportApiError extends Error {
 
 /** The brand-neutral field names with `mesh_` cut off: what follows a brand prefix. */
 const BRAND_SUFFIXES = ACCESSPOINT_FIELDS.map(([name]) => name)
-  .filter((n) => n.startsWith("mesh_"))
-  .map((n) => n.slice("mesh_".length));
+  .filter((n) => n.startsWith(NEUTRAL_PREFIX))
+  .map((n) => n.slice(NEUTRAL_PREFIX.length));
 const AP_FIELDS = new Set<string>(["main_ip", "main_ipv6", "site", ...ACCESSPOINT_FIELDS.map(([name]) => name)]);
 const WIFI_NAMES = WIFI_FIELDS.map(([name]) => name);
 
@@ -129,37 +130,49 @@ function interfaceId(iface: Obj): number | undefined {
   return typeof iface.id === "number" ? iface.id : undefined;
 }
 
-/** The API's lists to dump records. Throws ApiShapeError for a list of the wrong shape. */
-export function apiToDump(lists: ApiLists, options: TransformOptions): DumpRecords {
-  const aps = objects("accesspoints", lists.accesspoints);
-  const ifaces = objects("interfaces", lists.interfaces);
-  const links = objects("links", lists.links);
-  const sites = objects("sites", lists.sites);
-  const notes: string[] = [];
-  aps.forEach((ap, i) => {
+/** The four lists, each checked to hold what the transform reads before anything is made of them. */
+interface CheckedLists {
+  readonly aps: readonly Obj[];
+  readonly ifaces: readonly Obj[];
+  readonly links: readonly Obj[];
+  readonly sites: readonly Obj[];
+}
+
+function checkedLists(lists: ApiLists): CheckedLists {
+  const checked = {
+    aps: objects("accesspoints", lists.accesspoints),
+    ifaces: objects("interfaces", lists.interfaces),
+    links: objects("links", lists.links),
+    sites: objects("sites", lists.sites),
+  };
+  checked.aps.forEach((ap, i) => {
     if (typeof ap.main_ip !== "string")
       throw new ApiShapeError("accesspoints", `$[${i}].main_ip`, `expected the access point's IPv4 address, got ${describe(ap.main_ip)}`);
   });
-  links.forEach((l, i) => {
+  checked.links.forEach((l, i) => {
     if (!Array.isArray(l.endpoints))
       throw new ApiShapeError("links", `$[${i}].endpoints`, `expected an array of endpoints, got ${describe(l.endpoints)}`);
   });
+  return checked;
+}
 
-  const brand = options.brand ?? detectBrand(aps);
-  const prefix = brand === undefined || brand === "mesh" ? undefined : `${brand}_`;
-
-  // The site of each access point: its own `site` field, else the site list's membership.
+/** The site each access point belongs to by the site list, for access points whose own `site` is absent. */
+function siteMembership(sites: readonly Obj[]): Map<string, number> {
   const siteOf = new Map<string, number>();
   sites.forEach((s, i) => {
     if (typeof s.id !== "number") throw new ApiShapeError("sites", `$[${i}].id`, `expected the site's id, got ${describe(s.id)}`);
     if (Array.isArray(s.accesspoints)) for (const ip of s.accesspoints) if (typeof ip === "string") siteOf.set(ip, s.id);
   });
+  return siteOf;
+}
 
-  // Interfaces of each access point, with ids; an interface without any id-carrying part gets a new one.
-  const known = new Set(aps.map((ap) => ap.main_ip as string));
+/**
+ * The dump's interfaces of each access point. The list names an interface's id only on its addresses
+ * and wifi attributes, so one with neither gets an id above every id the list uses.
+ */
+function interfacesByAccesspoint(ifaces: readonly Obj[], known: ReadonlySet<string>, notes: string[]): Map<string, Obj[]> {
   let nextId = 1 + Math.max(0, ...ifaces.map((f) => interfaceId(f) ?? 0));
   const byAp = new Map<string, Obj[]>();
-  const dropped = new Set<string>();
   ifaces.forEach((f, i) => {
     const owner = f.accesspoint;
     if (typeof owner !== "string")
@@ -170,65 +183,92 @@ export function apiToDump(lists: ApiLists, options: TransformOptions): DumpRecor
         `$[${i}].accesspoint`,
         `the interface belongs to ${owner}, which the access point list does not hold`,
       );
-    if (f.addresses !== undefined && !Array.isArray(f.addresses))
-      throw new ApiShapeError("interfaces", `$[${i}].addresses`, `expected an array, got ${describe(f.addresses)}`);
-    const addresses = ((f.addresses as unknown[] | undefined) ?? []).map((a, j) => {
-      if (!isObj(a)) throw new ApiShapeError("interfaces", `$[${i}].addresses[${j}]`, `expected an object, got ${describe(a)}`);
-      return { id: a.id, address: a.address, netmask_prefixlen: a.netmask_prefixlen };
-    });
-    const wifiList = Array.isArray(f.wifi_attributes) ? f.wifi_attributes.filter(isObj) : [];
-    if (wifiList.length > 1) notes.push(`interface ${i} of ${owner} has ${wifiList.length} wifi attribute sets; the dump keeps the first`);
-    const wifi = wifiList.length === 0 ? null : Object.fromEntries(WIFI_NAMES.map((n) => [n, wifiList[0][n] ?? null]));
-    const iface = {
-      id: interfaceId(f) ?? nextId++,
-      if_name: f.if_name ?? null,
-      if_hwaddress: f.if_hwaddress ?? null,
-      addresses,
-      wifi,
-    };
+    const iface = { id: interfaceId(f) ?? nextId++, if_name: f.if_name ?? null, if_hwaddress: f.if_hwaddress ?? null };
     const list = byAp.get(owner) ?? [];
-    list.push(iface);
+    list.push({ ...iface, addresses: addressesOf(f, i), wifi: wifiOf(f, i, owner, notes) });
     byAp.set(owner, list);
   });
+  return byAp;
+}
 
+function addressesOf(f: Obj, i: number): Obj[] {
+  if (f.addresses !== undefined && !Array.isArray(f.addresses))
+    throw new ApiShapeError("interfaces", `$[${i}].addresses`, `expected an array, got ${describe(f.addresses)}`);
+  return ((f.addresses as unknown[] | undefined) ?? []).map((a, j) => {
+    if (!isObj(a)) throw new ApiShapeError("interfaces", `$[${i}].addresses[${j}]`, `expected an object, got ${describe(a)}`);
+    return { id: a.id, address: a.address, netmask_prefixlen: a.netmask_prefixlen };
+  });
+}
+
+/** The dump holds one wifi attribute set an interface; the API allows several. */
+function wifiOf(f: Obj, i: number, owner: string, notes: string[]): Obj | null {
+  const sets = Array.isArray(f.wifi_attributes) ? f.wifi_attributes.filter(isObj) : [];
+  if (sets.length > 1) notes.push(`interface ${i} of ${owner} has ${sets.length} wifi attribute sets; the dump keeps the first`);
+  return sets.length === 0 ? null : Object.fromEntries(WIFI_NAMES.map((n) => [n, sets[0][n] ?? null]));
+}
+
+/** A field's name in the dump: a brand field with the neutral prefix, undefined for one the format has no place for. */
+function dumpFieldName(key: string, brandPrefix: string | undefined): string | undefined {
+  const suffix = brandPrefix !== undefined && key.startsWith(brandPrefix) ? key.slice(brandPrefix.length) : undefined;
+  const name = suffix !== undefined && BRAND_SUFFIXES.includes(suffix) ? `${NEUTRAL_PREFIX}${suffix}` : key;
+  return AP_FIELDS.has(name) ? name : undefined;
+}
+
+function toAccesspoints(
+  aps: readonly Obj[],
+  brand: string | undefined,
+  siteOf: ReadonlyMap<string, number>,
+  byAp: ReadonlyMap<string, Obj[]>,
+  notes: string[],
+): Obj[] {
+  // a server that already writes the neutral names has nothing to rename
+  const brandPrefix = brand === undefined || brand === "mesh" ? undefined : `${brand}_`;
+  const dropped = new Set<string>();
   const accesspoints = aps.map((ap) => {
     const out: Obj = {};
     for (const [key, value] of Object.entries(ap)) {
-      let name = key;
-      if (prefix !== undefined && key.startsWith(prefix) && BRAND_SUFFIXES.includes(key.slice(prefix.length))) {
-        name = `mesh_${key.slice(prefix.length)}`;
-      }
-      if (!AP_FIELDS.has(name)) {
-        if (key !== "interfaces") dropped.add(key);
-        continue;
-      }
-      out[name] = value;
+      const name = dumpFieldName(key, brandPrefix);
+      if (name !== undefined) out[name] = value;
+      else if (key !== "interfaces") dropped.add(key);
     }
     if (!("site" in out) || out.site === undefined) out.site = siteOf.get(ap.main_ip as string) ?? null;
     out.interfaces = byAp.get(ap.main_ip as string) ?? [];
     return out;
   });
   if (dropped.size > 0) notes.push(`access point fields the dump format has no place for, left out: ${[...dropped].sort().join(", ")}`);
+  return accesspoints;
+}
 
-  const dumpLinks = links.map((l, i) => ({
+function toLinks(links: readonly Obj[]): Obj[] {
+  return links.map((l, i) => ({
     id: l.id,
     timestamp: l.timestamp ?? null,
-    endpoints: (l.endpoints as unknown[]).map((e, j) => {
-      const where = `$[${i}].endpoints[${j}]`;
-      if (!isObj(e)) throw new ApiShapeError("links", where, `expected an object, got ${describe(e)}`);
-      const f = e.interface;
-      const id = typeof f === "number" ? f : isObj(f) ? interfaceId(f) : undefined;
-      if (id !== undefined) return { interface: id, quality: e.quality };
-      const first = isObj(f) && Array.isArray(f.addresses) && isObj(f.addresses[0]) ? f.addresses[0].address : undefined;
-      if (typeof first === "string") return { address: first, quality: e.quality };
-      throw new ApiShapeError("links", `${where}.interface`, `expected an interface with an address, got ${describe(f)}`);
-    }),
+    endpoints: (l.endpoints as unknown[]).map((e, j) => toEndpoint(e, `$[${i}].endpoints[${j}]`)),
   }));
+}
 
+/** An endpoint by its interface's id, else by the interface's first address when the list names no id. */
+function toEndpoint(e: unknown, where: string): Obj {
+  if (!isObj(e)) throw new ApiShapeError("links", where, `expected an object, got ${describe(e)}`);
+  const f = e.interface;
+  const id = typeof f === "number" ? f : isObj(f) ? interfaceId(f) : undefined;
+  if (id !== undefined) return { interface: id, quality: e.quality };
+  const first = isObj(f) && Array.isArray(f.addresses) && isObj(f.addresses[0]) ? f.addresses[0].address : undefined;
+  if (typeof first === "string") return { address: first, quality: e.quality };
+  throw new ApiShapeError("links", `${where}.interface`, `expected an interface with an address, got ${describe(f)}`);
+}
+
+/** The API's lists to dump records. Throws ApiShapeError for a list of the wrong shape. */
+export function apiToDump(lists: ApiLists, options: TransformOptions): DumpRecords {
+  const { aps, ifaces, links, sites } = checkedLists(lists);
+  const notes: string[] = [];
+  const brand = options.brand ?? detectBrand(aps);
+  const siteOf = siteMembership(sites);
+  const byAp = interfacesByAccesspoint(ifaces, new Set(aps.map((ap) => ap.main_ip as string)), notes);
   return {
     network: { format: NETWORK_FORMAT, name: options.name ?? null, taken_at: options.takenAt },
-    accesspoints,
-    links: dumpLinks,
+    accesspoints: toAccesspoints(aps, brand, siteOf, byAp, notes),
+    links: toLinks(links),
     brand,
     notes,
   };
