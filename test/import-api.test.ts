@@ -5,6 +5,7 @@ import path from "node:path";
 import { gunzipSync } from "node:zlib";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { build } from "../src/index.ts";
+import { BRAND_RULE } from "../src/core/settings.ts";
 import { apiToDump, detectBrand, importApi } from "../src/importers/api.ts";
 import { answerFromBuild, canonical, mismatch, PUBLIC_SAMPLE, readExpected, type Answer } from "./support/expected.ts";
 import { cliAsync, ROOT, tempDir } from "./support/tree.ts";
@@ -314,8 +315,19 @@ describe("import api: usage errors exit 2", () => {
     const at = await cliAsync(["import", "api", base, "--out", dir, "--at", "yesterday"]);
     expect(at.status).toBe(2);
     expect(at.stderr).toContain("--at");
-    const brand = await cliAsync(["import", "api", base, "--out", dir, "--brand", "open net"]);
-    expect(brand.status).toBe(2);
+    for (const bad of ["open net", "open-net", "opennet_"]) {
+      const brand = await cliAsync(["import", "api", base, "--out", dir, "--brand", bad]);
+      expect(brand.status).toBe(2);
+      expect(brand.stderr).toContain(BRAND_RULE);
+    }
+    expect(existsSync(dir)).toBe(false);
+  });
+
+  it("the library refuses a bad brand too, with the same rule, before reading anything", async () => {
+    const dir = `${tempDir()}/dump`;
+    hits.clear();
+    await expect(importApi(base, dir, { brand: "open-net" })).rejects.toThrow(`--brand "open-net": ${BRAND_RULE}`);
+    expect(hits.size).toBe(0);
     expect(existsSync(dir)).toBe(false);
   });
 

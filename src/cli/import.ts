@@ -1,5 +1,6 @@
 import { existsSync } from "node:fs";
 import { type Command, InvalidArgumentError, Option } from "commander";
+import { BRAND_RULE, isBrand } from "../core/settings.ts";
 import { parseInstant } from "../core/timestamp.ts";
 import { importApi, ImportApiError } from "../importers/api.ts";
 import { importOpennet, ImportOpennetError } from "../importers/opennet/index.ts";
@@ -21,7 +22,7 @@ function instant(value: string): string {
 }
 
 function brand(value: string): string {
-  if (!/^[A-Za-z][A-Za-z0-9]*$/.test(value)) throw new InvalidArgumentError("a brand prefix is letters and digits, such as opennet");
+  if (!isBrand(value)) throw new InvalidArgumentError(BRAND_RULE);
   return value;
 }
 

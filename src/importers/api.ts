@@ -1,6 +1,6 @@
 import { ACCESSPOINT_FIELDS, WIFI_FIELDS } from "../core/fields.ts";
 import { NETWORK_FORMAT } from "../core/schema.ts";
-import { NEUTRAL_PREFIX } from "../core/settings.ts";
+import { BRAND_RULE, isBrand, NEUTRAL_PREFIX } from "../core/settings.ts";
 import { describeNetworkError, withDeadline } from "../io/net.ts";
 import { assertReplaceable } from "../io/ownership.ts";
 import { importTime, writeImportedDump } from "../io/write-dump.ts";
@@ -324,9 +324,8 @@ export function apiRoot(base: string): URL {
 export async function importApi(base: string, out: string, options: ImportApiOptions = {}): Promise<ImportApiResult> {
   const root = apiRoot(base);
   const takenAt = importTime(options.at, (message) => new ImportApiError(message));
-  if (options.brand !== undefined && !/^[A-Za-z][A-Za-z0-9]*$/.test(options.brand)) {
-    throw new ImportApiError(`--brand ${JSON.stringify(options.brand)}: a brand prefix is letters and digits, such as opennet`);
-  }
+  if (options.brand !== undefined && !isBrand(options.brand))
+    throw new ImportApiError(`--brand ${JSON.stringify(options.brand)}: ${BRAND_RULE}`);
   await assertReplaceable({ out, option: "--out", kind: "dump", cwd: options.cwd, home: options.home });
 
   const log = options.log ?? (() => {});
