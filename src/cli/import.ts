@@ -125,7 +125,7 @@ export function register(program: Command): void {
           const r = await importOpennet(opts.out, { ...opts, warn });
           log(
             opts,
-            `wrote ${opts.out}: ${r.accesspoints} access points, ${r.interfaces} interfaces, ${r.links} links${opts.sites === "detect" ? `, ${r.sites} sites` : ""}, taken_at ${r.takenAt}`,
+            `wrote ${opts.out}: ${r.accesspoints} access points, ${r.interfaces} interfaces, ${r.links} links${opts.sites === "detect" ? `, ${r.sites} sites` : ""}, taken_at ${r.takenAt}, brand ${r.brand}`,
           );
         } catch (err) {
           if (err instanceof RefusedOutputError) {

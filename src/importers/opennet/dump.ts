@@ -4,8 +4,15 @@ import type { OpennetModel } from "./model.ts";
 
 /** The model, once every source is applied, as the records of a dump. */
 
+/**
+ * The brand an Opennet network's API writes its brand fields with (`opennet_version`, ...), as the
+ * original server does; the dump keeps the neutral `mesh_` names and says the brand in network.json. The
+ * list default is left to the build: the raw sources say nothing about what the server answers.
+ */
+export const OPENNET_BRAND = "opennet";
+
 export interface OpennetRecords {
-  readonly network: { format: string; name: string | null; taken_at: string };
+  readonly network: { format: string; name: string | null; taken_at: string; brand: string };
   readonly accesspoints: Record<string, unknown>[];
   readonly links: Record<string, unknown>[];
   readonly notes: string[];
@@ -46,5 +53,10 @@ export function modelToDump(
       { interface: l.ends[1].id, quality: l.quality[1] },
     ],
   }));
-  return { network: { format: NETWORK_FORMAT, name: null, taken_at: takenAt }, accesspoints, links, notes };
+  return {
+    network: { format: NETWORK_FORMAT, name: null, taken_at: takenAt, brand: OPENNET_BRAND },
+    accesspoints,
+    links,
+    notes,
+  };
 }

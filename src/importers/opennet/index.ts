@@ -50,6 +50,8 @@ export interface ImportOpennetResult {
   readonly interfaces: number;
   readonly links: number;
   readonly takenAt: string;
+  /** the brand network.json names */
+  readonly brand: string;
   /** how many sites were detected (0 without --sites detect) */
   readonly sites: number;
 }
@@ -90,6 +92,7 @@ export async function importOpennet(out: string, options: ImportOpennetOptions):
   return {
     ...counts,
     takenAt,
+    brand: records.network.brand,
     sites: new Set(sites?.values()).size,
   };
 }
