@@ -6,7 +6,7 @@ import { gunzipSync } from "node:zlib";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { build } from "../src/index.ts";
 import { BRAND_RULE } from "../src/core/settings.ts";
-import { apiToDump, detectBrand, importApi } from "../src/importers/api.ts";
+import { apiToDump, detectBrand, detectDefaultStatus, importApi } from "../src/importers/api.ts";
 import { answerFromBuild, canonical, mismatch, PUBLIC_SAMPLE, readExpected, type Answer } from "./support/expected.ts";
 import { cliAsync, ROOT, tempDir } from "./support/tree.ts";
 
@@ -45,7 +45,7 @@ for (const line of gunzipSync(readFileSync(RESPONSES)).toString("utf8").split("\
 }
 
 /** What the replay server does instead of the recording, by path. */
-type Fault = "500" | "cut" | "html" | "endless" | "wrong-shape" | "hang" | "invalid";
+type Fault = "500" | "cut" | "html" | "endless" | "wrong-shape" | "hang" | "invalid" | "status=all" | "status=offline";
 const faults = new Map<string, Fault>();
 const hits = new Map<string, number>();
 let server: http.Server;
@@ -78,6 +78,10 @@ beforeAll(async () => {
       const list = JSON.parse(rec.body) as object[];
       list[2] = { ...list[2], position: { type: "Point", coordinates: [12.1, 95] } };
       res.writeHead(200, { "content-type": rec.type }).end(JSON.stringify(list));
+    } else if (fault === "status=all" || fault === "status=offline") {
+      // a server whose list without status answers what the recorded one gave for this status
+      const other = recorded.get(`${target}?${fault}`)!;
+      res.writeHead(other.status, { "content-type": other.type }).end(other.body);
     } else if (fault === "cut" && rec) {
       const bytes = Buffer.from(rec.body);
       res.writeHead(200, { "content-type": rec.type, "content-length": bytes.length });
@@ -107,7 +111,7 @@ describe("import api: the public sample through a replay of the original server"
   beforeAll(async () => {
     dump = `${tempDir()}/dump`;
     const r = await importApi(base, dump, { at: TAKEN_AT, retries: 0 });
-    expect(r).toMatchObject({ accesspoints: 423, interfaces: 492, links: 625, brand: "opennet" });
+    expect(r).toMatchObject({ accesspoints: 423, interfaces: 492, links: 625, brand: "opennet", defaultStatus: "online" });
     out = `${tempDir()}/dist`;
     await build({ data: dump, out });
     answer = answerFromBuild(out);
@@ -134,10 +138,13 @@ describe("import api: the public sample through a replay of the original server"
     };
     expect(canonical(ours.aps)).toBe(canonical(theirs.aps));
     expect(canonical(ours.links)).toBe(canonical(theirs.links));
+    // the recorded original writes opennet_ names, and its list without status holds the 280 of 423 online
     expect(JSON.parse(readFileSync(`${dump}/network.json`, "utf8"))).toEqual({
       format: "mesh-topology-dump/1",
       name: null,
       taken_at: TAKEN_AT,
+      brand: "opennet",
+      default_status: "online",
     });
     expect(JSON.parse(readFileSync(`${dump}/.mesh-api-output`, "utf8"))).toMatchObject({ kind: "dump" });
   });
@@ -147,9 +154,61 @@ describe("import api: the public sample through a replay of the original server"
     for (let i = 0; i < 2; i++) {
       const r = await cliAsync(["import", "api", base, "--out", dir, ...FAST]);
       expect(r.stderr).toContain("423 access points, 492 interfaces, 625 links");
+      expect(r.stderr).toContain("brand opennet (its opennet_ fields as mesh_), default_status online");
       expect(r.status).toBe(0);
     }
     expect(readdirSync(dir).sort()).toEqual([".mesh-api-output", "accesspoints", "links", "network.json"]);
+  });
+});
+
+describe("import api: the list default, from the access point list without status and with status=all", () => {
+  const network = (dir: string) => JSON.parse(readFileSync(`${dir}/network.json`, "utf8")) as Record<string, unknown>;
+
+  it("all, when the list without status is the whole list", async () => {
+    faults.set("/api/v1/accesspoint/", "status=all");
+    const dir = `${tempDir()}/dump`;
+    try {
+      const r = await cliAsync(["import", "api", base, "--out", dir, ...FAST]);
+      expect(r.status).toBe(0);
+      expect(r.stderr).toContain("default_status all");
+      expect(network(dir)).toMatchObject({ brand: "opennet", default_status: "all" });
+    } finally {
+      faults.clear();
+    }
+  });
+
+  it("not recorded, with a warning, when the list without status holds access points that are not online", async () => {
+    faults.set("/api/v1/accesspoint/", "status=offline");
+    const dir = `${tempDir()}/dump`;
+    try {
+      const r = await cliAsync(["import", "api", base, "--out", dir, ...FAST]);
+      expect(r.status).toBe(0);
+      expect(r.stderr).toMatch(
+        /default_status not recorded: the access point list without status holds 143 of 423 access points, 143 of them not online/,
+      );
+      expect(r.stderr).toContain("default_status not recorded\n");
+      expect(network(dir)).toMatchObject({ brand: "opennet", default_status: null });
+    } finally {
+      faults.clear();
+    }
+  });
+
+  it("is told by the build's rule: online is seen less than 30 minutes before taken_at", () => {
+    const at = "2026-11-22T12:00:00Z";
+    const ap = (ip: string, seen: string | null) => ({ main_ip: ip, lastseen_timestamp: seen });
+    const all = [ap("10.0.0.1", "2026-11-22T11:30:00.000001Z"), ap("10.0.0.2", "2026-11-22T11:30:00Z"), ap("10.0.0.3", null)];
+    expect(detectDefaultStatus([...all].reverse(), all, at)).toEqual({ status: "all" });
+    expect(detectDefaultStatus([all[0]], all, at)).toEqual({ status: "online" });
+    expect(detectDefaultStatus([], all, at)).toEqual({ status: "online" });
+    // exactly 30 minutes is no longer online; never seen is not online
+    for (const fewer of [[all[0], all[1]], [all[2]]]) {
+      const d = detectDefaultStatus(fewer, all, at);
+      expect(d.status).toBeNull();
+      expect(d.note).toContain(`holds ${fewer.length} of 3 access points, 1 of them not online at taken_at ${at}`);
+    }
+    const stranger = detectDefaultStatus([ap("10.0.0.9", "2026-11-22T11:59:00Z")], all, at);
+    expect(stranger.status).toBeNull();
+    expect(stranger.note).toContain("holds 1 access points that the list with status=all does not hold (10.0.0.9, ...)");
   });
 });
 
@@ -185,6 +244,11 @@ describe("import api: the pure transform", () => {
       },
     ]);
     expect(apiToDump(lists, { takenAt: TAKEN_AT }).accesspoints[0]).toMatchObject({ mesh_version: "0.5" });
+    // network.json names the brand found or given; without the list without status, no default
+    expect(d.network).toMatchObject({ brand: "freifunk", default_status: null });
+    expect(apiToDump(lists, { takenAt: TAKEN_AT }).network).toMatchObject({ brand: "freifunk", default_status: null });
+    const plain = { ...lists, accesspoints: [{ main_ip: "10.0.0.1", lastseen_timestamp: TAKEN_AT }], accesspointsByDefault: [] };
+    expect(apiToDump(plain, { takenAt: TAKEN_AT }).network).toMatchObject({ brand: null, default_status: "online" });
   });
 
   it("refuses a list of the wrong shape, naming the list and the place", () => {

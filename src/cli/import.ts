@@ -76,10 +76,12 @@ export function register(program: Command): void {
             log: (line) => log(opts, line),
             warn,
           });
-          const brand = r.brand && r.brand !== "mesh" ? `, brand fields ${r.brand}_ as mesh_` : "";
+          // what network.json now says, so that a build's surprising field names or lists can be traced to the import
+          const brand =
+            r.brand === undefined ? ", no brand" : `, brand ${r.brand}${r.brand === "mesh" ? "" : ` (its ${r.brand}_ fields as mesh_)`}`;
           log(
             opts,
-            `wrote ${opts.out}: ${r.accesspoints} access points, ${r.interfaces} interfaces, ${r.links} links, taken_at ${r.takenAt}${brand}`,
+            `wrote ${opts.out}: ${r.accesspoints} access points, ${r.interfaces} interfaces, ${r.links} links, taken_at ${r.takenAt}${brand}, default_status ${r.defaultStatus ?? "not recorded"}`,
           );
         } catch (err) {
           if (err instanceof RefusedOutputError) {

@@ -1,6 +1,8 @@
 import { ACCESSPOINT_FIELDS, WIFI_FIELDS } from "../core/fields.ts";
 import { NETWORK_FORMAT } from "../core/schema.ts";
-import { BRAND_RULE, isBrand, NEUTRAL_PREFIX } from "../core/settings.ts";
+import { statusOf } from "../core/model.ts";
+import { BRAND_RULE, type DefaultStatus, isBrand, NEUTRAL_PREFIX } from "../core/settings.ts";
+import { parseInstant } from "../core/timestamp.ts";
 import { describeNetworkError, withDeadline } from "../io/net.ts";
 import { assertReplaceable } from "../io/ownership.ts";
 import { importTime, writeImportedDump } from "../io/write-dump.ts";
@@ -9,15 +11,17 @@ import { importTime, writeImportedDump } from "../io/write-dump.ts";
  * `import api`: mirrors a running instance of the original dynamic API ("Geronimo",
  * github.com/opennet-initiative/api) into a dump in the format `mesh-topology-dump/1`.
  *
- * Two halves: `apiToDump` is pure (the four lists as parsed JSON in, dump records out) and
+ * Two halves: `apiToDump` is pure (the lists as parsed JSON in, dump records out) and
  * `importApi` does the rest: the ownership check, the downloads (time-outs, retries with backoff for
  * 5xx and network errors, a size limit), validation of the records with the dump's own validator,
  * and the atomic write. Whatever fails, nothing is written.
  */
 
-/** The four lists the importer reads, relative to the API's `/api/v1/`. */
+/** The lists the importer reads, relative to the API's `/api/v1/`. */
 export const API_LISTS = {
   accesspoints: "accesspoint/?status=all",
+  /** what a client gets without `status`: only compared with the full list, for the list default */
+  accesspointsByDefault: "accesspoint/",
   interfaces: "interface/",
   links: "link/?status=all",
   sites: "site/",
@@ -45,6 +49,8 @@ const WIFI_NAMES = WIFI_FIELDS.map(([name]) => name);
 
 export interface ApiLists {
   readonly accesspoints: unknown;
+  /** the access point list without `status`; without it no list default is recorded */
+  readonly accesspointsByDefault?: unknown;
   readonly interfaces: unknown;
   readonly links: unknown;
   readonly sites: unknown;
@@ -59,11 +65,19 @@ export interface TransformOptions {
 }
 
 export interface DumpRecords {
-  readonly network: { format: string; name: string | null; taken_at: string };
+  readonly network: {
+    format: string;
+    name: string | null;
+    taken_at: string;
+    brand: string | null;
+    default_status: DefaultStatus | null;
+  };
   readonly accesspoints: Record<string, unknown>[];
   readonly links: Record<string, unknown>[];
   /** the brand prefix that was mapped to `mesh_` (undefined when none was found) */
   readonly brand?: string;
+  /** what the server's lists answer without `status` (null when it could not be told) */
+  readonly defaultStatus: DefaultStatus | null;
   /** things the dump format cannot hold, left out (unknown fields, extra wifi attributes) */
   readonly notes: string[];
 }
@@ -130,9 +144,10 @@ function interfaceId(iface: Obj): number | undefined {
   return typeof iface.id === "number" ? iface.id : undefined;
 }
 
-/** The four lists, each checked to hold what the transform reads before anything is made of them. */
+/** The lists, each checked to hold what the transform reads before anything is made of them. */
 interface CheckedLists {
   readonly aps: readonly Obj[];
+  readonly byDefault?: readonly Obj[];
   readonly ifaces: readonly Obj[];
   readonly links: readonly Obj[];
   readonly sites: readonly Obj[];
@@ -141,14 +156,20 @@ interface CheckedLists {
 function checkedLists(lists: ApiLists): CheckedLists {
   const checked = {
     aps: objects("accesspoints", lists.accesspoints),
+    byDefault: lists.accesspointsByDefault === undefined ? undefined : objects("accesspointsByDefault", lists.accesspointsByDefault),
     ifaces: objects("interfaces", lists.interfaces),
     links: objects("links", lists.links),
     sites: objects("sites", lists.sites),
   };
-  checked.aps.forEach((ap, i) => {
-    if (typeof ap.main_ip !== "string")
-      throw new ApiShapeError("accesspoints", `$[${i}].main_ip`, `expected the access point's IPv4 address, got ${describe(ap.main_ip)}`);
-  });
+  for (const [list, aps] of [
+    ["accesspoints", checked.aps],
+    ["accesspointsByDefault", checked.byDefault ?? []],
+  ] as const) {
+    aps.forEach((ap, i) => {
+      if (typeof ap.main_ip !== "string")
+        throw new ApiShapeError(list, `$[${i}].main_ip`, `expected the access point's IPv4 address, got ${describe(ap.main_ip)}`);
+    });
+  }
   checked.links.forEach((l, i) => {
     if (!Array.isArray(l.endpoints))
       throw new ApiShapeError("links", `$[${i}].endpoints`, `expected an array of endpoints, got ${describe(l.endpoints)}`);
@@ -258,18 +279,59 @@ function toEndpoint(e: unknown, where: string): Obj {
   throw new ApiShapeError("links", `${where}.interface`, `expected an interface with an address, got ${describe(f)}`);
 }
 
+/**
+ * What the server's lists answer without `status`, told from its access point list without `status`
+ * (`byDefault`) and with `status=all`: the same access points, "all"; fewer, and each of them online
+ * at `takenAt` (seen less than 30 minutes before, the rule the build filters by), "online" (the
+ * original server's default). Anything else is recorded as unknown (null), with a note that says why.
+ */
+export function detectDefaultStatus(
+  byDefault: readonly Obj[],
+  all: readonly Obj[],
+  takenAt: string,
+): { readonly status: DefaultStatus | null; readonly note?: string } {
+  const allIps = new Set(all.map((ap) => ap.main_ip));
+  const defaultIps = new Set(byDefault.map((ap) => ap.main_ip));
+  const unknown = [...defaultIps].filter((ip) => !allIps.has(ip));
+  const unsure = (why: string) => ({ status: null, note: `default_status not recorded: the access point list without status ${why}` });
+  if (unknown.length > 0)
+    return unsure(`holds ${unknown.length} access points that the list with status=all does not hold (${unknown[0]}, ...)`);
+  if (defaultIps.size === allIps.size) return { status: "all" };
+  const at = parseInstant(takenAt);
+  const instant = (text: unknown) => (typeof text === "string" ? parseInstant(text) : null);
+  const notOnline = byDefault.filter((ap) => {
+    const seen = instant(ap.lastseen_timestamp);
+    return typeof at === "string" || typeof seen === "string" || statusOf(seen, at) !== "online";
+  });
+  if (notOnline.length > 0)
+    return unsure(
+      `holds ${defaultIps.size} of ${allIps.size} access points, ${notOnline.length} of them not online at taken_at ${takenAt} (${String(notOnline[0].main_ip)}, ...)`,
+    );
+  return { status: "online" };
+}
+
 /** The API's lists to dump records. Throws ApiShapeError for a list of the wrong shape. */
 export function apiToDump(lists: ApiLists, options: TransformOptions): DumpRecords {
-  const { aps, ifaces, links, sites } = checkedLists(lists);
+  const { aps, byDefault, ifaces, links, sites } = checkedLists(lists);
   const notes: string[] = [];
   const brand = options.brand ?? detectBrand(aps);
   const siteOf = siteMembership(sites);
   const byAp = interfacesByAccesspoint(ifaces, new Set(aps.map((ap) => ap.main_ip as string)), notes);
+  const accesspoints = toAccesspoints(aps, brand, siteOf, byAp, notes);
+  const listDefault = byDefault === undefined ? { status: null } : detectDefaultStatus(byDefault, aps, options.takenAt);
+  if (listDefault.note !== undefined) notes.push(listDefault.note);
   return {
-    network: { format: NETWORK_FORMAT, name: options.name ?? null, taken_at: options.takenAt },
-    accesspoints: toAccesspoints(aps, brand, siteOf, byAp, notes),
+    network: {
+      format: NETWORK_FORMAT,
+      name: options.name ?? null,
+      taken_at: options.takenAt,
+      brand: brand ?? null,
+      default_status: listDefault.status,
+    },
+    accesspoints,
     links: toLinks(links),
     brand,
+    defaultStatus: listDefault.status,
     notes,
   };
 }
@@ -302,6 +364,7 @@ export interface ImportApiResult {
   readonly interfaces: number;
   readonly links: number;
   readonly brand?: string;
+  readonly defaultStatus: DefaultStatus | null;
   readonly takenAt: string;
 }
 
@@ -353,6 +416,7 @@ export async function importApi(base: string, out: string, options: ImportApiOpt
   return {
     ...counts,
     brand: records.brand,
+    defaultStatus: records.defaultStatus,
     takenAt,
   };
 }
