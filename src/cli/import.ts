@@ -31,13 +31,13 @@ export function register(program: Command): void {
   imp
     .command("api")
     .description(
-      "mirror a running instance of the original dynamic API (Geronimo) into a dump: reads its access point, interface, link and site lists and writes them into --out atomically",
+      "mirror a running instance of the original dynamic API (Geronimo) into a dump: reads its access point (with and without status), interface, link and site lists and writes them into --out atomically",
     )
     .argument("<base-url>", "the API's address (its /api/v1/ lists are read)")
     .requiredOption("--out <dump-dir>", "folder to write the dump into (replaced only when absent, empty, or written by mesh-api before)")
     .option(
       "--brand <prefix>",
-      "the brand prefix of the API's brand fields, mapped to mesh_ (default: detected from the field names)",
+      "the brand prefix of the API's brand fields, mapped to mesh_ and named in network.json (default: detected from the field names)",
       brand,
     )
     .option("--at <instant>", "taken_at of the dump, an ISO 8601 instant (default: the time of the mirror)", instant)
