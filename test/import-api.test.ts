@@ -103,6 +103,17 @@ afterAll(async () => {
 
 const FAST = ["--retries", "2", "--retry-delay", "10", "--timeout", "5000", "--at", TAKEN_AT];
 
+/** `import api` into a new folder while one path of the server answers with a fault. */
+async function importWithFault(target: string, fault: Fault, extra: string[] = []) {
+  faults.set(target, fault);
+  const dir = `${tempDir()}/dump`;
+  try {
+    return { dir, ...(await cliAsync(["import", "api", base, "--out", dir, ...FAST, ...extra])) };
+  } finally {
+    faults.clear();
+  }
+}
+
 describe("import api: the public sample through a replay of the original server", () => {
   let dump: string;
   let out: string;
@@ -165,32 +176,20 @@ describe("import api: the list default, from the access point list without statu
   const network = (dir: string) => JSON.parse(readFileSync(`${dir}/network.json`, "utf8")) as Record<string, unknown>;
 
   it("all, when the list without status is the whole list", async () => {
-    faults.set("/api/v1/accesspoint/", "status=all");
-    const dir = `${tempDir()}/dump`;
-    try {
-      const r = await cliAsync(["import", "api", base, "--out", dir, ...FAST]);
-      expect(r.status).toBe(0);
-      expect(r.stderr).toContain("default_status all");
-      expect(network(dir)).toMatchObject({ brand: "opennet", default_status: "all" });
-    } finally {
-      faults.clear();
-    }
+    const r = await importWithFault("/api/v1/accesspoint/", "status=all");
+    expect(r.status).toBe(0);
+    expect(r.stderr).toContain("default_status all");
+    expect(network(r.dir)).toMatchObject({ brand: "opennet", default_status: "all" });
   });
 
   it("not recorded, with a warning, when the list without status holds access points that are not online", async () => {
-    faults.set("/api/v1/accesspoint/", "status=offline");
-    const dir = `${tempDir()}/dump`;
-    try {
-      const r = await cliAsync(["import", "api", base, "--out", dir, ...FAST]);
-      expect(r.status).toBe(0);
-      expect(r.stderr).toMatch(
-        /default_status not recorded: the access point list without status holds 143 of 423 access points, 143 of them not online/,
-      );
-      expect(r.stderr).toContain("default_status not recorded\n");
-      expect(network(dir)).toMatchObject({ brand: "opennet", default_status: null });
-    } finally {
-      faults.clear();
-    }
+    const r = await importWithFault("/api/v1/accesspoint/", "status=offline");
+    expect(r.status).toBe(0);
+    expect(r.stderr).toMatch(
+      /default_status not recorded: the access point list without status holds 143 of 423 access points, 143 of them not online/,
+    );
+    expect(r.stderr).toContain("default_status not recorded\n");
+    expect(network(r.dir)).toMatchObject({ brand: "opennet", default_status: null });
   });
 
   it("is told by the build's rule: online is seen less than 30 minutes before taken_at", () => {
@@ -296,17 +295,11 @@ describe("import api: faults end in exit 1, the URL named, and no dump written",
   }
 
   it("an endless body, cut off at --max-bytes", async () => {
-    faults.set("/api/v1/accesspoint/?status=all", "endless");
-    const dir = `${tempDir()}/dump`;
-    try {
-      const r = await cliAsync(["import", "api", base, "--out", dir, ...FAST, "--max-bytes", "200000"]);
-      expect(r.status).toBe(1);
-      expect(r.stderr).toContain(`${base}api/v1/accesspoint/?status=all`);
-      expect(r.stderr).toContain("longer than --max-bytes 200000");
-      expect(existsSync(dir)).toBe(false);
-    } finally {
-      faults.clear();
-    }
+    const r = await importWithFault("/api/v1/accesspoint/?status=all", "endless", ["--max-bytes", "200000"]);
+    expect(r.status).toBe(1);
+    expect(r.stderr).toContain(`${base}api/v1/accesspoint/?status=all`);
+    expect(r.stderr).toContain("longer than --max-bytes 200000");
+    expect(existsSync(r.dir)).toBe(false);
   });
 
   it("a list that never answers, after the time-out and its retries", async () => {
@@ -325,18 +318,12 @@ describe("import api: faults end in exit 1, the URL named, and no dump written",
   });
 
   it("data that does not make a valid dump, located in the list it came from", async () => {
-    faults.set("/api/v1/accesspoint/?status=all", "invalid");
-    const dir = `${tempDir()}/dump`;
-    try {
-      const r = await cliAsync(["import", "api", base, "--out", dir, ...FAST]);
-      expect(r.status).toBe(1);
-      expect(r.stderr).toContain(
-        `error: ${base}api/v1/accesspoint/?status=all [2] $.position.coordinates[1]: latitude must be between -90 and 90`,
-      );
-      expect(existsSync(dir)).toBe(false);
-    } finally {
-      faults.clear();
-    }
+    const r = await importWithFault("/api/v1/accesspoint/?status=all", "invalid");
+    expect(r.status).toBe(1);
+    expect(r.stderr).toContain(
+      `error: ${base}api/v1/accesspoint/?status=all [2] $.position.coordinates[1]: latitude must be between -90 and 90`,
+    );
+    expect(existsSync(r.dir)).toBe(false);
   });
 
   it("a base URL that is not the API (404 for its lists) is not retried", async () => {
