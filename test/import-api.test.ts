@@ -5,7 +5,8 @@ import path from "node:path";
 import { gunzipSync } from "node:zlib";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { build } from "../src/index.ts";
-import { apiToDump, detectBrand, importApi } from "../src/importers/api.ts";
+import { BRAND_RULE } from "../src/core/settings.ts";
+import { apiToDump, detectBrand, detectDefaultStatus, importApi } from "../src/importers/api.ts";
 import { answerFromBuild, canonical, mismatch, PUBLIC_SAMPLE, readExpected, type Answer } from "./support/expected.ts";
 import { cliAsync, ROOT, tempDir } from "./support/tree.ts";
 
@@ -44,7 +45,7 @@ for (const line of gunzipSync(readFileSync(RESPONSES)).toString("utf8").split("\
 }
 
 /** What the replay server does instead of the recording, by path. */
-type Fault = "500" | "cut" | "html" | "endless" | "wrong-shape" | "hang" | "invalid";
+type Fault = "500" | "cut" | "html" | "endless" | "wrong-shape" | "hang" | "invalid" | "status=all" | "status=offline";
 const faults = new Map<string, Fault>();
 const hits = new Map<string, number>();
 let server: http.Server;
@@ -77,6 +78,10 @@ beforeAll(async () => {
       const list = JSON.parse(rec.body) as object[];
       list[2] = { ...list[2], position: { type: "Point", coordinates: [12.1, 95] } };
       res.writeHead(200, { "content-type": rec.type }).end(JSON.stringify(list));
+    } else if (fault === "status=all" || fault === "status=offline") {
+      // a server whose list without status answers what the recorded one gave for this status
+      const other = recorded.get(`${target}?${fault}`)!;
+      res.writeHead(other.status, { "content-type": other.type }).end(other.body);
     } else if (fault === "cut" && rec) {
       const bytes = Buffer.from(rec.body);
       res.writeHead(200, { "content-type": rec.type, "content-length": bytes.length });
@@ -98,6 +103,17 @@ afterAll(async () => {
 
 const FAST = ["--retries", "2", "--retry-delay", "10", "--timeout", "5000", "--at", TAKEN_AT];
 
+/** `import api` into a new folder while one path of the server answers with a fault. */
+async function importWithFault(target: string, fault: Fault, extra: string[] = []) {
+  faults.set(target, fault);
+  const dir = `${tempDir()}/dump`;
+  try {
+    return { dir, ...(await cliAsync(["import", "api", base, "--out", dir, ...FAST, ...extra])) };
+  } finally {
+    faults.clear();
+  }
+}
+
 describe("import api: the public sample through a replay of the original server", () => {
   let dump: string;
   let out: string;
@@ -106,7 +122,7 @@ describe("import api: the public sample through a replay of the original server"
   beforeAll(async () => {
     dump = `${tempDir()}/dump`;
     const r = await importApi(base, dump, { at: TAKEN_AT, retries: 0 });
-    expect(r).toMatchObject({ accesspoints: 423, interfaces: 492, links: 625, brand: "opennet" });
+    expect(r).toMatchObject({ accesspoints: 423, interfaces: 492, links: 625, brand: "opennet", defaultStatus: "online" });
     out = `${tempDir()}/dist`;
     await build({ data: dump, out });
     answer = answerFromBuild(out);
@@ -133,10 +149,13 @@ describe("import api: the public sample through a replay of the original server"
     };
     expect(canonical(ours.aps)).toBe(canonical(theirs.aps));
     expect(canonical(ours.links)).toBe(canonical(theirs.links));
+    // the recorded original writes opennet_ names, and its list without status holds the 280 of 423 online
     expect(JSON.parse(readFileSync(`${dump}/network.json`, "utf8"))).toEqual({
       format: "mesh-topology-dump/1",
       name: null,
       taken_at: TAKEN_AT,
+      brand: "opennet",
+      default_status: "online",
     });
     expect(JSON.parse(readFileSync(`${dump}/.mesh-api-output`, "utf8"))).toMatchObject({ kind: "dump" });
   });
@@ -146,9 +165,49 @@ describe("import api: the public sample through a replay of the original server"
     for (let i = 0; i < 2; i++) {
       const r = await cliAsync(["import", "api", base, "--out", dir, ...FAST]);
       expect(r.stderr).toContain("423 access points, 492 interfaces, 625 links");
+      expect(r.stderr).toContain("brand opennet (its opennet_ fields as mesh_), default_status online");
       expect(r.status).toBe(0);
     }
     expect(readdirSync(dir).sort()).toEqual([".mesh-api-output", "accesspoints", "links", "network.json"]);
+  });
+});
+
+describe("import api: the list default, from the access point list without status and with status=all", () => {
+  const network = (dir: string) => JSON.parse(readFileSync(`${dir}/network.json`, "utf8")) as Record<string, unknown>;
+
+  it("all, when the list without status is the whole list", async () => {
+    const r = await importWithFault("/api/v1/accesspoint/", "status=all");
+    expect(r.status).toBe(0);
+    expect(r.stderr).toContain("default_status all");
+    expect(network(r.dir)).toMatchObject({ brand: "opennet", default_status: "all" });
+  });
+
+  it("not recorded, with a warning, when the list without status holds access points that are not online", async () => {
+    const r = await importWithFault("/api/v1/accesspoint/", "status=offline");
+    expect(r.status).toBe(0);
+    expect(r.stderr).toMatch(
+      /default_status not recorded: the access point list without status holds 143 of 423 access points, 143 of them not online/,
+    );
+    expect(r.stderr).toContain("default_status not recorded\n");
+    expect(network(r.dir)).toMatchObject({ brand: "opennet", default_status: null });
+  });
+
+  it("is told by the build's rule: online is seen less than 30 minutes before taken_at", () => {
+    const at = "2026-11-22T12:00:00Z";
+    const ap = (ip: string, seen: string | null) => ({ main_ip: ip, lastseen_timestamp: seen });
+    const all = [ap("10.0.0.1", "2026-11-22T11:30:00.000001Z"), ap("10.0.0.2", "2026-11-22T11:30:00Z"), ap("10.0.0.3", null)];
+    expect(detectDefaultStatus([...all].reverse(), all, at)).toEqual({ status: "all" });
+    expect(detectDefaultStatus([all[0]], all, at)).toEqual({ status: "online" });
+    expect(detectDefaultStatus([], all, at)).toEqual({ status: "online" });
+    // exactly 30 minutes is no longer online; never seen is not online
+    for (const fewer of [[all[0], all[1]], [all[2]]]) {
+      const d = detectDefaultStatus(fewer, all, at);
+      expect(d.status).toBeNull();
+      expect(d.note).toContain(`holds ${fewer.length} of 3 access points, 1 of them not online at taken_at ${at}`);
+    }
+    const stranger = detectDefaultStatus([ap("10.0.0.9", "2026-11-22T11:59:00Z")], all, at);
+    expect(stranger.status).toBeNull();
+    expect(stranger.note).toContain("holds 1 access points that the list with status=all does not hold (10.0.0.9, ...)");
   });
 });
 
@@ -184,6 +243,11 @@ describe("import api: the pure transform", () => {
       },
     ]);
     expect(apiToDump(lists, { takenAt: TAKEN_AT }).accesspoints[0]).toMatchObject({ mesh_version: "0.5" });
+    // network.json names the brand found or given; without the list without status, no default
+    expect(d.network).toMatchObject({ brand: "freifunk", default_status: null });
+    expect(apiToDump(lists, { takenAt: TAKEN_AT }).network).toMatchObject({ brand: "freifunk", default_status: null });
+    const plain = { ...lists, accesspoints: [{ main_ip: "10.0.0.1", lastseen_timestamp: TAKEN_AT }], accesspointsByDefault: [] };
+    expect(apiToDump(plain, { takenAt: TAKEN_AT }).network).toMatchObject({ brand: null, default_status: "online" });
   });
 
   it("refuses a list of the wrong shape, naming the list and the place", () => {
@@ -231,17 +295,11 @@ describe("import api: faults end in exit 1, the URL named, and no dump written",
   }
 
   it("an endless body, cut off at --max-bytes", async () => {
-    faults.set("/api/v1/accesspoint/?status=all", "endless");
-    const dir = `${tempDir()}/dump`;
-    try {
-      const r = await cliAsync(["import", "api", base, "--out", dir, ...FAST, "--max-bytes", "200000"]);
-      expect(r.status).toBe(1);
-      expect(r.stderr).toContain(`${base}api/v1/accesspoint/?status=all`);
-      expect(r.stderr).toContain("longer than --max-bytes 200000");
-      expect(existsSync(dir)).toBe(false);
-    } finally {
-      faults.clear();
-    }
+    const r = await importWithFault("/api/v1/accesspoint/?status=all", "endless", ["--max-bytes", "200000"]);
+    expect(r.status).toBe(1);
+    expect(r.stderr).toContain(`${base}api/v1/accesspoint/?status=all`);
+    expect(r.stderr).toContain("longer than --max-bytes 200000");
+    expect(existsSync(r.dir)).toBe(false);
   });
 
   it("a list that never answers, after the time-out and its retries", async () => {
@@ -260,18 +318,12 @@ describe("import api: faults end in exit 1, the URL named, and no dump written",
   });
 
   it("data that does not make a valid dump, located in the list it came from", async () => {
-    faults.set("/api/v1/accesspoint/?status=all", "invalid");
-    const dir = `${tempDir()}/dump`;
-    try {
-      const r = await cliAsync(["import", "api", base, "--out", dir, ...FAST]);
-      expect(r.status).toBe(1);
-      expect(r.stderr).toContain(
-        `error: ${base}api/v1/accesspoint/?status=all [2] $.position.coordinates[1]: latitude must be between -90 and 90`,
-      );
-      expect(existsSync(dir)).toBe(false);
-    } finally {
-      faults.clear();
-    }
+    const r = await importWithFault("/api/v1/accesspoint/?status=all", "invalid");
+    expect(r.status).toBe(1);
+    expect(r.stderr).toContain(
+      `error: ${base}api/v1/accesspoint/?status=all [2] $.position.coordinates[1]: latitude must be between -90 and 90`,
+    );
+    expect(existsSync(r.dir)).toBe(false);
   });
 
   it("a base URL that is not the API (404 for its lists) is not retried", async () => {
@@ -314,8 +366,19 @@ describe("import api: usage errors exit 2", () => {
     const at = await cliAsync(["import", "api", base, "--out", dir, "--at", "yesterday"]);
     expect(at.status).toBe(2);
     expect(at.stderr).toContain("--at");
-    const brand = await cliAsync(["import", "api", base, "--out", dir, "--brand", "open net"]);
-    expect(brand.status).toBe(2);
+    for (const bad of ["open net", "open-net", "opennet_"]) {
+      const brand = await cliAsync(["import", "api", base, "--out", dir, "--brand", bad]);
+      expect(brand.status).toBe(2);
+      expect(brand.stderr).toContain(BRAND_RULE);
+    }
+    expect(existsSync(dir)).toBe(false);
+  });
+
+  it("the library refuses a bad brand too, with the same rule, before reading anything", async () => {
+    const dir = `${tempDir()}/dump`;
+    hits.clear();
+    await expect(importApi(base, dir, { brand: "open-net" })).rejects.toThrow(`--brand "open-net": ${BRAND_RULE}`);
+    expect(hits.size).toBe(0);
     expect(existsSync(dir)).toBe(false);
   });
 

@@ -11,7 +11,7 @@ import {
   parseNodeIp,
   parseTxtinfo,
   parseWikiNodes,
-} from "../src/importers/opennet.ts";
+} from "../src/importers/opennet/index.ts";
 import { createRequire } from "node:module";
 import { answerFromBuild, canonical, mismatch, PUBLIC_SAMPLE, readExpected } from "./support/expected.ts";
 import { cliAsync, tempDir } from "./support/tree.ts";
@@ -121,7 +121,13 @@ describe("import opennet: the public sample's raw sources", () => {
     const theirLinks = JSON.parse(readFileSync(`${PUBLIC_SAMPLE}dump/links/links.json`, "utf8")) as Record<string, unknown>[];
     expect(canonical(links.map(timeless))).toBe(canonical(theirLinks.map(timeless)));
     expect(links.every((l) => l.timestamp === AT)).toBe(true);
-    expect(JSON.parse(readFileSync(`${dump}/network.json`, "utf8"))).toEqual({ format: "mesh-topology-dump/1", name: null, taken_at: AT });
+    // the brand of the original's names; no list default: the raw sources do not say what the server answers
+    expect(JSON.parse(readFileSync(`${dump}/network.json`, "utf8"))).toEqual({
+      format: "mesh-topology-dump/1",
+      name: null,
+      taken_at: AT,
+      brand: "opennet",
+    });
     expect(JSON.parse(readFileSync(`${dump}/.mesh-api-output`, "utf8"))).toMatchObject({ kind: "dump" });
   });
 
@@ -144,8 +150,10 @@ describe("import opennet: the public sample's raw sources", () => {
     for (let i = 0; i < 2; i++) {
       const r = await cliAsync(["import", "opennet", ...SOURCES, "--out", dir, "--at", AT]);
       expect(r.stderr).toContain("423 access points, 492 interfaces, 625 links");
+      expect(r.stderr).toContain(`taken_at ${AT}, brand opennet`);
       expect(r.status).toBe(0);
     }
+    expect(JSON.parse(readFileSync(`${dir}/network.json`, "utf8"))).toMatchObject({ brand: "opennet" });
     const r = await cliAsync(["import", "opennet", ...SOURCES, "--out", dir, "--at", AT, "--sites", "detect"]);
     expect(r.stderr).toContain("625 links, 21 sites");
     expect(r.status).toBe(0);

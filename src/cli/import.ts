@@ -1,8 +1,9 @@
 import { existsSync } from "node:fs";
 import { type Command, InvalidArgumentError, Option } from "commander";
+import { BRAND_RULE, isBrand } from "../core/settings.ts";
 import { parseInstant } from "../core/timestamp.ts";
 import { importApi, ImportApiError } from "../importers/api.ts";
-import { importOpennet, ImportOpennetError } from "../importers/opennet.ts";
+import { importOpennet, ImportOpennetError } from "../importers/opennet/index.ts";
 import { RefusedOutputError } from "../io/ownership.ts";
 import { count, log, quietOption, warn } from "./options.ts";
 
@@ -21,7 +22,7 @@ function instant(value: string): string {
 }
 
 function brand(value: string): string {
-  if (!/^[A-Za-z][A-Za-z0-9]*$/.test(value)) throw new InvalidArgumentError("a brand prefix is letters and digits, such as opennet");
+  if (!isBrand(value)) throw new InvalidArgumentError(BRAND_RULE);
   return value;
 }
 
@@ -30,13 +31,13 @@ export function register(program: Command): void {
   imp
     .command("api")
     .description(
-      "mirror a running instance of the original dynamic API (Geronimo) into a dump: reads its access point, interface, link and site lists and writes them into --out atomically",
+      "mirror a running instance of the original dynamic API (Geronimo) into a dump: reads its access point (with and without status), interface, link and site lists and writes them into --out atomically",
     )
     .argument("<base-url>", "the API's address (its /api/v1/ lists are read)")
     .requiredOption("--out <dump-dir>", "folder to write the dump into (replaced only when absent, empty, or written by mesh-api before)")
     .option(
       "--brand <prefix>",
-      "the brand prefix of the API's brand fields, mapped to mesh_ (default: detected from the field names)",
+      "the brand prefix of the API's brand fields, mapped to mesh_ and named in network.json (default: detected from the field names)",
       brand,
     )
     .option("--at <instant>", "taken_at of the dump, an ISO 8601 instant (default: the time of the mirror)", instant)
@@ -75,10 +76,12 @@ export function register(program: Command): void {
             log: (line) => log(opts, line),
             warn,
           });
-          const brand = r.brand && r.brand !== "mesh" ? `, brand fields ${r.brand}_ as mesh_` : "";
+          // what network.json now says, so that a build's surprising field names or lists can be traced to the import
+          const brand =
+            r.brand === undefined ? ", no brand" : `, brand ${r.brand}${r.brand === "mesh" ? "" : ` (its ${r.brand}_ fields as mesh_)`}`;
           log(
             opts,
-            `wrote ${opts.out}: ${r.accesspoints} access points, ${r.interfaces} interfaces, ${r.links} links, taken_at ${r.takenAt}${brand}`,
+            `wrote ${opts.out}: ${r.accesspoints} access points, ${r.interfaces} interfaces, ${r.links} links, taken_at ${r.takenAt}${brand}, default_status ${r.defaultStatus ?? "not recorded"}`,
           );
         } catch (err) {
           if (err instanceof RefusedOutputError) {
@@ -124,7 +127,7 @@ export function register(program: Command): void {
           const r = await importOpennet(opts.out, { ...opts, warn });
           log(
             opts,
-            `wrote ${opts.out}: ${r.accesspoints} access points, ${r.interfaces} interfaces, ${r.links} links${opts.sites === "detect" ? `, ${r.sites} sites` : ""}, taken_at ${r.takenAt}`,
+            `wrote ${opts.out}: ${r.accesspoints} access points, ${r.interfaces} interfaces, ${r.links} links${opts.sites === "detect" ? `, ${r.sites} sites` : ""}, taken_at ${r.takenAt}, brand ${r.brand}`,
           );
         } catch (err) {
           if (err instanceof RefusedOutputError) {

@@ -1,25 +1,27 @@
-import { importTime, writeDump } from "../io/write-dump.ts";
 import { ACCESSPOINT_FIELDS, WIFI_FIELDS } from "../core/fields.ts";
-import type { LoadedDump, RawRecord } from "../core/input.ts";
-import { formatProblem } from "../core/problems.ts";
 import { NETWORK_FORMAT } from "../core/schema.ts";
-import { validateDump } from "../core/validate.ts";
+import { statusOf } from "../core/model.ts";
+import { BRAND_RULE, type DefaultStatus, isBrand, NEUTRAL_PREFIX } from "../core/settings.ts";
+import { parseInstant } from "../core/timestamp.ts";
 import { describeNetworkError, withDeadline } from "../io/net.ts";
 import { assertReplaceable } from "../io/ownership.ts";
+import { importTime, writeImportedDump } from "../io/write-dump.ts";
 
 /**
  * `import api`: mirrors a running instance of the original dynamic API ("Geronimo",
  * github.com/opennet-initiative/api) into a dump in the format `mesh-topology-dump/1`.
  *
- * Two halves: `apiToDump` is pure (the four lists as parsed JSON in, dump records out) and
+ * Two halves: `apiToDump` is pure (the lists as parsed JSON in, dump records out) and
  * `importApi` does the rest: the ownership check, the downloads (time-outs, retries with backoff for
  * 5xx and network errors, a size limit), validation of the records with the dump's own validator,
  * and the atomic write. Whatever fails, nothing is written.
  */
 
-/** The four lists the importer reads, relative to the API's `/api/v1/`. */
+/** The lists the importer reads, relative to the API's `/api/v1/`. */
 export const API_LISTS = {
   accesspoints: "accesspoint/?status=all",
+  /** what a client gets without `status`: only compared with the full list, for the list default */
+  accesspointsByDefault: "accesspoint/",
   interfaces: "interface/",
   links: "link/?status=all",
   sites: "site/",
@@ -40,13 +42,15 @@ export class ImportApiError extends Error {
 
 /** The brand-neutral field names with `mesh_` cut off: what follows a brand prefix. */
 const BRAND_SUFFIXES = ACCESSPOINT_FIELDS.map(([name]) => name)
-  .filter((n) => n.startsWith("mesh_"))
-  .map((n) => n.slice("mesh_".length));
+  .filter((n) => n.startsWith(NEUTRAL_PREFIX))
+  .map((n) => n.slice(NEUTRAL_PREFIX.length));
 const AP_FIELDS = new Set<string>(["main_ip", "main_ipv6", "site", ...ACCESSPOINT_FIELDS.map(([name]) => name)]);
 const WIFI_NAMES = WIFI_FIELDS.map(([name]) => name);
 
 export interface ApiLists {
   readonly accesspoints: unknown;
+  /** the access point list without `status`; without it no list default is recorded */
+  readonly accesspointsByDefault?: unknown;
   readonly interfaces: unknown;
   readonly links: unknown;
   readonly sites: unknown;
@@ -61,11 +65,19 @@ export interface TransformOptions {
 }
 
 export interface DumpRecords {
-  readonly network: { format: string; name: string | null; taken_at: string };
+  readonly network: {
+    format: string;
+    name: string | null;
+    taken_at: string;
+    brand: string | null;
+    default_status: DefaultStatus | null;
+  };
   readonly accesspoints: Record<string, unknown>[];
   readonly links: Record<string, unknown>[];
   /** the brand prefix that was mapped to `mesh_` (undefined when none was found) */
   readonly brand?: string;
+  /** what the server's lists answer without `status` (null when it could not be told) */
+  readonly defaultStatus: DefaultStatus | null;
   /** things the dump format cannot hold, left out (unknown fields, extra wifi attributes) */
   readonly notes: string[];
 }
@@ -132,37 +144,56 @@ function interfaceId(iface: Obj): number | undefined {
   return typeof iface.id === "number" ? iface.id : undefined;
 }
 
-/** The API's lists to dump records. Throws ApiShapeError for a list of the wrong shape. */
-export function apiToDump(lists: ApiLists, options: TransformOptions): DumpRecords {
-  const aps = objects("accesspoints", lists.accesspoints);
-  const ifaces = objects("interfaces", lists.interfaces);
-  const links = objects("links", lists.links);
-  const sites = objects("sites", lists.sites);
-  const notes: string[] = [];
-  aps.forEach((ap, i) => {
-    if (typeof ap.main_ip !== "string")
-      throw new ApiShapeError("accesspoints", `$[${i}].main_ip`, `expected the access point's IPv4 address, got ${describe(ap.main_ip)}`);
-  });
-  links.forEach((l, i) => {
+/** The lists, each checked to hold what the transform reads before anything is made of them. */
+interface CheckedLists {
+  readonly aps: readonly Obj[];
+  readonly byDefault?: readonly Obj[];
+  readonly ifaces: readonly Obj[];
+  readonly links: readonly Obj[];
+  readonly sites: readonly Obj[];
+}
+
+function checkedLists(lists: ApiLists): CheckedLists {
+  const checked = {
+    aps: objects("accesspoints", lists.accesspoints),
+    byDefault: lists.accesspointsByDefault === undefined ? undefined : objects("accesspointsByDefault", lists.accesspointsByDefault),
+    ifaces: objects("interfaces", lists.interfaces),
+    links: objects("links", lists.links),
+    sites: objects("sites", lists.sites),
+  };
+  for (const [list, aps] of [
+    ["accesspoints", checked.aps],
+    ["accesspointsByDefault", checked.byDefault ?? []],
+  ] as const) {
+    aps.forEach((ap, i) => {
+      if (typeof ap.main_ip !== "string")
+        throw new ApiShapeError(list, `$[${i}].main_ip`, `expected the access point's IPv4 address, got ${describe(ap.main_ip)}`);
+    });
+  }
+  checked.links.forEach((l, i) => {
     if (!Array.isArray(l.endpoints))
       throw new ApiShapeError("links", `$[${i}].endpoints`, `expected an array of endpoints, got ${describe(l.endpoints)}`);
   });
+  return checked;
+}
 
-  const brand = options.brand ?? detectBrand(aps);
-  const prefix = brand === undefined || brand === "mesh" ? undefined : `${brand}_`;
-
-  // The site of each access point: its own `site` field, else the site list's membership.
+/** The site each access point belongs to by the site list, for access points whose own `site` is absent. */
+function siteMembership(sites: readonly Obj[]): Map<string, number> {
   const siteOf = new Map<string, number>();
   sites.forEach((s, i) => {
     if (typeof s.id !== "number") throw new ApiShapeError("sites", `$[${i}].id`, `expected the site's id, got ${describe(s.id)}`);
     if (Array.isArray(s.accesspoints)) for (const ip of s.accesspoints) if (typeof ip === "string") siteOf.set(ip, s.id);
   });
+  return siteOf;
+}
 
-  // Interfaces of each access point, with ids; an interface without any id-carrying part gets a new one.
-  const known = new Set(aps.map((ap) => ap.main_ip as string));
+/**
+ * The dump's interfaces of each access point. The list names an interface's id only on its addresses
+ * and wifi attributes, so one with neither gets an id above every id the list uses.
+ */
+function interfacesByAccesspoint(ifaces: readonly Obj[], known: ReadonlySet<string>, notes: string[]): Map<string, Obj[]> {
   let nextId = 1 + Math.max(0, ...ifaces.map((f) => interfaceId(f) ?? 0));
   const byAp = new Map<string, Obj[]>();
-  const dropped = new Set<string>();
   ifaces.forEach((f, i) => {
     const owner = f.accesspoint;
     if (typeof owner !== "string")
@@ -173,66 +204,134 @@ export function apiToDump(lists: ApiLists, options: TransformOptions): DumpRecor
         `$[${i}].accesspoint`,
         `the interface belongs to ${owner}, which the access point list does not hold`,
       );
-    if (f.addresses !== undefined && !Array.isArray(f.addresses))
-      throw new ApiShapeError("interfaces", `$[${i}].addresses`, `expected an array, got ${describe(f.addresses)}`);
-    const addresses = ((f.addresses as unknown[] | undefined) ?? []).map((a, j) => {
-      if (!isObj(a)) throw new ApiShapeError("interfaces", `$[${i}].addresses[${j}]`, `expected an object, got ${describe(a)}`);
-      return { id: a.id, address: a.address, netmask_prefixlen: a.netmask_prefixlen };
-    });
-    const wifiList = Array.isArray(f.wifi_attributes) ? f.wifi_attributes.filter(isObj) : [];
-    if (wifiList.length > 1) notes.push(`interface ${i} of ${owner} has ${wifiList.length} wifi attribute sets; the dump keeps the first`);
-    const wifi = wifiList.length === 0 ? null : Object.fromEntries(WIFI_NAMES.map((n) => [n, wifiList[0][n] ?? null]));
-    const iface = {
-      id: interfaceId(f) ?? nextId++,
-      if_name: f.if_name ?? null,
-      if_hwaddress: f.if_hwaddress ?? null,
-      addresses,
-      wifi,
-    };
+    const iface = { id: interfaceId(f) ?? nextId++, if_name: f.if_name ?? null, if_hwaddress: f.if_hwaddress ?? null };
     const list = byAp.get(owner) ?? [];
-    list.push(iface);
+    list.push({ ...iface, addresses: addressesOf(f, i), wifi: wifiOf(f, i, owner, notes) });
     byAp.set(owner, list);
   });
+  return byAp;
+}
 
+function addressesOf(f: Obj, i: number): Obj[] {
+  if (f.addresses !== undefined && !Array.isArray(f.addresses))
+    throw new ApiShapeError("interfaces", `$[${i}].addresses`, `expected an array, got ${describe(f.addresses)}`);
+  return ((f.addresses as unknown[] | undefined) ?? []).map((a, j) => {
+    if (!isObj(a)) throw new ApiShapeError("interfaces", `$[${i}].addresses[${j}]`, `expected an object, got ${describe(a)}`);
+    return { id: a.id, address: a.address, netmask_prefixlen: a.netmask_prefixlen };
+  });
+}
+
+/** The dump holds one wifi attribute set an interface; the API allows several. */
+function wifiOf(f: Obj, i: number, owner: string, notes: string[]): Obj | null {
+  const sets = Array.isArray(f.wifi_attributes) ? f.wifi_attributes.filter(isObj) : [];
+  if (sets.length > 1) notes.push(`interface ${i} of ${owner} has ${sets.length} wifi attribute sets; the dump keeps the first`);
+  return sets.length === 0 ? null : Object.fromEntries(WIFI_NAMES.map((n) => [n, sets[0][n] ?? null]));
+}
+
+/** A field's name in the dump: a brand field with the neutral prefix, undefined for one the format has no place for. */
+function dumpFieldName(key: string, brandPrefix: string | undefined): string | undefined {
+  const suffix = brandPrefix !== undefined && key.startsWith(brandPrefix) ? key.slice(brandPrefix.length) : undefined;
+  const name = suffix !== undefined && BRAND_SUFFIXES.includes(suffix) ? `${NEUTRAL_PREFIX}${suffix}` : key;
+  return AP_FIELDS.has(name) ? name : undefined;
+}
+
+function toAccesspoints(
+  aps: readonly Obj[],
+  brand: string | undefined,
+  siteOf: ReadonlyMap<string, number>,
+  byAp: ReadonlyMap<string, Obj[]>,
+  notes: string[],
+): Obj[] {
+  // a server that already writes the neutral names has nothing to rename
+  const brandPrefix = brand === undefined || brand === "mesh" ? undefined : `${brand}_`;
+  const dropped = new Set<string>();
   const accesspoints = aps.map((ap) => {
     const out: Obj = {};
     for (const [key, value] of Object.entries(ap)) {
-      let name = key;
-      if (prefix !== undefined && key.startsWith(prefix) && BRAND_SUFFIXES.includes(key.slice(prefix.length))) {
-        name = `mesh_${key.slice(prefix.length)}`;
-      }
-      if (!AP_FIELDS.has(name)) {
-        if (key !== "interfaces") dropped.add(key);
-        continue;
-      }
-      out[name] = value;
+      const name = dumpFieldName(key, brandPrefix);
+      if (name !== undefined) out[name] = value;
+      else if (key !== "interfaces") dropped.add(key);
     }
     if (!("site" in out) || out.site === undefined) out.site = siteOf.get(ap.main_ip as string) ?? null;
     out.interfaces = byAp.get(ap.main_ip as string) ?? [];
     return out;
   });
   if (dropped.size > 0) notes.push(`access point fields the dump format has no place for, left out: ${[...dropped].sort().join(", ")}`);
+  return accesspoints;
+}
 
-  const dumpLinks = links.map((l, i) => ({
+function toLinks(links: readonly Obj[]): Obj[] {
+  return links.map((l, i) => ({
     id: l.id,
     timestamp: l.timestamp ?? null,
-    endpoints: (l.endpoints as unknown[]).map((e, j) => {
-      const where = `$[${i}].endpoints[${j}]`;
-      if (!isObj(e)) throw new ApiShapeError("links", where, `expected an object, got ${describe(e)}`);
-      const f = e.interface;
-      const id = typeof f === "number" ? f : isObj(f) ? interfaceId(f) : undefined;
-      if (id !== undefined) return { interface: id, quality: e.quality };
-      const first = isObj(f) && Array.isArray(f.addresses) && isObj(f.addresses[0]) ? f.addresses[0].address : undefined;
-      if (typeof first === "string") return { address: first, quality: e.quality };
-      throw new ApiShapeError("links", `${where}.interface`, `expected an interface with an address, got ${describe(f)}`);
-    }),
+    endpoints: (l.endpoints as unknown[]).map((e, j) => toEndpoint(e, `$[${i}].endpoints[${j}]`)),
   }));
+}
 
+/** An endpoint by its interface's id, else by the interface's first address when the list names no id. */
+function toEndpoint(e: unknown, where: string): Obj {
+  if (!isObj(e)) throw new ApiShapeError("links", where, `expected an object, got ${describe(e)}`);
+  const f = e.interface;
+  const id = typeof f === "number" ? f : isObj(f) ? interfaceId(f) : undefined;
+  if (id !== undefined) return { interface: id, quality: e.quality };
+  const first = isObj(f) && Array.isArray(f.addresses) && isObj(f.addresses[0]) ? f.addresses[0].address : undefined;
+  if (typeof first === "string") return { address: first, quality: e.quality };
+  throw new ApiShapeError("links", `${where}.interface`, `expected an interface with an address, got ${describe(f)}`);
+}
+
+/**
+ * What the server's lists answer without `status`, told from its access point list without `status`
+ * (`byDefault`) and with `status=all`: the same access points, "all"; fewer, and each of them online
+ * at `takenAt` (seen less than 30 minutes before, the rule the build filters by), "online" (the
+ * original server's default). Anything else is recorded as unknown (null), with a note that says why.
+ */
+export function detectDefaultStatus(
+  byDefault: readonly Obj[],
+  all: readonly Obj[],
+  takenAt: string,
+): { readonly status: DefaultStatus | null; readonly note?: string } {
+  const allIps = new Set(all.map((ap) => ap.main_ip));
+  const defaultIps = new Set(byDefault.map((ap) => ap.main_ip));
+  const unknown = [...defaultIps].filter((ip) => !allIps.has(ip));
+  const unsure = (why: string) => ({ status: null, note: `default_status not recorded: the access point list without status ${why}` });
+  if (unknown.length > 0)
+    return unsure(`holds ${unknown.length} access points that the list with status=all does not hold (${unknown[0]}, ...)`);
+  if (defaultIps.size === allIps.size) return { status: "all" };
+  const at = parseInstant(takenAt);
+  const instant = (text: unknown) => (typeof text === "string" ? parseInstant(text) : null);
+  const notOnline = byDefault.filter((ap) => {
+    const seen = instant(ap.lastseen_timestamp);
+    return typeof at === "string" || typeof seen === "string" || statusOf(seen, at) !== "online";
+  });
+  if (notOnline.length > 0)
+    return unsure(
+      `holds ${defaultIps.size} of ${allIps.size} access points, ${notOnline.length} of them not online at taken_at ${takenAt} (${String(notOnline[0].main_ip)}, ...)`,
+    );
+  return { status: "online" };
+}
+
+/** The API's lists to dump records. Throws ApiShapeError for a list of the wrong shape. */
+export function apiToDump(lists: ApiLists, options: TransformOptions): DumpRecords {
+  const { aps, byDefault, ifaces, links, sites } = checkedLists(lists);
+  const notes: string[] = [];
+  const brand = options.brand ?? detectBrand(aps);
+  const siteOf = siteMembership(sites);
+  const byAp = interfacesByAccesspoint(ifaces, new Set(aps.map((ap) => ap.main_ip as string)), notes);
+  const accesspoints = toAccesspoints(aps, brand, siteOf, byAp, notes);
+  const listDefault = byDefault === undefined ? { status: null } : detectDefaultStatus(byDefault, aps, options.takenAt);
+  if (listDefault.note !== undefined) notes.push(listDefault.note);
   return {
-    network: { format: NETWORK_FORMAT, name: options.name ?? null, taken_at: options.takenAt },
+    network: {
+      format: NETWORK_FORMAT,
+      name: options.name ?? null,
+      taken_at: options.takenAt,
+      brand: brand ?? null,
+      default_status: listDefault.status,
+    },
     accesspoints,
-    links: dumpLinks,
+    links: toLinks(links),
     brand,
+    defaultStatus: listDefault.status,
     notes,
   };
 }
@@ -265,6 +364,7 @@ export interface ImportApiResult {
   readonly interfaces: number;
   readonly links: number;
   readonly brand?: string;
+  readonly defaultStatus: DefaultStatus | null;
   readonly takenAt: string;
 }
 
@@ -287,9 +387,8 @@ export function apiRoot(base: string): URL {
 export async function importApi(base: string, out: string, options: ImportApiOptions = {}): Promise<ImportApiResult> {
   const root = apiRoot(base);
   const takenAt = importTime(options.at, (message) => new ImportApiError(message));
-  if (options.brand !== undefined && !/^[A-Za-z][A-Za-z0-9]*$/.test(options.brand)) {
-    throw new ImportApiError(`--brand ${JSON.stringify(options.brand)}: a brand prefix is letters and digits, such as opennet`);
-  }
+  if (options.brand !== undefined && !isBrand(options.brand))
+    throw new ImportApiError(`--brand ${JSON.stringify(options.brand)}: ${BRAND_RULE}`);
   await assertReplaceable({ out, option: "--out", kind: "dump", cwd: options.cwd, home: options.home });
 
   const log = options.log ?? (() => {});
@@ -308,35 +407,16 @@ export async function importApi(base: string, out: string, options: ImportApiOpt
       throw new ImportApiError(`${urls[err.list]} ${err.message}; is ${base} the Mesh Network Topology API?`);
     throw err;
   }
-  for (const note of records.notes) options.warn?.(note);
-
-  // The records pass the dump's own checks before anything is written, located in the lists they came from.
-  const loaded: LoadedDump = {
-    network: { source: { file: "network.json" }, value: records.network },
-    records: [
-      ...records.accesspoints.map((value, index): RawRecord => ({
-        kind: "accesspoint",
-        source: { file: urls.accesspoints, index },
-        value,
-      })),
-      ...records.links.map((value, index): RawRecord => ({ kind: "link", source: { file: urls.links, index }, value })),
-    ],
-    files: [],
-    problems: [],
-  };
-  const errors = validateDump(loaded).problems.filter((p) => p.severity === "error");
-  if (errors.length > 0) {
-    const shown = errors.slice(0, 10).map(formatProblem).join("\n");
-    const more = errors.length > 10 ? `\n(${errors.length - 10} more)` : "";
-    throw new ImportApiError(`${shown}${more}\n${base}: the API's data does not make a valid dump (${errors.length} errors)`);
-  }
-
-  await writeDump(out, records);
+  const counts = await writeImportedDump(out, records, {
+    sources: { accesspoints: urls.accesspoints, links: urls.links },
+    verdict: `${base}: the API's data does not make a valid dump`,
+    error: (message) => new ImportApiError(message),
+    warn: options.warn,
+  });
   return {
-    accesspoints: records.accesspoints.length,
-    interfaces: records.accesspoints.reduce((n, ap) => n + (ap.interfaces as unknown[]).length, 0),
-    links: records.links.length,
+    ...counts,
     brand: records.brand,
+    defaultStatus: records.defaultStatus,
     takenAt,
   };
 }

@@ -2,13 +2,71 @@ import { mkdir, writeFile } from "node:fs/promises";
 import path from "node:path";
 import { writeMarker } from "./ownership.ts";
 import { replaceFolder } from "./swap.ts";
+import type { LoadedDump, RawRecord } from "../core/input.ts";
+import { formatProblem } from "../core/problems.ts";
 import { parseInstant } from "../core/timestamp.ts";
+import { validateDump } from "../core/validate.ts";
 
 /** Records of a dump as the importers make them. */
 export interface DumpRecords {
   readonly network: unknown;
-  readonly accesspoints: readonly unknown[];
+  readonly accesspoints: readonly Record<string, unknown>[];
   readonly links: readonly unknown[];
+}
+
+/** What an importer made: the records, and what the format could not hold, for the user to read. */
+export interface ImportedRecords extends DumpRecords {
+  readonly notes: readonly string[];
+}
+
+export interface ImportedCounts {
+  readonly accesspoints: number;
+  readonly interfaces: number;
+  readonly links: number;
+}
+
+/** How an importer's records are named in its messages, and the importer's own error for a refusal. */
+export interface ImportCheck {
+  /** where the access points and the links came from, named in place of a dump file */
+  readonly sources: { readonly accesspoints: string; readonly links: string };
+  /** the last line of the refusal, such as "the sources do not make a valid dump" */
+  readonly verdict: string;
+  readonly error: (message: string) => Error;
+  readonly warn?: (line: string) => void;
+}
+
+/**
+ * The end of every import: its notes as warnings, then the records through the dump's own checks (an
+ * importer must never write a dump that build would refuse), then the atomic write.
+ */
+export async function writeImportedDump(out: string, records: ImportedRecords, check: ImportCheck): Promise<ImportedCounts> {
+  for (const note of records.notes) check.warn?.(note);
+  const loaded: LoadedDump = {
+    network: { source: { file: "network.json" }, value: records.network },
+    records: [
+      ...records.accesspoints.map((value, index): RawRecord => ({
+        kind: "accesspoint",
+        source: { file: check.sources.accesspoints, index },
+        value,
+      })),
+      ...records.links.map((value, index): RawRecord => ({ kind: "link", source: { file: check.sources.links, index }, value })),
+    ],
+    files: [],
+    problems: [],
+  };
+  const errors = validateDump(loaded).problems.filter((p) => p.severity === "error");
+  if (errors.length > 0) {
+    // ten are enough to see what is wrong; the rest would bury them
+    const shown = errors.slice(0, 10).map(formatProblem).join("\n");
+    const more = errors.length > 10 ? `\n(${errors.length - 10} more)` : "";
+    throw check.error(`${shown}${more}\n${check.verdict} (${errors.length} errors)`);
+  }
+  await writeDump(out, records);
+  return {
+    accesspoints: records.accesspoints.length,
+    interfaces: records.accesspoints.reduce((n, ap) => n + (ap.interfaces as unknown[]).length, 0),
+    links: records.links.length,
+  };
 }
 
 /**
