@@ -29,6 +29,15 @@ export const API_LISTS = {
 
 export type ApiListName = keyof typeof API_LISTS;
 
+/** What each list holds, for the progress lines. */
+const LIST_NOUNS: Readonly<Record<ApiListName, string>> = {
+  accesspoints: "access points",
+  accesspointsByDefault: "access points without a status filter",
+  interfaces: "interfaces",
+  links: "links",
+  sites: "sites",
+};
+
 /** The base URL's answer is not what the API gives: the CLI prints the message and exits 1. */
 export class ImportApiError extends Error {
   constructor(message: string) {
@@ -396,7 +405,7 @@ export async function importApi(base: string, out: string, options: ImportApiOpt
   const lists: Partial<Record<ApiListName, unknown>> = {};
   for (const name of Object.keys(API_LISTS) as ApiListName[]) {
     lists[name] = await getList(urls[name], options);
-    log(`read ${urls[name]}: ${(lists[name] as unknown[]).length} ${name}`);
+    log(`read ${urls[name]}: ${(lists[name] as unknown[]).length} ${LIST_NOUNS[name]}`);
   }
 
   let records: DumpRecords;
