@@ -7,7 +7,17 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { build } from "../src/index.ts";
 import { BRAND_RULE } from "../src/core/settings.ts";
 import { apiToDump, detectBrand, detectDefaultStatus, importApi } from "../src/importers/api.ts";
-import { answerFromBuild, canonical, mismatch, PUBLIC_SAMPLE, readExpected, type Answer } from "./support/expected.ts";
+import {
+  answerFromBuild,
+  canonical,
+  CONTRACT_DEFECTS,
+  EXPECTED_OPENNET,
+  judge,
+  mismatch,
+  PUBLIC_SAMPLE,
+  readExpected,
+  type Answer,
+} from "./support/expected.ts";
 import { cliAsync, ROOT, tempDir } from "./support/tree.ts";
 
 /**
@@ -128,13 +138,23 @@ describe("import api: the public sample through a replay of the original server"
     answer = answerFromBuild(out);
   }, 120_000);
 
-  it("builds into an API that answers all 4,699 expected responses", () => {
+  it("builds, with the brand and list default it recorded, into an API that answers the original's clients (expected-opennet)", () => {
+    const expected = readExpected(EXPECTED_OPENNET);
+    expect(expected).toHaveLength(4701);
+    const judged = expected.map((e) => judge(e, answer(e.path)));
+    expect(judged.filter((j) => j !== undefined && j !== "defect").slice(0, 20)).toEqual([]);
+    expect(judged.filter((j) => j === "defect")).toHaveLength(Object.keys(CONTRACT_DEFECTS).length);
+  });
+
+  it("builds, with the description's names and defaults, into an API that answers all 4,699 expected responses", async () => {
+    const neutral = `${tempDir()}/dist`;
+    await build({ data: dump, out: neutral, settings: { brand: "mesh", defaultStatus: "all" } });
     const expected = readExpected();
     expect(expected).toHaveLength(4699);
-    const failures = expected.map((e) => mismatch(e, answer(e.path))).filter(Boolean);
+    const failures = expected.map((e) => mismatch(e, answerFromBuild(neutral)(e.path))).filter(Boolean);
     expect(failures.slice(0, 20)).toEqual([]);
     expect(failures).toHaveLength(0);
-  });
+  }, 120_000);
 
   it("writes the same records as the hand-made sample dump, and a dump marker", () => {
     const lines = (file: string) =>

@@ -80,6 +80,26 @@ export function mismatch(e: Expected, a: Answer): string | undefined {
   return ok ? undefined : `${e.match} ${e.path}: got ${a.status} ${(a.body ?? "").slice(0, 120)}`;
 }
 
+export const EXPECTED_OPENNET = `${PUBLIC_SAMPLE}expected-opennet.ndjson.gz`;
+
+/**
+ * expected-opennet.ndjson.gz contradicts its own README in one record: a `firmware_version__after`
+ * bound that no access point has is "exact_or_not_found" (a static host cannot know whether an
+ * unknown bound parses), and its `&status=all` twin is marked so, but the online default's record
+ * says "exact". Judged here by the README's rule, counted by the callers, reported on the issue;
+ * nothing else is excused.
+ */
+export const CONTRACT_DEFECTS: Readonly<Record<string, string>> = {
+  "/api/v1/accesspoint/?firmware_version__after=garbage": "an unknown bound is exact_or_not_found by the README's own rule",
+};
+
+/** A mismatch excused by CONTRACT_DEFECTS: "defect"; else what mismatch() says. */
+export function judge(e: Expected, a: Answer): "defect" | string | undefined {
+  const m = mismatch(e, a);
+  if (m && e.path in CONTRACT_DEFECTS && mismatch({ ...e, match: "exact_or_not_found" }, a) === undefined) return "defect";
+  return m;
+}
+
 /**
  * Answers from a build's files, as a host following the route table gives them: the file a request
  * resolves to (with the build's filter aliases), a redirect, or the JSON 404.
