@@ -11,7 +11,9 @@ import { emitTree, type EmitResult } from "./io/emit.ts";
 import { loadDump } from "./io/load.ts";
 import { assertReplaceable, owned, RefusedOutputError, writeMarker } from "./io/ownership.ts";
 import { API_DIR, SNAPSHOT_DIR, SNAPSHOT_FILES } from "./core/routes.ts";
-import { writeSnapshots, type SnapshotIndex } from "./publish/snapshot.ts";
+import { carrySnapshots, writeSnapshots, type SnapshotWritten } from "./publish/snapshot.ts";
+import { dumpEntry, foreignFiles, readBuildRecord, writeBuildRecord } from "./io/build-record.ts";
+import { copyExtra, listExtra } from "./io/extra.ts";
 import { mapAssets } from "./io/map-assets.ts";
 import type { MapSettings } from "./core/map.ts";
 import type { SiteSettings } from "./core/settings.ts";
@@ -98,21 +100,29 @@ export interface SnapshotSettings {
 }
 
 /**
- * Validates the dump and writes the API tree to `out` (with snapshots when asked). Throws
- * RefusedOutputError before any work when `out` is not ours to replace, and InvalidDumpError,
- * leaving `out` untouched, on bad input.
+ * Validates the dump and writes the API tree to `out`, with the operator's extra files, the history
+ * of snapshots the output held (and a new snapshot when asked), and a record of the dump and the
+ * files written. Throws RefusedOutputError before any work when `out` is not ours to replace or holds
+ * files the build did not write, and InvalidDumpError, leaving `out` untouched, on bad input.
  */
 export async function build(
-  options: { data: string; out: string; snapshot?: SnapshotSettings; map?: MapSettings } & SettingsOptions & PipelineOptions,
+  options: { data: string; out: string; extra?: string; snapshot?: SnapshotSettings; map?: MapSettings } & SettingsOptions &
+    PipelineOptions,
 ): Promise<BuildResult> {
-  await assertReplaceable({ out: options.out, option: "--out", kind: "build", protect: [{ dir: options.data, option: "--data" }] });
+  const protect = [{ dir: options.data, option: "--data" }, ...(options.extra ? [{ dir: options.extra, option: "--extra" }] : [])];
+  await assertReplaceable({ out: options.out, option: "--out", kind: "build", protect });
+  const extra = options.extra === undefined ? undefined : { dir: options.extra, files: await listExtra(options.extra) };
+  await assertNothingForeign(options.out);
   const result = await validate(options);
   if (!result.model || !result.netlify) throw new InvalidDumpError(result.problems);
   const { model, netlify } = result;
   const { snapshot, progress } = options;
+  const dump = await dumpEntry(options.data, result.dumpFiles);
   const finish = async (dir: string) => {
+    if (extra) await copyExtra(extra.dir, extra.files, dir);
     await writeMarker(dir, "build");
-    if (!snapshot) return;
+    await writeBuildRecord(dir, dump);
+    if (!snapshot) return carrySnapshots(options.out, dir);
     progress?.({ stage: "snapshots", done: 0 });
     // Without --previous, the history comes from the output being replaced.
     const previous =
@@ -127,14 +137,31 @@ export async function build(
   return { ...result, output, netlify };
 }
 
+/** The swap drops whatever the old output holds; files the tool did not write are refused, never lost. */
+async function assertNothingForeign(out: string): Promise<void> {
+  if ((await owned(out).catch(() => undefined)) !== "build") return;
+  const foreign = await foreignFiles(out);
+  if (foreign.length === 0) return;
+  const named = foreign.slice(0, 3).join(", ") + (foreign.length > 3 ? ` and ${foreign.length - 3} more` : "");
+  throw new RefusedOutputError(
+    `refusing to replace ${out}: it holds ${named}, which mesh-api did not write and a new build would drop; ` +
+      `move ${foreign.length === 1 ? "it" : "them"} into a folder of your own and build with --extra <that folder>.`,
+  );
+}
+
 function* allFiles(model: Model, netlify: DataRules, map: MapSettings | undefined) {
   yield* outputFiles(model, { map });
   yield* mapAssets();
   yield* hostFiles(netlify);
 }
 
-/** Writes `<dist>/snapshots/` for an existing build of the dump in `data`. */
-export async function snapshot(options: { data: string; dist: string } & SnapshotSettings & PipelineOptions): Promise<SnapshotIndex> {
+/**
+ * Writes `<dist>/snapshots/` for an existing build, of the dump that build was made from: `data`
+ * defaults to the dump the build recorded, and another dump is refused.
+ */
+export async function snapshot(
+  options: { data?: string; dist: string } & SnapshotSettings & PipelineOptions,
+): Promise<SnapshotWritten & { readonly data: string }> {
   // Snapshots go into a build of this tool: anything else gets that advice, before the general rules.
   const dist = await stat(options.dist).catch(() => undefined);
   if (!dist?.isDirectory() || !existsSync(path.join(options.dist, API_DIR)) || (await owned(options.dist)) !== "build") {
@@ -142,15 +169,31 @@ export async function snapshot(options: { data: string; dist: string } & Snapsho
       `refusing to write to ${options.dist}: it holds no build of mesh-api; run build --out ${options.dist} first, or name the build's folder with --dist.`,
     );
   }
+  const record = await readBuildRecord(options.dist);
+  const data = options.data ?? (record ? path.relative(process.cwd(), record.dump.path) || "." : "data");
   await assertReplaceable({
     out: options.dist,
     option: "--dist",
     kind: "build",
     writesInside: true,
-    protect: [{ dir: options.data, option: "--data" }],
+    protect: [{ dir: data, option: "--data" }],
   });
-  const result = await validate(options);
+  const result = await validate({ ...options, data });
   if (!result.model) throw new InvalidDumpError(result.problems);
+  if (record) {
+    const given = await dumpEntry(data, result.dumpFiles);
+    if (given.sha256 !== record.dump.sha256) {
+      const built = path.relative(process.cwd(), record.dump.path) || ".";
+      throw new RefusedOutputError(
+        `refusing to snapshot ${data}: the build in ${options.dist} was made from ${built === data ? "another state of it" : built} ` +
+          `(dump sha256 ${record.dump.sha256.slice(0, 12)}), and ${data} now holds another dump (sha256 ${given.sha256.slice(0, 12)}); ` +
+          `build --data ${data} --out ${options.dist} first${built === data ? "" : `, or snapshot --data ${built}`}.`,
+      );
+    }
+  } else {
+    options.warn?.(`${options.dist} records no dump (a build of an earlier mesh-api): the snapshot archives ${data} as given`);
+  }
   options.progress?.({ stage: "snapshots", done: 0 });
-  return writeSnapshots({ ...options, dumpFiles: result.dumpFiles, summary: result.summary });
+  const written = await writeSnapshots({ ...options, data, dumpFiles: result.dumpFiles, summary: result.summary });
+  return { ...written, data };
 }

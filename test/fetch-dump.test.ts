@@ -87,8 +87,8 @@ const DATA = path.join(ROOT, "data");
 beforeAll(async () => {
   const dist = path.join(tempDir(), "dist");
   await build({ data: DATA, out: dist });
-  const index = await snapshot({ data: DATA, dist });
-  dumpFile = index.snapshots[0].files.find((f) => f.kind === "dump")!.file;
+  const { written } = await snapshot({ data: DATA, dist });
+  dumpFile = written.files.find((f) => f.kind === "dump")!.file;
   published = path.join(dist, "snapshots");
   dumpBytes = readFileSync(path.join(published, dumpFile));
 });

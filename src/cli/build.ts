@@ -19,6 +19,7 @@ import {
 interface BuildOptions extends SettingsFlags {
   data: string;
   out: string;
+  extra?: string;
   snapshot?: boolean;
   previous?: string;
   keep: number;
@@ -46,7 +47,8 @@ export function register(program: Command): void {
     .description("validate the dump and write every API response under <out>/api/v1/")
     .option("--data <dir>", "dump directory", "data")
     .option("--out <dir>", "output directory: absent, empty, or an earlier build (replaced atomically)", "dist")
-    .option("--snapshot", "also write downloadable snapshots under <out>/snapshots/")
+    .option("--extra <dir>", "a folder of your own files for the site (robots.txt, about/, .well-known/), copied into every build")
+    .option("--snapshot", "also write a downloadable snapshot under <out>/snapshots/ (the earlier ones are always kept)")
     .option("--previous <dir-or-url>", "with --snapshot: earlier snapshots to carry forward (default: those in <out>)")
     .option("--keep <n>", "with --snapshot: how many snapshots to keep", count, 30)
     .option("--tiles <url>", "background tiles of the map at /map/ (a Leaflet URL template)", tiles, DEFAULT_MAP_SETTINGS.tiles)
@@ -63,6 +65,7 @@ export function register(program: Command): void {
         const r = await build({
           data: opts.data,
           out: opts.out,
+          extra: opts.extra,
           settings: settingsOf(opts),
           snapshot: opts.snapshot ? settings : undefined,
           map: {

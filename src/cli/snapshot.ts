@@ -7,7 +7,7 @@ export function register(program: Command): void {
   program
     .command("snapshot")
     .description("write the validated dump and the API tree as archives under <dist>/snapshots/, with history")
-    .option("--data <dir>", "dump directory the build was made from", "data")
+    .option("--data <dir>", "dump directory the build was made from (default: the one the build in --dist records)")
     .option("--dist <dir>", "build output", "dist")
     .option(
       "--previous <dir-or-url>",
@@ -15,13 +15,12 @@ export function register(program: Command): void {
     )
     .option("--keep <n>", "how many snapshots to keep", count, 30)
     .addOption(quietOption())
-    .action(async (opts: { data: string; dist: string; previous?: string; keep: number; quiet?: boolean }) => {
+    .action(async (opts: { data?: string; dist: string; previous?: string; keep: number; quiet?: boolean }) => {
       try {
-        const index = await snapshot({ ...opts, warn });
-        const s = index.snapshots[0];
+        const { index, written, data } = await snapshot({ ...opts, warn });
         log(
           opts,
-          `snapshot ${s.date}: ${s.files.map((f) => `${f.file} (${megabytes(f.bytes)})`).join(", ")}; ` +
+          `snapshot ${written.date} of ${data}: ${written.files.map((f) => `${f.file} (${megabytes(f.bytes)})`).join(", ")}; ` +
             `${plural(index.snapshots.length, "snapshot")} kept in ${opts.dist}/snapshots`,
         );
       } catch (err) {

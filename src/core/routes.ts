@@ -159,6 +159,8 @@ export const FILES = {
   landing: `/${FOLDER_INDEX}`,
   /** the mark of a folder this tool wrote (io/ownership.ts); hidden: hosts and the preview do not serve it */
   marker: "/.mesh-api-output",
+  /** what a build records about itself: its dump and its files (io/build-record.ts); hidden like the marker */
+  buildRecord: "/.mesh-api-build.json",
   /** filter values whose answer is the file of another value (one file, several routes), for every host */
   aliases: "/.mesh-api-aliases.json",
   /** host files: the page a host serves for a missing file, Netlify's literal rules */

@@ -1,6 +1,6 @@
 import { createHash } from "node:crypto";
 import { createReadStream, createWriteStream } from "node:fs";
-import { copyFile, readFile, rm, stat, writeFile } from "node:fs/promises";
+import { copyFile, link, mkdir, readdir, readFile, rm, stat, writeFile } from "node:fs/promises";
 import path from "node:path";
 import { Readable } from "node:stream";
 import { pipeline } from "node:stream/promises";
@@ -51,7 +51,13 @@ export interface SnapshotOptions {
   readonly warn?: (line: string) => void;
 }
 
-export async function writeSnapshots(options: SnapshotOptions): Promise<SnapshotIndex> {
+/** What a snapshot run wrote: the index as published, and the entry it added (not always the newest). */
+export interface SnapshotWritten {
+  readonly index: SnapshotIndex;
+  readonly written: SnapshotEntry;
+}
+
+export async function writeSnapshots(options: SnapshotOptions): Promise<SnapshotWritten> {
   const keep = options.keep ?? 30;
   const warn = options.warn ?? (() => {});
   const takenAt = options.summary.takenAt;
@@ -103,7 +109,7 @@ export async function writeSnapshots(options: SnapshotOptions): Promise<Snapshot
     // Archives of snapshots no longer kept are left out of the new folder.
     const keepNames = new Set([...all.map((f) => f.file), SNAPSHOT_FILES.sums, SNAPSHOT_FILES.index, SNAPSHOT_FILES.listing]);
     for (const f of await fg("*", { cwd: tmp, dot: true })) if (!keepNames.has(f)) await rm(path.join(tmp, f));
-    return index;
+    return { index, written: current };
   });
 }
 
@@ -141,7 +147,27 @@ async function openPrevious(where: string): Promise<PreviousSource> {
   }
   const dir = where.endsWith(".json") ? path.dirname(where) : where;
   const index = parseIndex(await readFile(path.join(dir, SNAPSHOT_FILES.index), "utf8"), path.join(dir, SNAPSHOT_FILES.index));
-  return { index, fetchTo: (file, dest) => copyFile(path.join(dir, file), dest) };
+  return { index, fetchTo: (file, dest) => linkOrCopy(path.join(dir, file), dest) };
+}
+
+/**
+ * A build without --snapshot carries the published history of the output it replaces, as it is:
+ * a build never loses a snapshot the site served (only `--keep` of a snapshot run drops one).
+ */
+export async function carrySnapshots(from: string, into: string): Promise<void> {
+  const source = path.join(from, SNAPSHOT_DIR);
+  const names = await readdir(source).catch(() => undefined);
+  if (!names) return;
+  await mkdir(path.join(into, SNAPSHOT_DIR));
+  for (const name of names.sort()) await linkOrCopy(path.join(source, name), path.join(into, SNAPSHOT_DIR, name));
+}
+
+/**
+ * Archives never change once written, so the new output may share them with the old one: a hard
+ * link costs nothing where a copy of a month of history costs gigabytes. Another file system copies.
+ */
+async function linkOrCopy(source: string, dest: string): Promise<void> {
+  await link(source, dest).catch(() => copyFile(source, dest));
 }
 
 function parseIndex(text: string, where: string): SnapshotIndex {
