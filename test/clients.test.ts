@@ -2,7 +2,7 @@ import { writeFileSync } from "node:fs";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { build, startPreview, type BuildResult, type Preview } from "../src/index.ts";
-import { CONTRACT_DEFECTS, EXPECTED_OPENNET, judge, PUBLIC_SAMPLE, readExpected, type Expected } from "./support/expected.ts";
+import { EXPECTED_OPENNET, mismatch, netlifyLimit, PUBLIC_SAMPLE, readExpected, type Expected } from "./support/expected.ts";
 import { pool, rawRequest, type RawResponse } from "./support/http.ts";
 import { loadNetlify, type NetlifySite } from "./support/netlify.ts";
 import { tempDir } from "./support/tree.ts";
@@ -57,27 +57,25 @@ describe("the original's own recordings, with its field names and list defaults 
     expected = readExpected(EXPECTED_OPENNET);
   });
 
-  it("answers all 4,701 over the preview by their match rules, with the API headers, but the one listed contract defect", async () => {
+  it("answers all 4,701 over the preview by their match rules, with the API headers", async () => {
     expect(expected).toHaveLength(4701);
     const responses = await pool(expected, 8, (e) => get(e.path));
     const failures: string[] = [];
-    const defects: string[] = [];
     responses.forEach((r, i) => {
       const e = expected[i];
-      const m = judge(e, { status: r.status, body: r.body.toString("utf8"), location: r.headers.location });
-      if (m === "defect") defects.push(e.path);
-      else if (m) failures.push(m);
+      const m = mismatch(e, { status: r.status, body: r.body.toString("utf8"), location: r.headers.location });
+      if (m) failures.push(m);
       if (r.status === 200)
         for (const [name, value] of Object.entries(API_HEADERS))
           if (r.headers[name] !== value) failures.push(`${e.path}: ${name} ${r.headers[name]}`);
     });
     expect(failures.slice(0, 10)).toEqual([]);
-    expect(defects).toEqual(Object.keys(CONTRACT_DEFECTS));
+    expect(failures).toHaveLength(0);
   });
 
-  it("answers all 4,701 through Netlify's engine by their match rules, with its headers, but the same contract defect", () => {
+  it("answers all 4,701 through Netlify's engine by their match rules, with its headers, but for its one documented limit", () => {
     const failures: string[] = [];
-    const defects: string[] = [];
+    const limits: string[] = [];
     for (const e of expected) {
       const n = netlify.answer(e.path);
       if ("error" in n) {
@@ -85,15 +83,16 @@ describe("the original's own recordings, with its field names and list defaults 
         continue;
       }
       const a = { status: n.status, body: n.body?.toString("utf8") };
-      const m = judge(e, a);
-      if (m === "defect") defects.push(e.path);
+      const m = mismatch(e, a);
+      if (m && netlifyLimit(e, a)) limits.push(e.path);
       else if (m) failures.push(m);
       if (n.status === 200 || n.status === 404)
         for (const name of ["Content-Type", "Vary", "Access-Control-Allow-Origin"])
           if (n.headers[name] === undefined) failures.push(`${e.path}: no ${name} on Netlify`);
     }
     expect(failures.slice(0, 10)).toEqual([]);
-    expect(defects).toEqual(Object.keys(CONTRACT_DEFECTS));
+    // Netlify cannot test a bound against the version pattern: "garbage" is its 404, counted here.
+    expect(limits).toEqual(["/api/v1/accesspoint/?firmware_version__after=garbage"]);
   });
 });
 

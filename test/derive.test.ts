@@ -357,8 +357,12 @@ describe("firmware_version__after", () => {
     expect(ips("/api/v1/accesspoint/?firmware_version__after=0.5&status=offline")).toEqual(["10.0.0.2", "10.0.0.3"]);
     expect(ips("/api/v1/accesspoint/?firmware_version__after=0.5&status=online")).toEqual([]);
     expect(ips("/api/v1/accesspoint/?firmware_version__after=")).toHaveLength(6);
-    // Not precomputed: an unknown bound, and two firmware filters at once.
-    expect(ips("/api/v1/accesspoint/?firmware_version__after=garbage")).toBeUndefined();
+    // Every unparseable bound, present or not, has the answer of the present one.
+    expect(ips("/api/v1/accesspoint/?firmware_version__after=garbage")).toEqual(
+      ips("/api/v1/accesspoint/?firmware_version__after=opennet0.10.sdk"),
+    );
+    // Not precomputed: a parseable bound the data does not hold, and two firmware filters at once.
+    expect(ips("/api/v1/accesspoint/?firmware_version__after=0.4.7")).toBeUndefined();
     expect(ips("/api/v1/accesspoint/?firmware_version__after=0.5&firmware_version__before=1.0")).toBeUndefined();
     expect(ips("/api/v1/accesspoint/?firmware_version__after=0.5&firmware_version=0.4-5")).toBeUndefined();
   });

@@ -6,6 +6,7 @@ import { netlifyToml } from "../src/hosts/netlify.ts";
 import { tableRequests } from "../src/core/requests.ts";
 import { placeholderValues } from "../src/core/plan.ts";
 import { API_HEADERS, fileFor, NOT_FOUND_BODY, parseRequest, QUERY_PLACEHOLDERS, resolve, RULES } from "../src/core/routes.ts";
+import { isParseableVersion } from "../src/core/version.ts";
 import { checkDeployment, requestsFromTree } from "../src/publish/check.ts";
 import { parseAllRedirects } from "@netlify/redirect-parser";
 import { readExpected, PUBLIC_SAMPLE } from "./support/expected.ts";
@@ -30,6 +31,8 @@ const EXCEPTIONS = {
   colon: 'a filter value starting with ":": Netlify reads it as a placeholder in any rule, so none can hold it (404)',
   del: "a filter value holding U+007F: netlify-cli would write it raw into the deployed netlify.toml, which TOML forbids (404)",
   allow: "the Allow header: Netlify ignores it in header rules in production, so it is not compared",
+  unparseable:
+    "an unparseable firmware_version__after bound the data does not hold: Netlify cannot test a value against the version pattern (404)",
 } as const;
 type Exception = keyof typeof EXCEPTIONS;
 
@@ -113,6 +116,8 @@ async function explain(s: Site, target: string, p: RawResponse, n: NetlifyAnswer
   }
   if (p.status === 400 && isMalformed(target) && n.status !== 200) return "malformed";
   if (p.status === 200 && isNotFound(n)) {
+    const bound = params(target).find(([name]) => name === "firmware_version__after")?.[1];
+    if (bound && !isParseableVersion(bound) && !placeholderValues(s.result.model!).values.after.includes(bound)) return "unparseable";
     for (const [name, value] of params(target)) {
       const fold = FOLD.get(name);
       if (fold === undefined) continue;
@@ -220,7 +225,7 @@ describe("Netlify's engine on the deploy's rules: the public sample", () => {
     const listed = report("public sample, expected requests", c);
     expect(c.failures.slice(0, 10)).toEqual([]);
     // The recorded requests meet the slash difference only (and every API answer skips Allow).
-    expect(Object.keys(listed).sort()).toEqual(["allow", "noSlash"]);
+    expect(Object.keys(listed).sort()).toEqual(["allow", "noSlash", "unparseable"]);
   });
 
   it("answers every request of the route table's list like the preview, but for the listed cases", async () => {
@@ -229,7 +234,9 @@ describe("Netlify's engine on the deploy's rules: the public sample", () => {
     const c = await compare(s, targets);
     const listed = report("public sample, route table requests", c);
     expect(c.failures.slice(0, 10)).toEqual([]);
-    expect(Object.keys(listed).every((k) => ["allow", "noSlash", "detailSlash", "mixedCase", "malformed"].includes(k))).toBe(true);
+    expect(Object.keys(listed).every((k) => ["allow", "noSlash", "detailSlash", "mixedCase", "malformed", "unparseable"].includes(k))).toBe(
+      true,
+    );
   });
 
   it("answers two filters at once with 404, also when a value has a literal rule", async () => {
@@ -327,7 +334,9 @@ describe("Netlify's engine on the deploy's rules: the repository's data/", () =>
     const c = await compare(s, [...tableRequests(s.result.model!).map((r) => r.target), ...twoFilterRequests(s)]);
     const listed = report("data/, route table requests", c);
     expect(c.failures.slice(0, 10)).toEqual([]);
-    expect(Object.keys(listed).every((k) => ["allow", "noSlash", "detailSlash", "mixedCase", "malformed"].includes(k))).toBe(true);
+    expect(Object.keys(listed).every((k) => ["allow", "noSlash", "detailSlash", "mixedCase", "malformed", "unparseable"].includes(k))).toBe(
+      true,
+    );
   });
 });
 
@@ -425,7 +434,9 @@ describe("Netlify's engine on the deploy's rules: hostile filter values", () => 
     const listed = report("hostile values, check, route table and two-filter requests", c);
     expect(c.failures.slice(0, 10)).toEqual([]);
     expect(
-      Object.keys(listed).every((k) => ["allow", "noSlash", "detailSlash", "mixedCase", "malformed", "colon", "del"].includes(k)),
+      Object.keys(listed).every((k) =>
+        ["allow", "noSlash", "detailSlash", "mixedCase", "malformed", "colon", "del", "unparseable"].includes(k),
+      ),
     ).toBe(true);
   });
 });

@@ -3,7 +3,7 @@ import path from "node:path";
 import { getIssues } from "@placemarkio/check-geojson";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { build, startPreview, type Preview } from "../src/index.ts";
-import { fileFor, IS_WIRELESS_VALUES, parseAliases, parseRequest, resolve, type Aliases } from "../src/core/routes.ts";
+import { fileFor, IS_WIRELESS_VALUES, parseRequest, parseRouting, resolve, type Routing } from "../src/core/routes.ts";
 import { rawRequest, type RawResponse } from "./support/http.ts";
 import { tempDir } from "./support/tree.ts";
 
@@ -58,7 +58,7 @@ const LINKS = [
 ];
 
 let out: string;
-let aliases: Aliases;
+let routing: Routing;
 let preview: Preview;
 let port: number;
 
@@ -71,7 +71,7 @@ beforeAll(async () => {
   writeFileSync(path.join(data, "links/l.json"), JSON.stringify(LINKS));
   out = path.join(tempDir(), "dist");
   await build({ data, out });
-  aliases = parseAliases(readFileSync(out + fileFor("aliases"), "utf8"));
+  routing = parseRouting(readFileSync(out + fileFor("aliases"), "utf8"));
   preview = await startPreview({ dir: out, port: 0 });
   port = Number(new URL(preview.url).port);
 });
@@ -81,7 +81,7 @@ afterAll(() => preview?.close());
 /** The answer from the files, through the route table: the body, or undefined for a 404. */
 function fromFiles(target: string): string | undefined {
   const req = parseRequest(target);
-  const r = req && resolve(req, aliases);
+  const r = req && resolve(req, routing.aliases, routing.rules, routing.others);
   if (r?.type !== "file") return undefined;
   try {
     return readFileSync(out + r.file, "utf8");
@@ -231,7 +231,15 @@ describe("firmware_version__after", () => {
     expect(await get("/api/v1/accesspoint/?firmware_version__after=0.5.1-unstable-845")).toBe(
       await get("/api/v1/accesspoint/?firmware_version__after=0.5"),
     );
-    expect(await get("/api/v1/accesspoint/?firmware_version__after=garbage")).toBeUndefined();
+    // so does any other unparseable bound, present or not: one answer for all of them
+    expect(await get("/api/v1/accesspoint/?firmware_version__after=garbage")).toBe(
+      await get("/api/v1/accesspoint/?firmware_version__after=opennet0.10.sdk"),
+    );
+    expect(await get("/api/v1/accesspoint/?firmware_version__after=garbage&status=online")).toBe(
+      await get("/api/v1/accesspoint/?firmware_version__after=opennet0.10.sdk&status=online"),
+    );
+    // a parseable bound the data does not hold is not precomputed
+    expect(await get("/api/v1/accesspoint/?firmware_version__after=0.4.7")).toBeUndefined();
     expect(await get("/api/v1/accesspoint/?firmware_version__after=0.5&firmware_version__before=1.0")).toBeUndefined();
   });
 });

@@ -8,7 +8,18 @@ import { DEFAULT_MAP_SETTINGS, mapPage, type MapSettings } from "./map.ts";
 import { networkGraphBody } from "./netjson.ts";
 import { openApiDocument } from "./openapi.ts";
 import { renderLink, renderSite } from "./resources.ts";
-import { aliasesBody, fileFor, keyFor, NOT_FOUND_BODY, rulesFor, type Aliases, type FileName, type Rule } from "./routes.ts";
+import {
+  aliasesBody,
+  fileFor,
+  keyFor,
+  NOT_FOUND_BODY,
+  QUERY_PLACEHOLDERS,
+  rulesFor,
+  type Aliases,
+  type FileName,
+  type Others,
+  type Rule,
+} from "./routes.ts";
 import { withoutRedundantSiteLinks } from "./sitelinks.ts";
 import { boundaryVersions, compareVersionKeys, isAfter, isBefore, versionKeys, type VersionKey } from "./version.ts";
 import { compareCodePoints } from "./text.ts";
@@ -40,7 +51,7 @@ export function* outputFiles(model: Model, settings: { readonly map?: MapSetting
   // The ways in: a landing page every static host serves at "/", and the API root.
   yield out(fileFor("landing"), landingPage(model));
   yield out(fileFor("apiRoot"), apiRoot(model));
-  yield out(fileFor("aliases"), aliasesBody(placeholderValues(model).aliases, model.settings.defaultStatus));
+  yield out(fileFor("aliases"), aliasesBody(placeholderValues(model), model.settings.defaultStatus));
   // Descriptions and views of the API, beside it: OpenAPI, NetJSON, the map (Leaflet's files are copied by io/map-assets.ts).
   yield out(fileFor("openapi"), openApiDocument(model.settings));
   yield out(fileFor("netjson"), networkGraphBody(model));
@@ -158,6 +169,8 @@ function* rendered<T>(items: readonly T[], render: (item: T) => Buffer): Generat
 export interface PlaceholderValues {
   readonly values: Readonly<Record<string, readonly string[]>>;
   readonly aliases: Aliases;
+  /** the keys answering a whole class of values (an unparseable firmware bound) */
+  readonly others: Others;
   /** the route table of this build (its list default) */
   readonly rules: readonly Rule[];
 }
@@ -184,6 +197,7 @@ export function placeholderValues(model: Model): PlaceholderValues {
       ["bound", before.aliases],
       ["after", after.aliases],
     ]),
+    others: new Map(after.other === undefined ? [] : [["after", after.other]]),
     rules: rulesFor(model.settings),
   };
 }
@@ -196,6 +210,8 @@ export function placeholderValues(model: Model): PlaceholderValues {
 export interface BoundResults {
   readonly written: readonly { readonly bound: string; readonly members: readonly AccesspointEntry[] }[];
   readonly aliases: ReadonlyMap<string, string>;
+  /** the key of the file that answers every unparseable bound (QueryPlaceholder.other), when one is written */
+  readonly other?: string;
 }
 
 const boundCache = new WeakMap<Model, { readonly before: BoundResults; readonly after: BoundResults }>();
@@ -224,12 +240,14 @@ function computeBoundResults(
   const aliases = new Map<string, string>();
   const bySignature = new Map<string, string>();
   const index = new Map(model.accesspoints.map((a, i) => [a, i]));
-  for (const bound of beforeValues(model.accesspoints.map((a) => a.mesh_version))) {
-    const key = keyOf(bound);
-    const members = model.accesspoints.filter((a) => passes(a.mesh_version, key, keyOf));
-    const signature = createHash("sha256")
+  const membersOf = (key: VersionKey) => model.accesspoints.filter((a) => passes(a.mesh_version, key, keyOf));
+  const signatureOf = (members: readonly AccesspointEntry[]) =>
+    createHash("sha256")
       .update(members.map((a) => index.get(a)).join(","))
       .digest("hex");
+  for (const bound of beforeValues(model.accesspoints.map((a) => a.mesh_version))) {
+    const members = membersOf(keyOf(bound));
+    const signature = signatureOf(members);
     const first = bySignature.get(signature);
     if (first !== undefined) {
       aliases.set(bound, keyFor(placeholder, first));
@@ -238,7 +256,10 @@ function computeBoundResults(
     bySignature.set(signature, bound);
     written.push({ bound, members });
   }
-  return { written, aliases };
+  // Every unparseable bound has the empty key. Its answer is always one of the files written (that of
+  // the lowest bound, or of a present unparseable version) when any version is present.
+  const other = QUERY_PLACEHOLDERS[placeholder]?.other ? bySignature.get(signatureOf(membersOf([]))) : undefined;
+  return { written, aliases, ...(other !== undefined && { other: keyFor(placeholder, other) }) };
 }
 
 /** Every present non-empty version, and the release-line boundaries derived from them, once each. */

@@ -1,5 +1,6 @@
 import { fileKey, NULL_KEY, unkey } from "./names.ts";
 import { DEFAULT_SETTINGS, DEFAULT_STATUSES, type DefaultStatus } from "./settings.ts";
+import { isParseableVersion } from "./version.ts";
 
 /**
  * The route table: every URL form of the API and where its answer lives under the build output.
@@ -85,13 +86,19 @@ export interface QueryPlaceholder {
   readonly fold?: "lower";
   /** whether the values come from the data (and so may need explicit per-value rules on a host) */
   readonly data: boolean;
+  /**
+   * Values that all get one answer, whatever they say (an unparseable `__after` bound keeps every
+   * non-null version): the build names that answer's key (Routing.others), and a host that can test
+   * a value against the class serves it for any such value; one that cannot answers 404.
+   */
+  readonly other?: (value: string) => boolean;
 }
 
 export const QUERY_PLACEHOLDERS: Readonly<Record<string, QueryPlaceholder>> = {
   status: { data: false },
   version: { data: true },
   bound: { data: true },
-  after: { data: true },
+  after: { data: true, other: (value) => !isParseableVersion(value) },
   ssid: { data: true },
   mac: { data: true, fold: "lower" },
   a: { data: false },
@@ -405,16 +412,24 @@ export type Resolution =
  */
 export type Aliases = ReadonlyMap<string, ReadonlyMap<string, string>>;
 
+/** The key answering every value of a placeholder's `other` class (QueryPlaceholder.other): placeholder -> key. */
+export type Others = ReadonlyMap<string, string>;
+
 /**
  * Resolves a request the way the preview serves it: Netlify's matching, plus the original API's
  * path-form rules that static hosts cannot express (a list path without its slash redirects; a
  * detail path with a trailing slash is not found). Placeholder values become file-name keys.
  */
-export function resolve(req: Request, aliases: Aliases = new Map(), rules: readonly Rule[] = RULES): Resolution {
+export function resolve(
+  req: Request,
+  aliases: Aliases = new Map(),
+  rules: readonly Rule[] = RULES,
+  others: Others = new Map(),
+): Resolution {
   for (const rule of rules) {
     const m = matchPath(rule.from, req.path);
     if (!m) continue;
-    const values = matchQuery(rule.query, req.params, aliases);
+    const values = matchQuery(rule.query, req.params, aliases, others);
     if (!values) continue;
     // A placeholder with an empty value names no file (on Netlify too: the target is missing).
     if (rule.kind === "not-found" || rule.to === null || Object.values(values).includes("")) return { type: "not-found", rule };
@@ -459,6 +474,7 @@ function matchQuery(
   query: Readonly<Record<string, string>>,
   params: ReadonlyMap<string, string>,
   aliases: Aliases,
+  others: Others,
 ): Record<string, string> | undefined {
   const values: Record<string, string> = {};
   for (const [name, want] of Object.entries(query)) {
@@ -467,10 +483,16 @@ function matchQuery(
     if (want.startsWith(":")) {
       const placeholder = want.slice(1);
       // An empty value stays empty: it names no file.
-      values[placeholder] = got === "" ? "" : (aliases.get(placeholder)?.get(got) ?? keyFor(placeholder, got));
+      values[placeholder] =
+        got === "" ? "" : (aliases.get(placeholder)?.get(got) ?? otherKey(placeholder, got, others) ?? keyFor(placeholder, got));
     } else if (want !== got) return undefined;
   }
   return values;
+}
+
+function otherKey(placeholder: string, value: string, others: Others): string | undefined {
+  const key = others.get(placeholder);
+  return key !== undefined && QUERY_PLACEHOLDERS[placeholder]?.other?.(value) ? key : undefined;
 }
 
 function substitute(pattern: string, values: Record<string, string>): string {
@@ -483,6 +505,7 @@ function substitute(pattern: string, values: Record<string, string>): string {
  */
 export interface Routing {
   readonly aliases: Aliases;
+  readonly others: Others;
   readonly rules: readonly Rule[];
 }
 
@@ -490,30 +513,36 @@ export interface Routing {
  * The routing file as the build writes it (FILES.aliases): sorted, so the file is deterministic; the
  * list default only when it is not the API description's, so such builds keep their bytes.
  */
-export function aliasesBody(aliases: Aliases, defaultStatus: DefaultStatus = DEFAULT_SETTINGS.defaultStatus): string {
-  const entries = [...aliases].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
-  const body = Object.fromEntries(
-    entries.map(([placeholder, map]) => [placeholder, Object.fromEntries([...map].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)))]),
-  );
+export function aliasesBody(
+  routing: { readonly aliases: Aliases; readonly others: Others },
+  defaultStatus: DefaultStatus = DEFAULT_SETTINGS.defaultStatus,
+): string {
+  const sorted = (map: ReadonlyMap<string, string>) => Object.fromEntries([...map].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)));
+  const entries = [...routing.aliases].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
+  const body = Object.fromEntries(entries.map(([placeholder, map]) => [placeholder, sorted(map)]));
+  const others = routing.others.size > 0 ? { others: sorted(routing.others) } : {};
   const settings = defaultStatus === DEFAULT_SETTINGS.defaultStatus ? {} : { default_status: defaultStatus };
-  return JSON.stringify({ format: "mesh-api-aliases/1", aliases: body, ...settings }) + "\n";
+  return JSON.stringify({ format: "mesh-api-aliases/1", aliases: body, ...others, ...settings }) + "\n";
 }
 
 /** Reads FILES.aliases back; an absent or foreign file means no aliases and the default table. */
 export function parseRouting(text: string | undefined): Routing {
-  const none: Routing = { aliases: new Map(), rules: RULES };
+  const none: Routing = { aliases: new Map(), others: new Map(), rules: RULES };
   if (!text) return none;
   try {
-    const parsed = JSON.parse(text) as { format?: string; aliases?: Record<string, Record<string, string>>; default_status?: unknown };
+    const parsed = JSON.parse(text) as {
+      format?: string;
+      aliases?: Record<string, Record<string, string>>;
+      others?: Record<string, unknown>;
+      default_status?: unknown;
+    };
     if (parsed.format !== "mesh-api-aliases/1" || typeof parsed.aliases !== "object" || parsed.aliases === null) return none;
     const defaultStatus = DEFAULT_STATUSES.find((s) => s === parsed.default_status) ?? DEFAULT_SETTINGS.defaultStatus;
+    const strings = (map: Record<string, unknown>) =>
+      new Map(Object.entries(map).filter((e): e is [string, string] => typeof e[1] === "string"));
     return {
-      aliases: new Map(
-        Object.entries(parsed.aliases).map(([placeholder, map]) => [
-          placeholder,
-          new Map(Object.entries(map).filter(([, key]) => typeof key === "string")),
-        ]),
-      ),
+      aliases: new Map(Object.entries(parsed.aliases).map(([placeholder, map]) => [placeholder, strings(map)])),
+      others: strings(typeof parsed.others === "object" && parsed.others !== null ? parsed.others : {}),
       rules: rulesFor({ defaultStatus }),
     };
   } catch {

@@ -24,6 +24,17 @@ export function versionKey(version: string): VersionKey {
   return [];
 }
 
+/**
+ * Whether a `__before`/`__after` bound has a sort key. Every unparseable bound gets the same answer
+ * (`__after`: every non-null version), so a host that can test a value with this pattern serves one
+ * file for all of them.
+ */
+export const PARSEABLE_VERSION = new RegExp(`${SDK.source}|${BUILD.source}|${PLAIN.source}`);
+
+export function isParseableVersion(value: string): boolean {
+  return versionKey(value).length > 0;
+}
+
 function numbers(dotted: string): number[] {
   return dotted.split(".").map(Number);
 }

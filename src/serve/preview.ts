@@ -139,7 +139,7 @@ async function handle(root: string, routing: Routing, req: IncomingMessage, res:
   if (!isApi && !request.path.startsWith("/api/")) return serveStatic(root, request.path, req, res);
   if (!METHODS.has(method)) return json(req, res, 405, errorBody(methodNotAllowed(method)));
 
-  const resolution = resolve(request, routing.aliases, routing.rules);
+  const resolution = resolve(request, routing.aliases, routing.rules, routing.others);
   if (resolution.type === "redirect") {
     // From the normalised path: "//api/v1/link" must not become a redirect to a host named "api".
     const q = target.indexOf("?");

@@ -2,7 +2,7 @@ import type { LoadedDump } from "../../src/io/load.ts";
 import { buildModel, type Model } from "../../src/core/model.ts";
 import { validateDump, type Validation } from "../../src/core/validate.ts";
 import { outputFiles } from "../../src/core/plan.ts";
-import { fileFor, parseAliases, parseRequest, resolve } from "../../src/core/routes.ts";
+import { fileFor, parseRequest, parseRouting, resolve } from "../../src/core/routes.ts";
 import { bodyPieces } from "../../src/core/body.ts";
 
 /** In-memory dumps for rule tests: records as they would come out of the files. */
@@ -44,10 +44,10 @@ export const at = (lon: number, lat: number) => ({ type: "Point", coordinates: [
  */
 export function answers(m: Model): (target: string) => string | undefined {
   const files = new Map([...outputFiles(m)].map((f) => [f.path, Buffer.concat([...bodyPieces(f.body)]).toString("utf8")]));
-  const aliases = parseAliases(files.get(fileFor("aliases")));
+  const { aliases, rules, others } = parseRouting(files.get(fileFor("aliases")));
   return (target) => {
     const req = parseRequest(target);
-    const r = req && resolve(req, aliases);
+    const r = req && resolve(req, aliases, rules, others);
     return r?.type === "file" ? files.get(r.file) : undefined;
   };
 }
