@@ -80,7 +80,7 @@ describe("the layers of src/", () => {
   });
 
   it("finds the imports it checks (the reader itself works)", () => {
-    expect(importsOf("cli/main.ts").local).toContain("cli/build.ts");
+    expect(importsOf("cli/program.ts").local).toContain("cli/build.ts");
     expect(importsOf("pipeline.ts").local).toContain("core/plan.ts");
     expect(importsOf("core/routes.ts").local.length).toBeGreaterThan(0);
   });
