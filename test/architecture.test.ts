@@ -85,3 +85,11 @@ describe("the layers of src/", () => {
     expect(importsOf("core/routes.ts").local.length).toBeGreaterThan(0);
   });
 });
+
+describe("the command line's exit codes", () => {
+  it("are set in one place: cli/main.ts, from what cli/exit.ts decides; commands throw", () => {
+    const setting = files.filter((f) => /process\.exitCode\s*=|process\.exit\(\s*[1-9]/.test(readFileSync(path.join(SRC, f), "utf8")));
+    expect(setting).toEqual(["cli/main.ts"]);
+    expect(readFileSync(path.join(SRC, "cli/main.ts"), "utf8")).toMatch(/process\.exitCode = ended\(err\)/);
+  });
+});

@@ -305,7 +305,9 @@ describe("fetch-dump failures leave --out as it was", () => {
     const out = path.join(tempDir(), "dump");
     const r = await run(["fetch-dump", "notaurl", "--out", out]);
     expect(r.status).toBe(2);
-    expect(r.stderr).toMatch(/^mesh-api: notaurl is not an http\(s\) URL/);
+    expect(r.stderr).toBe(
+      "mesh-api: notaurl has no scheme; fetch-dump needs the archive's address as http(s)://host[:port]/path/file.tar.gz, e.g. https://mesh.example.org/snapshots/mesh-topology-2026-01-01.tar.gz\n",
+    );
     expect(existsSync(out)).toBe(false);
   });
 

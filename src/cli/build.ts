@@ -2,19 +2,9 @@ import { existsSync } from "node:fs";
 import { InvalidArgumentError, type Command } from "commander";
 import { DEFAULT_MAP_SETTINGS } from "../core/map.ts";
 import { build } from "../pipeline.ts";
+import { stopped } from "./exit.ts";
 import { megabytes, plural, progressLine, seconds, warningCount } from "./format.ts";
-import {
-  brandOption,
-  count,
-  defaultStatusOption,
-  invalid,
-  log,
-  quietOption,
-  report,
-  settingsOf,
-  warn,
-  type SettingsFlags,
-} from "./options.ts";
+import { brandOption, count, defaultStatusOption, log, quietOption, report, settingsOf, warn, type SettingsFlags } from "./options.ts";
 
 interface BuildOptions extends SettingsFlags {
   data: string;
@@ -90,7 +80,7 @@ export function register(program: Command): void {
         );
       } catch (err) {
         progress?.done();
-        invalid(err, opts, existed ? `${opts.out} left unchanged` : "nothing written");
+        stopped(err, opts, existed ? `${opts.out} left unchanged` : "nothing written");
       }
     });
 }

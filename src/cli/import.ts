@@ -2,9 +2,9 @@ import { existsSync } from "node:fs";
 import { type Command, InvalidArgumentError, Option } from "commander";
 import { BRAND_RULE, isBrand } from "../core/settings.ts";
 import { parseInstant } from "../core/timestamp.ts";
-import { importApi, ImportApiError } from "../importers/api.ts";
-import { importOpennet, ImportOpennetError } from "../importers/opennet/index.ts";
-import { RefusedOutputError } from "../io/ownership.ts";
+import { importApi } from "../importers/api.ts";
+import { importOpennet } from "../importers/opennet/index.ts";
+import { stopped } from "./exit.ts";
 import { count, log, quietOption, warn } from "./options.ts";
 
 /** A whole number from 0 on (retries, milliseconds). */
@@ -84,15 +84,7 @@ export function register(program: Command): void {
             `wrote ${opts.out}: ${r.accesspoints} access points, ${r.interfaces} interfaces, ${r.links} links, taken_at ${r.takenAt}${brand}, default_status ${r.defaultStatus ?? "not recorded"}`,
           );
         } catch (err) {
-          if (err instanceof RefusedOutputError) {
-            process.stderr.write(`mesh-api: ${err.message}\n`);
-            process.exitCode = 2;
-          } else if (err instanceof ImportApiError) {
-            process.stderr.write(`mesh-api: ${err.message}; no dump was written${existed ? ` and ${opts.out} was left as it was` : ""}\n`);
-            process.exitCode = 1;
-          } else {
-            throw err;
-          }
+          stopped(err, opts, `no dump was written${existed ? ` and ${opts.out} was left as it was` : ""}`);
         }
       },
     );
@@ -130,15 +122,7 @@ export function register(program: Command): void {
             `wrote ${opts.out}: ${r.accesspoints} access points, ${r.interfaces} interfaces, ${r.links} links${opts.sites === "detect" ? `, ${r.sites} sites` : ""}, taken_at ${r.takenAt}, brand ${r.brand}`,
           );
         } catch (err) {
-          if (err instanceof RefusedOutputError) {
-            process.stderr.write(`mesh-api: ${err.message}\n`);
-            process.exitCode = 2;
-          } else if (err instanceof ImportOpennetError) {
-            process.stderr.write(`mesh-api: ${err.message}; no dump was written${existed ? ` and ${opts.out} was left as it was` : ""}\n`);
-            process.exitCode = 1;
-          } else {
-            throw err;
-          }
+          stopped(err, opts, `no dump was written${existed ? ` and ${opts.out} was left as it was` : ""}`);
         }
       },
     );

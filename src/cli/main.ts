@@ -1,23 +1,14 @@
 #!/usr/bin/env node
-import { CommanderError } from "commander";
-import { RefusedOutputError } from "../io/ownership.ts";
+import { ended } from "./exit.ts";
 import { limitHeapGrowth } from "./memory.ts";
 import { createProgram } from "./program.ts";
 
-/** The command line: a thin shell over the library, one file per command. Exit codes: 0 ok, 1 invalid input, 2 usage error. */
+/** The command line: a thin shell over the library, one file per command; how a run ends is decided in exit.ts. */
 
 limitHeapGrowth();
 
 try {
   await createProgram().parseAsync();
 } catch (err) {
-  if (err instanceof CommanderError) {
-    process.exitCode = err.exitCode === 0 ? 0 : 2;
-  } else if (err instanceof RefusedOutputError) {
-    process.stderr.write(`mesh-api: ${err.message}\n`);
-    process.exitCode = 2;
-  } else {
-    process.stderr.write(`mesh-api: ${err instanceof Error ? err.message : String(err)}\n`);
-    process.exitCode = 1;
-  }
+  process.exitCode = ended(err);
 }

@@ -1,7 +1,6 @@
 import { InvalidArgumentError, Option } from "commander";
 import { BRAND_RULE, DEFAULT_STATUSES, isBrand, type DefaultStatus, type SiteSettings } from "../core/settings.ts";
-import { formatProblem, InvalidDumpError, type Problem } from "../core/problems.ts";
-import { RefusedOutputError } from "../io/ownership.ts";
+import { formatProblem, type Problem } from "../core/problems.ts";
 import type { HostWarning } from "../pipeline.ts";
 import { warningLines } from "./format.ts";
 
@@ -19,26 +18,13 @@ export const log = (opts: QuietOption, line: string) => {
 
 export const warn = (line: string) => void process.stderr.write(`warning: ${line}\n`);
 
+/** How a command prints problems. */
+export type ReportOptions = QuietOption;
+
 /** Every error, and the warnings grouped by kind unless quiet. */
-export const report = (problems: readonly Problem[], hostWarnings: readonly HostWarning[], opts: QuietOption) => {
+export const report = (problems: readonly Problem[], hostWarnings: readonly HostWarning[], opts: ReportOptions) => {
   for (const p of problems) if (p.severity === "error") process.stderr.write(formatProblem(p) + "\n");
   if (!opts.quiet) for (const line of warningLines(problems, hostWarnings)) process.stderr.write(line + "\n");
-};
-
-/**
- * Invalid input: list every problem, say what was left alone, exit 1. A refused output folder is a
- * usage error: exit 2. Anything else is not ours to explain.
- */
-export const invalid = (err: unknown, opts: QuietOption, consequence: string) => {
-  if (err instanceof RefusedOutputError) {
-    process.stderr.write(`mesh-api: ${err.message}\n`);
-    process.exitCode = 2;
-    return;
-  }
-  if (!(err instanceof InvalidDumpError)) throw err;
-  report(err.problems, [], opts);
-  process.stderr.write(`${err.message}; ${consequence}\n`);
-  process.exitCode = 1;
 };
 
 /** `--brand` and `--default-status`: a build's site settings; what is not given comes from network.json. */

@@ -1,6 +1,7 @@
 import { stat } from "node:fs/promises";
 import type { Command } from "commander";
 import { startPreview, type Preview } from "../serve/preview.ts";
+import { UsageError } from "./exit.ts";
 import { port, quietOption } from "./options.ts";
 
 export function register(program: Command): void {
@@ -15,20 +16,13 @@ export function register(program: Command): void {
       process.noDeprecation = true; // http-server's router touches OutgoingMessage._headers on every request
       let preview: Preview;
       if (!(await stat(opts.dir).catch(() => undefined))?.isDirectory()) {
-        process.stderr.write(
-          `mesh-api: nothing to serve: ${opts.dir} is not a folder; run build first, or name the build's folder with --dir\n`,
-        );
-        process.exitCode = 2;
-        return;
+        throw new UsageError(`nothing to serve: ${opts.dir} is not a folder; run build first, or name the build's folder with --dir`);
       }
       try {
         preview = await startPreview({ ...opts, log: opts.quiet ? undefined : (line) => process.stderr.write(line + "\n") });
       } catch (err) {
         if ((err as NodeJS.ErrnoException).code !== "EADDRINUSE") throw err;
-        // A usage error: one sentence, no stack.
-        process.stderr.write(`mesh-api: port ${opts.port} is in use; choose another with --port, or --port 0 for any free port\n`);
-        process.exitCode = 2;
-        return;
+        throw new UsageError(`port ${opts.port} is in use; choose another with --port, or --port 0 for any free port`);
       }
       process.stdout.write(`serving ${opts.dir} at ${preview.url}/ (the API root: ${preview.url}/api/v1/)\n`);
       const stop = () => void preview.close().then(() => process.exit(0));

@@ -1,7 +1,8 @@
 import type { Command } from "commander";
 import { snapshot } from "../pipeline.ts";
+import { stopped } from "./exit.ts";
 import { megabytes, plural } from "./format.ts";
-import { count, invalid, log, quietOption, warn } from "./options.ts";
+import { count, log, quietOption, warn } from "./options.ts";
 
 export function register(program: Command): void {
   program
@@ -25,7 +26,7 @@ export function register(program: Command): void {
             `${plural(index.snapshots.length, "snapshot")} kept in ${opts.dist}/snapshots`,
         );
       } catch (err) {
-        invalid(err, opts, "no snapshot written");
+        stopped(err, opts, "no snapshot written");
       }
     });
 }

@@ -1,5 +1,6 @@
 import type { Command } from "commander";
 import { validate } from "../pipeline.ts";
+import { ReportedFailure } from "./exit.ts";
 import { plural, progressLine, seconds, warningCount } from "./format.ts";
 import { log, quietOption, report } from "./options.ts";
 
@@ -20,8 +21,7 @@ export function register(program: Command): void {
       const s = r.summary;
       if (errors > 0) {
         process.stderr.write(`invalid: ${plural(errors, "error")}, ${plural(warnings, "warning")} in ${plural(s.files, "file")}\n`);
-        process.exitCode = 1;
-        return;
+        throw new ReportedFailure();
       }
       log(
         opts,

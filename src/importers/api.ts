@@ -3,6 +3,7 @@ import { NETWORK_FORMAT } from "../core/schema.ts";
 import { statusOf } from "../core/model.ts";
 import { BRAND_RULE, type DefaultStatus, isBrand, NEUTRAL_PREFIX } from "../core/settings.ts";
 import { parseInstant } from "../core/timestamp.ts";
+import { httpUrl, type UrlNeed } from "../core/url.ts";
 import { describeNetworkError, withDeadline } from "../io/net.ts";
 import { assertReplaceable } from "../io/ownership.ts";
 import { importTime, writeImportedDump } from "../io/write-dump.ts";
@@ -377,15 +378,17 @@ export interface ImportApiResult {
   readonly takenAt: string;
 }
 
-/** `/api/v1/` under the base URL (the base may name it already). */
+/** What import api asks of its base URL, for the messages of core/url.ts. */
+export const IMPORT_API_URL: UrlNeed = {
+  command: "import api",
+  needs: "the API's address as http(s)://host[:port][/path]",
+  example: "https://api.opennet-initiative.de/",
+  name: "the API's address",
+};
+
+/** `/api/v1/` under the base URL (the base may name it already). A base that is no http(s) URL throws UrlError. */
 export function apiRoot(base: string): URL {
-  let u: URL;
-  try {
-    u = new URL(base);
-  } catch {
-    throw new ImportApiError(`${base} is not a URL; give the http(s) address of the API, such as https://api.opennet-initiative.de/`);
-  }
-  if (u.protocol !== "http:" && u.protocol !== "https:") throw new ImportApiError(`${base} is not an http(s) URL`);
+  const u = httpUrl(base, IMPORT_API_URL);
   u.search = "";
   u.hash = "";
   if (!u.pathname.endsWith("/")) u.pathname += "/";

@@ -1,5 +1,6 @@
 import { createHash } from "node:crypto";
-import { SNAPSHOT_FILES } from "../core/routes.ts";
+import { SNAPSHOT_DIR, SNAPSHOT_FILES, snapshotArchive } from "../core/routes.ts";
+import { httpUrl, urlError, type UrlNeed } from "../core/url.ts";
 import { createReadStream, createWriteStream } from "node:fs";
 import { readdir, rm, stat } from "node:fs/promises";
 import path from "node:path";
@@ -26,8 +27,9 @@ const networkCause = (err: unknown) => describeNetworkError(err) ?? (err instanc
  * 4. It is unpacked into a temporary sibling folder, marked, and swapped in for `out` (io/swap.ts):
  *    whatever fails before the swap, `out` is left exactly as it was.
  *
- * Returns the dump directory inside `out` (the archive's single top folder, or `out` itself). Bad input
- * (the download, the checksums, the archive) throws FetchDumpError, with the URL in its message.
+ * Returns the dump directory inside `out` (the archive's single top folder, or `out` itself). A URL that
+ * is no http(s) address of a file throws UrlError before anything else; bad input (the download, the
+ * checksums, the archive) throws FetchDumpError, with the URL in its message.
  */
 export interface FetchDumpOptions {
   /** progress lines */
@@ -93,15 +95,19 @@ export async function fetchDump(url: string, out: string, options: FetchDumpOpti
   return root === "" ? out : path.join(out, root);
 }
 
+/** What fetch-dump asks of its URL, for the messages of core/url.ts. */
+export const FETCH_DUMP_URL: UrlNeed = {
+  command: "fetch-dump",
+  needs: "the archive's address as http(s)://host[:port]/path/file.tar.gz",
+  // what a deployment publishes, the archive fetch-dump is made for
+  example: `https://mesh.example.org/${SNAPSHOT_DIR}/${snapshotArchive("dump", "2026-01-01").file}`,
+  name: "the archive's address",
+};
+
+/** The archive's URL; one that is no http(s) URL, or names a folder, throws UrlError. */
 function archiveUrl(url: string): URL {
-  let u: URL;
-  try {
-    u = new URL(url);
-  } catch {
-    throw new FetchDumpError(`${url} is not a URL; give the http(s) address of a .tar.gz archive`);
-  }
-  if (u.protocol !== "http:" && u.protocol !== "https:") throw new FetchDumpError(`${url} is not an http(s) URL`);
-  if (fileName(u) === "") throw new FetchDumpError(`${url} names a folder, not an archive file`);
+  const u = httpUrl(url, FETCH_DUMP_URL, (meant) => (fileName(meant) === "" ? undefined : meant.href));
+  if (fileName(u) === "") throw urlError(FETCH_DUMP_URL, `${url} names a folder, not an archive file`);
   return u;
 }
 

@@ -1,0 +1,54 @@
+import { existsSync } from "node:fs";
+import path from "node:path";
+import { describe, expect, it } from "vitest";
+import { cli, tempDir } from "./support/tree.ts";
+
+/** What every command shares, run as a user does: the addresses they take and how a run ends. */
+
+describe("an address that is no http(s) URL", () => {
+  // Each command that takes an address, with its other arguments and what it needs the address for.
+  const commands: [string[], string[], string][] = [
+    [["check"], ["--dist", "dist"], "check needs the site's address as http(s)://host[:port]"],
+    [["import", "api"], ["--out", "dump"], "import api needs the API's address as http(s)://host[:port][/path]"],
+    [["fetch-dump"], ["--out", "dump"], "fetch-dump needs the archive's address as http(s)://host[:port]/path/file.tar.gz"],
+  ];
+  const run = (command: string[], rest: string[], address: string) => {
+    const cwd = tempDir();
+    const r = cli([...command, address, ...rest], cwd);
+    return { ...r, wrote: existsSync(path.join(cwd, "dump")) };
+  };
+
+  it("without a scheme is a usage error (exit 2) in the same words everywhere, with the address it probably meant", () => {
+    const meant: Record<string, [string, string]> = {
+      check: ["127.0.0.1:18411", "https://127.0.0.1:18411"],
+      "import api": ["127.0.0.1:18411", "https://127.0.0.1:18411/"],
+      "fetch-dump": ["127.0.0.1:18411/d.tar.gz", "https://127.0.0.1:18411/d.tar.gz"],
+    };
+    for (const [command, rest, needs] of commands) {
+      const [address, example] = meant[command.join(" ")];
+      const r = run(command, rest, address);
+      expect(r.status, command.join(" ")).toBe(2);
+      expect(r.stderr).toBe(`mesh-api: ${address} has no scheme; ${needs}, e.g. ${example}\n`);
+      expect(r.stdout).toBe("");
+      expect(r.wrote).toBe(false);
+    }
+  });
+
+  it("with another scheme, or a password in it, is a usage error (exit 2) in the same words everywhere", () => {
+    for (const [command, rest, needs] of commands) {
+      const ftp = run(command, rest, "ftp://mesh.example.org/d.tar.gz");
+      expect(ftp.status, command.join(" ")).toBe(2);
+      expect(ftp.stderr).toMatch(
+        new RegExp(
+          `^mesh-api: ftp://mesh\\.example\\.org/d\\.tar\\.gz uses ftp:, which ${escape(command.join(" "))} cannot request; ${escape(needs)}, e\\.g\\. https://mesh\\.example\\.org\\n$`,
+        ),
+      );
+      const secret = run(command, rest, "https://me:secret@mesh.example.org/d.tar.gz");
+      expect(secret.status, command.join(" ")).toBe(2);
+      expect(secret.stderr).toMatch(/ has user info \(name@ before the host\), which .* does not send; /);
+      expect(secret.stderr).not.toContain("secret");
+    }
+  });
+});
+
+const escape = (text: string) => text.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
