@@ -1,6 +1,10 @@
 import { existsSync } from "node:fs";
 import path from "node:path";
 import { describe, expect, it } from "vitest";
+import type { Command } from "commander";
+import { DEFAULTS } from "../src/core/defaults.ts";
+import { IMPORT_API_DEFAULTS } from "../src/importers/api.ts";
+import { createProgram } from "../src/cli/program.ts";
 import { cli, tempDir } from "./support/tree.ts";
 
 /** What every command shares, run as a user does: the addresses they take and how a run ends. */
@@ -48,6 +52,26 @@ describe("an address that is no http(s) URL", () => {
       expect(secret.stderr).toMatch(/ has user info \(name@ before the host\), which .* does not send; /);
       expect(secret.stderr).not.toContain("secret");
     }
+  });
+});
+
+describe("the options' defaults", () => {
+  /** The default of `option` of the command `names` (["import", "api"]). */
+  const defaultOf = (names: string[], option: string) => {
+    const command = names.reduce<Command>((c, name) => c.commands.find((sub) => sub.name() === name)!, createProgram());
+    return command.options.find((o) => o.long === option)!.defaultValue as unknown;
+  };
+
+  it("are the library's, stated once (core/defaults.ts, IMPORT_API_DEFAULTS)", () => {
+    expect(defaultOf(["build"], "--keep")).toBe(DEFAULTS.keep);
+    expect(defaultOf(["snapshot"], "--keep")).toBe(DEFAULTS.keep);
+    expect(defaultOf(["check"], "--sample")).toBe(DEFAULTS.sample);
+    expect(defaultOf(["preview"], "--port")).toBe(DEFAULTS.port);
+    expect(defaultOf(["preview"], "--host")).toBe(DEFAULTS.host);
+    expect(defaultOf(["import", "api"], "--timeout")).toBe(IMPORT_API_DEFAULTS.timeoutMs);
+    expect(defaultOf(["import", "api"], "--retries")).toBe(IMPORT_API_DEFAULTS.retries);
+    expect(defaultOf(["import", "api"], "--retry-delay")).toBe(IMPORT_API_DEFAULTS.retryDelayMs);
+    expect(defaultOf(["import", "api"], "--max-bytes")).toBe(IMPORT_API_DEFAULTS.maxBytes);
   });
 });
 

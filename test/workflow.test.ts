@@ -86,30 +86,45 @@ describe("nightly workflow", () => {
 
 // fetch-dump: test/fetch-dump.test.ts.
 
+/** Runs a step's script with bash, `npm` replaced by a stub that logs its arguments and `curl` by one that fails. */
+function runStep(name: string, env: Record<string, string>) {
+  const step = steps.find((s) => s.name === name)!;
+  const dir = tempDir();
+  const bin = path.join(dir, "bin");
+  mkdirSync(bin);
+  writeFileSync(path.join(bin, "npm"), `#!/bin/sh\necho "$@" >> "${dir}/npm.log"\necho "${dir}/fetched"\n`, { mode: 0o755 });
+  writeFileSync(path.join(bin, "curl"), "#!/bin/sh\nexit 22\n", { mode: 0o755 });
+  const out = path.join(dir, "out");
+  const r = spawnSync("bash", ["-e", "-c", step.run!.replace(/\$\{\{ steps\.dumps\.outputs\.dir \}\}/g, "dump")], {
+    encoding: "utf8",
+    env: {
+      PATH: `${bin}:${process.env.PATH}`,
+      GITHUB_OUTPUT: out,
+      RUNNER_TEMP: dir,
+      DUMP_URL: "",
+      MIRROR_URL: "",
+      DATA_SOURCE: "auto",
+      ...env,
+    },
+  });
+  const read = (f: string) => (existsSync(f) ? readFileSync(f, "utf8") : "");
+  return { status: r.status, stdout: r.stdout, output: read(out), npm: read(path.join(dir, "npm.log")), dir };
+}
+
+describe("the workflow's snapshot step", () => {
+  it("keeps MESH_KEEP_SNAPSHOTS snapshots when it is set, else snapshot's own default: the workflow states none", () => {
+    expect(runStep("Snapshot, with the history of the live site", { KEEP_SNAPSHOTS: "7" }).npm).toBe(
+      "run mesh-api -- snapshot --data dump --keep 7\n",
+    );
+    expect(runStep("Snapshot, with the history of the live site", { KEEP_SNAPSHOTS: "" }).npm).toBe(
+      "run mesh-api -- snapshot --data dump\n",
+    );
+    expect(text).not.toMatch(/MESH_KEEP_SNAPSHOTS \|\|/);
+  });
+});
+
 describe("the workflow's data step", () => {
-  /** Runs the step's script with bash, `npm` replaced by a stub that logs its arguments. */
-  function dataStep(env: Record<string, string>) {
-    const step = steps.find((s) => s.name === "Choose the dumps")!;
-    const dir = tempDir();
-    const bin = path.join(dir, "bin");
-    mkdirSync(bin);
-    writeFileSync(path.join(bin, "npm"), `#!/bin/sh\necho "$@" >> "${dir}/npm.log"\necho "${dir}/fetched"\n`, { mode: 0o755 });
-    const out = path.join(dir, "out");
-    const r = spawnSync("bash", ["-e", "-c", step.run!], {
-      encoding: "utf8",
-      env: {
-        PATH: `${bin}:${process.env.PATH}`,
-        GITHUB_OUTPUT: out,
-        RUNNER_TEMP: dir,
-        DUMP_URL: "",
-        MIRROR_URL: "",
-        DATA_SOURCE: "auto",
-        ...env,
-      },
-    });
-    const read = (f: string) => (existsSync(f) ? readFileSync(f, "utf8") : "");
-    return { status: r.status, stdout: r.stdout, output: read(out), npm: read(path.join(dir, "npm.log")), dir };
-  }
+  const dataStep = (env: Record<string, string>) => runStep("Choose the dumps", env);
 
   it("auto takes the archive, else the mirror, else data/", () => {
     expect(dataStep({}).output).toBe("dir=data\n");

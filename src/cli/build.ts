@@ -1,5 +1,6 @@
 import { existsSync } from "node:fs";
 import { InvalidArgumentError, type Command } from "commander";
+import { DEFAULTS } from "../core/defaults.ts";
 import { DEFAULT_MAP_SETTINGS } from "../core/map.ts";
 import { build } from "../pipeline.ts";
 import { stopped } from "./exit.ts";
@@ -38,7 +39,7 @@ export function register(program: Command): void {
     .option("--out <dir>", "output directory: absent, empty, or an earlier build (replaced atomically)", "dist")
     .option("--snapshot", "also write downloadable snapshots under <out>/snapshots/")
     .option("--previous <dir-or-url>", "with --snapshot: earlier snapshots to carry forward (default: those in <out>)")
-    .option("--keep <n>", "with --snapshot: how many snapshots to keep", count, 30)
+    .option("--keep <n>", "with --snapshot: how many snapshots to keep", count, DEFAULTS.keep)
     .option("--tiles <url>", "background tiles of the map at /map/ (a Leaflet URL template)", tiles, DEFAULT_MAP_SETTINGS.tiles)
     .option("--tiles-attribution <html>", "the credit the tile server asks for (default: OpenStreetMap's, with the default tiles)")
     .addOption(brandOption())

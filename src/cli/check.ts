@@ -1,4 +1,5 @@
 import type { Command } from "commander";
+import { DEFAULTS } from "../core/defaults.ts";
 import { owned } from "../io/ownership.ts";
 import { checkDeployment, formatCheck, parseBaseUrl } from "../publish/check.ts";
 import { ReportedFailure, UsageError } from "./exit.ts";
@@ -14,7 +15,7 @@ export function register(program: Command): void {
     .description("compare a deployment with the local build: every list and filter route, and a sample of details")
     .argument("<base-url>", "where the build is served, http(s)://host[:port], e.g. https://mesh.example.org")
     .option("--dist <dir>", "the local build", "dist")
-    .option("--sample <n>", "detail routes to request, spread over all kinds", count, 200)
+    .option("--sample <n>", "detail routes to request, spread over all kinds", count, DEFAULTS.sample)
     .option("--skip-header <name...>", "headers the host cannot set (e.g. Allow on Netlify)")
     .action(async (given: string, opts: { dist: string; sample: number; skipHeader?: string[] }) => {
       const { base, note } = parseBaseUrl(given);

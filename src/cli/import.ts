@@ -2,7 +2,7 @@ import { existsSync } from "node:fs";
 import { type Command, InvalidArgumentError, Option } from "commander";
 import { BRAND_RULE, isBrand } from "../core/settings.ts";
 import { parseInstant } from "../core/timestamp.ts";
-import { importApi } from "../importers/api.ts";
+import { IMPORT_API_DEFAULTS, importApi } from "../importers/api.ts";
 import { importOpennet } from "../importers/opennet/index.ts";
 import { stopped } from "./exit.ts";
 import { count, log, quietOption, warn } from "./options.ts";
@@ -41,13 +41,13 @@ export function register(program: Command): void {
       brand,
     )
     .option("--at <instant>", "taken_at of the dump, an ISO 8601 instant (default: the time of the mirror)", instant)
-    .option("--max-bytes <n>", "the largest answer accepted for one list", count, 512 * 1024 * 1024)
-    .option("--timeout <ms>", "time-out of one request, body included, in milliseconds", count, 30_000)
-    .option("--retries <n>", "further tries after an HTTP 5xx answer or a network error", whole, 3)
+    .option("--max-bytes <n>", "the largest answer accepted for one list", count, IMPORT_API_DEFAULTS.maxBytes)
+    .option("--timeout <ms>", "time-out of one request, body included, in milliseconds", count, IMPORT_API_DEFAULTS.timeoutMs)
+    .option("--retries <n>", "further tries after an HTTP 5xx answer or a network error", whole, IMPORT_API_DEFAULTS.retries)
     .addOption(
       new Option("--retry-delay <ms>", "wait before the first retry, doubled for each further one, in milliseconds")
         .argParser(whole)
-        .default(1000),
+        .default(IMPORT_API_DEFAULTS.retryDelayMs),
     )
     .addOption(quietOption())
     .action(

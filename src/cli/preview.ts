@@ -1,5 +1,6 @@
 import { stat } from "node:fs/promises";
 import type { Command } from "commander";
+import { DEFAULTS } from "../core/defaults.ts";
 import { startPreview, type Preview } from "../serve/preview.ts";
 import { UsageError } from "./exit.ts";
 import { port, quietOption } from "./options.ts";
@@ -9,8 +10,8 @@ export function register(program: Command): void {
     .command("preview")
     .description("serve the build like the static host does, on a local address")
     .option("--dir <dir>", "build output to serve", "dist")
-    .option("--port <port>", "port (0 picks a free one)", port, 8080)
-    .option("--host <host>", "address to listen on", "127.0.0.1")
+    .option("--port <port>", "port (0 picks a free one)", port, DEFAULTS.port)
+    .option("--host <host>", "address to listen on", DEFAULTS.host)
     .addOption(quietOption())
     .action(async (opts: { dir: string; port: number; host: string; quiet?: boolean }) => {
       process.noDeprecation = true; // http-server's router touches OutgoingMessage._headers on every request

@@ -349,18 +349,27 @@ export function apiToDump(lists: ApiLists, options: TransformOptions): DumpRecor
 // ---------------------------------------------------------------------------------------------------
 // The downloads and the write.
 
+/** How import api requests when not told otherwise; the command line's defaults too. */
+export const IMPORT_API_DEFAULTS = {
+  timeoutMs: 30_000,
+  retries: 3,
+  retryDelayMs: 1000,
+  maxBytes: 512 * 1024 * 1024,
+} as const;
+
+/** Left out, the request settings are those of IMPORT_API_DEFAULTS. */
 export interface ImportApiOptions {
   readonly brand?: string;
   /** `taken_at`; the time of the mirror when absent */
   readonly at?: string;
   readonly name?: string | null;
-  /** per request, body included (default 30 s) */
+  /** per request, body included */
   readonly timeoutMs?: number;
-  /** further tries after a 5xx answer or a network error (default 3) */
+  /** further tries after a 5xx answer or a network error */
   readonly retries?: number;
-  /** the wait before the first retry, doubled for each further one (default 1 s) */
+  /** the wait before the first retry, doubled for each further one */
   readonly retryDelayMs?: number;
-  /** the largest body accepted per list (default 512 MiB) */
+  /** the largest body accepted per list */
   readonly maxBytes?: number;
   readonly log?: (line: string) => void;
   readonly warn?: (line: string) => void;
@@ -469,8 +478,8 @@ async function getList(url: string, options: ImportApiOptions): Promise<unknown[
 }
 
 async function getJson(url: string, options: ImportApiOptions): Promise<unknown> {
-  const retries = options.retries ?? 3;
-  const delay = options.retryDelayMs ?? 1000;
+  const retries = options.retries ?? IMPORT_API_DEFAULTS.retries;
+  const delay = options.retryDelayMs ?? IMPORT_API_DEFAULTS.retryDelayMs;
   for (let attempt = 0; ; attempt++) {
     try {
       return await tryGetJson(url, options);
@@ -487,7 +496,7 @@ async function getJson(url: string, options: ImportApiOptions): Promise<unknown>
 }
 
 async function tryGetJson(url: string, options: ImportApiOptions): Promise<unknown> {
-  const timeoutMs = options.timeoutMs ?? 30_000;
+  const timeoutMs = options.timeoutMs ?? IMPORT_API_DEFAULTS.timeoutMs;
   const network = (err: unknown) =>
     new Attempt(describeNetworkError(err, timeoutMs) ?? (err instanceof Error ? err.message : String(err)), true);
   return withDeadline(timeoutMs, (signal) => getJsonOnce(url, options, signal, network)).catch((err: unknown) => {
@@ -501,7 +510,7 @@ async function getJsonOnce(
   signal: AbortSignal,
   network: (err: unknown) => Attempt,
 ): Promise<unknown> {
-  const maxBytes = options.maxBytes ?? 512 * 1024 * 1024;
+  const maxBytes = options.maxBytes ?? IMPORT_API_DEFAULTS.maxBytes;
   let res: Response;
   try {
     res = await fetch(url, { headers: { accept: "application/json" }, redirect: "follow", signal });

@@ -3,6 +3,7 @@ import path from "node:path";
 import fg from "fast-glob";
 import { API_DIR, API_HEADERS, parseRequest, requestsForFile, resolve, RULES, type RouteKind } from "../core/routes.ts";
 import { groupBy } from "../core/collections.ts";
+import { DEFAULTS } from "../core/defaults.ts";
 import { httpUrl, urlError, type UrlNeed } from "../core/url.ts";
 import { loadRouting } from "../io/aliases.ts";
 import { describeNetworkError, withDeadline } from "../io/net.ts";
@@ -105,7 +106,7 @@ export async function checkDeployment(options: CheckOptions): Promise<CheckResul
     ...all.filter((r) => !keyed.has(r.kind)),
     ...spread(
       all.filter((r) => keyed.has(r.kind)),
-      options.sample ?? 200,
+      options.sample ?? DEFAULTS.sample,
     ),
   ];
   const skip = new Set((options.skipHeaders ?? []).map((h) => h.toLowerCase()));
