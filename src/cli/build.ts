@@ -5,7 +5,18 @@ import { DEFAULT_MAP_SETTINGS } from "../core/map.ts";
 import { build } from "../pipeline.ts";
 import { stopped } from "./exit.ts";
 import { megabytes, plural, progressLine, seconds, warningCount } from "./format.ts";
-import { brandOption, count, defaultStatusOption, log, quietOption, report, settingsOf, warn, type SettingsFlags } from "./options.ts";
+import {
+  allWarningsOption,
+  brandOption,
+  count,
+  defaultStatusOption,
+  log,
+  quietOption,
+  report,
+  settingsOf,
+  warn,
+  type SettingsFlags,
+} from "./options.ts";
 
 interface BuildOptions extends SettingsFlags {
   data: string;
@@ -16,6 +27,7 @@ interface BuildOptions extends SettingsFlags {
   tiles: string;
   tilesAttribution?: string;
   quiet?: boolean;
+  allWarnings?: boolean;
 }
 
 /** A Leaflet tile URL template: http(s), with the {z}, {x} and {y} Leaflet fills. */
@@ -44,6 +56,7 @@ export function register(program: Command): void {
     .option("--tiles-attribution <html>", "the credit the tile server asks for (default: OpenStreetMap's, with the default tiles)")
     .addOption(brandOption())
     .addOption(defaultStatusOption())
+    .addOption(allWarningsOption())
     .addOption(quietOption())
     .action(async (opts: BuildOptions) => {
       const started = performance.now();

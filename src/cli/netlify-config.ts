@@ -5,12 +5,13 @@ import { netlifyToml } from "../hosts/netlify.ts";
 import { validate } from "../pipeline.ts";
 import { stopped, UsageError } from "./exit.ts";
 import { plural } from "./format.ts";
-import { defaultStatusOption, log, quietOption, report, settingsOf, type SettingsFlags } from "./options.ts";
+import { allWarningsOption, defaultStatusOption, log, quietOption, report, settingsOf, type SettingsFlags } from "./options.ts";
 
 interface NetlifyConfigOptions extends SettingsFlags {
   write?: boolean;
   data?: string;
   quiet?: boolean;
+  allWarnings?: boolean;
 }
 
 export function register(program: Command): void {
@@ -23,6 +24,7 @@ export function register(program: Command): void {
     .option("--data <dir>", "dump directory of the build to deploy (without it: the generic rules of the committed netlify.toml)")
     .addOption(defaultStatusOption())
     .option("--write", "write them to ./netlify.toml instead (netlify-cli deploys with ./netlify.toml)")
+    .addOption(allWarningsOption())
     .addOption(quietOption())
     .action(async (opts: NetlifyConfigOptions) => {
       let text = netlifyToml();

@@ -2,7 +2,7 @@ import { InvalidArgumentError, Option } from "commander";
 import { BRAND_RULE, DEFAULT_STATUSES, isBrand, type DefaultStatus, type SiteSettings } from "../core/settings.ts";
 import { formatProblem, type Problem } from "../core/problems.ts";
 import type { HostWarning } from "../pipeline.ts";
-import { warningLines } from "./format.ts";
+import { SHOWN_PER_KIND, warningLines } from "./format.ts";
 
 /** Options and output helpers every command shares. */
 
@@ -19,12 +19,18 @@ export const log = (opts: QuietOption, line: string) => {
 export const warn = (line: string) => void process.stderr.write(`warning: ${line}\n`);
 
 /** How a command prints problems. */
-export type ReportOptions = QuietOption;
+export interface ReportOptions extends QuietOption {
+  readonly allWarnings?: boolean;
+}
 
-/** Every error, and the warnings grouped by kind unless quiet. */
+export const allWarningsOption = () =>
+  new Option("--all-warnings", `print every warning, instead of the first ${SHOWN_PER_KIND} of each kind and a count of the rest`);
+
+/** Every error, and the warnings grouped by kind (or all of them) unless quiet. */
 export const report = (problems: readonly Problem[], hostWarnings: readonly HostWarning[], opts: ReportOptions) => {
   for (const p of problems) if (p.severity === "error") process.stderr.write(formatProblem(p) + "\n");
-  if (!opts.quiet) for (const line of warningLines(problems, hostWarnings)) process.stderr.write(line + "\n");
+  if (opts.quiet) return;
+  for (const line of warningLines(problems, hostWarnings, opts.allWarnings ? Infinity : SHOWN_PER_KIND)) process.stderr.write(line + "\n");
 };
 
 /** `--brand` and `--default-status`: a build's site settings; what is not given comes from network.json. */
