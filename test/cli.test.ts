@@ -55,6 +55,43 @@ describe("an address that is no http(s) URL", () => {
   });
 });
 
+describe("help", () => {
+  it("help <group> <command> shows that command's help; the group's help lists its commands", () => {
+    const opennet = cli(["help", "import", "opennet"]);
+    expect(opennet.status).toBe(0);
+    expect(opennet.stdout).toMatch(/^Usage: mesh-api import opennet \[options\]\n/);
+    expect(opennet.stdout).toContain("--olsr <file>");
+    const group = cli(["help", "import"]);
+    expect(group.stdout).toMatch(/^Usage: mesh-api import \[options\] \[command\]\n/);
+    expect(group.stdout).toMatch(/^ {2}opennet \[options\] /m);
+    expect(cli(["help", "fetch-dump"]).stdout).toMatch(/^Usage: mesh-api fetch-dump \[options\] <url>\n/);
+    expect(cli(["help"]).stdout).toMatch(/^ {2}help \[command\.\.\.\] /m);
+  });
+
+  it("an unknown command is a usage error (exit 2)", () => {
+    const r = cli(["help", "import", "nothing"]);
+    expect(r.status).toBe(2);
+    expect(r.stderr).toBe("error: unknown command 'import nothing'\n");
+  });
+});
+
+describe("a command run without what it needs", () => {
+  it("names the missing argument first, then a missing --out (exit 2), before any work", () => {
+    const cwd = tempDir();
+    const cases: [string[], string][] = [
+      [["fetch-dump"], "error: missing required argument 'url'\n"],
+      [["fetch-dump", "http://127.0.0.1:9/d.tar.gz"], "error: required option '--out <dir>' not specified\n"],
+      [["import", "api"], "error: missing required argument 'base-url'\n"],
+      [["import", "api", "http://127.0.0.1:9/"], "error: required option '--out <dump-dir>' not specified\n"],
+    ];
+    for (const [args, message] of cases) {
+      const r = cli(args, cwd);
+      expect(r.status, args.join(" ")).toBe(2);
+      expect(r.stderr, args.join(" ")).toBe(message);
+    }
+  });
+});
+
 describe("the options' defaults", () => {
   /** The default of `option` of the command `names` (["import", "api"]). */
   const defaultOf = (names: string[], option: string) => {

@@ -2,7 +2,7 @@ import { existsSync } from "node:fs";
 import type { Command } from "commander";
 import { fetchDump } from "../io/fetch.ts";
 import { stopped } from "./exit.ts";
-import { log, quietOption, warn } from "./options.ts";
+import { log, neededOption, quietOption, warn } from "./options.ts";
 
 export function register(program: Command): void {
   program
@@ -11,7 +11,7 @@ export function register(program: Command): void {
       "download a dump archive (.tar.gz), verify it against <url>.sha256 or the SHA256SUMS beside it, unpack it into --out atomically; prints the dump directory",
     )
     .argument("<url>", "archive URL")
-    .requiredOption("--out <dir>", "folder to unpack into (replaced only when absent, empty, or written by fetch-dump before)")
+    .addOption(neededOption("--out <dir>", "folder to unpack into (replaced only when absent, empty, or written by fetch-dump before)"))
     .addOption(quietOption())
     .action(async (url: string, opts: { out: string; quiet?: boolean }) => {
       const existed = existsSync(opts.out);

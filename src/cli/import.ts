@@ -5,7 +5,7 @@ import { parseInstant } from "../core/timestamp.ts";
 import { IMPORT_API_DEFAULTS, importApi } from "../importers/api.ts";
 import { importOpennet } from "../importers/opennet/index.ts";
 import { stopped } from "./exit.ts";
-import { count, log, quietOption, warn } from "./options.ts";
+import { count, log, neededOption, quietOption, warn } from "./options.ts";
 
 /** A whole number from 0 on (retries, milliseconds). */
 function whole(value: string): number {
@@ -34,7 +34,9 @@ export function register(program: Command): void {
       "mirror a running instance of the original dynamic API (Geronimo) into a dump: reads its access point (with and without status), interface, link and site lists and writes them into --out atomically",
     )
     .argument("<base-url>", "the API's address (its /api/v1/ lists are read)")
-    .requiredOption("--out <dump-dir>", "folder to write the dump into (replaced only when absent, empty, or written by mesh-api before)")
+    .addOption(
+      neededOption("--out <dump-dir>", "folder to write the dump into (replaced only when absent, empty, or written by mesh-api before)"),
+    )
     .option(
       "--brand <prefix>",
       "the brand prefix of the API's brand fields, mapped to mesh_ and named in network.json (default: detected from the field names)",

@@ -1,4 +1,4 @@
-import { InvalidArgumentError, Option } from "commander";
+import { type Command, InvalidArgumentError, Option } from "commander";
 import { BRAND_RULE, DEFAULT_STATUSES, isBrand, type DefaultStatus, type SiteSettings } from "../core/settings.ts";
 import { formatProblem, type Problem } from "../core/problems.ts";
 import type { HostWarning } from "../pipeline.ts";
@@ -15,6 +15,25 @@ export const quietOption = () => new Option("-q, --quiet", "print nothing but er
 export const log = (opts: QuietOption, line: string) => {
   if (!opts.quiet) process.stderr.write(line + "\n");
 };
+
+/**
+ * Options a command cannot run without, checked once its arguments are there: commander checks its
+ * required options before the arguments, so `fetch-dump` alone complained about --out, not the URL.
+ */
+const needed = new WeakSet<Option>();
+
+export const neededOption = (flags: string, description: string) => {
+  const option = new Option(flags, description);
+  needed.add(option);
+  return option;
+};
+
+/** Before each action: a needed option left out is a usage error, in commander's words. */
+export function checkNeeded(command: Command): void {
+  for (const option of command.options)
+    if (needed.has(option) && command.getOptionValue(option.attributeName()) === undefined)
+      command.error(`error: required option '${option.flags}' not specified`, { code: "commander.missingMandatoryOptionValue" });
+}
 
 export const warn = (line: string) => void process.stderr.write(`warning: ${line}\n`);
 
