@@ -8,10 +8,12 @@ export function register(program: Command): void {
   program
     .command("fetch-dump")
     .description(
-      "download a dump archive (.tar.gz), verify it against <url>.sha256 or the SHA256SUMS beside it, unpack it into --out atomically; prints the dump directory",
+      "download a dump archive (.tar.gz), verify it against <url>.sha256 or the SHA256SUMS beside it, and write the dump it holds (at its top or in its single top folder) at --out atomically, so that build --data <that folder> reads it; prints the folder",
     )
     .argument("<url>", "archive URL")
-    .addOption(neededOption("--out <dir>", "folder to unpack into (replaced only when absent, empty, or written by fetch-dump before)"))
+    .addOption(
+      neededOption("--out <dir>", "the dump folder to write (replaced only when absent, empty, or a dump written by mesh-api before)"),
+    )
     .addOption(quietOption())
     .action(async (url: string, opts: { out: string; quiet?: boolean }) => {
       const existed = existsSync(opts.out);
