@@ -80,8 +80,16 @@ describe("the layers of src/", () => {
   });
 
   it("finds the imports it checks (the reader itself works)", () => {
-    expect(importsOf("cli/main.ts").local).toContain("cli/build.ts");
+    expect(importsOf("cli/program.ts").local).toContain("cli/build.ts");
     expect(importsOf("pipeline.ts").local).toContain("core/plan.ts");
     expect(importsOf("core/routes.ts").local.length).toBeGreaterThan(0);
+  });
+});
+
+describe("the command line's exit codes", () => {
+  it("are set in one place: cli/main.ts, from what cli/exit.ts decides; commands throw", () => {
+    const setting = files.filter((f) => /process\.exitCode\s*=|process\.exit\(\s*[1-9]/.test(readFileSync(path.join(SRC, f), "utf8")));
+    expect(setting).toEqual(["cli/main.ts"]);
+    expect(readFileSync(path.join(SRC, "cli/main.ts"), "utf8")).toMatch(/process\.exitCode = ended\(err\)/);
   });
 });

@@ -3,7 +3,8 @@ import http from "node:http";
 import net from "node:net";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { BaseUrlError, checkDeployment, parseBaseUrl, requestsFromTree, UnreachableError } from "../src/publish/check.ts";
+import { checkDeployment, parseBaseUrl, requestsFromTree, UnreachableError } from "../src/publish/check.ts";
+import { UrlError } from "../src/core/url.ts";
 import { unkey } from "../src/core/names.ts";
 import { describeNetworkError, withDeadline } from "../src/io/net.ts";
 import { build, startPreview, type Preview } from "../src/index.ts";
@@ -139,7 +140,7 @@ describe("the base URL", () => {
       try {
         parseBaseUrl(text);
       } catch (err) {
-        expect(err).toBeInstanceOf(BaseUrlError);
+        expect(err).toBeInstanceOf(UrlError);
         const message = (err as Error).message;
         expect(message).toContain("http(s)://host[:port]");
         expect(message).not.toContain("\n");

@@ -75,6 +75,13 @@ function state(dir: string): { files: Map<string, string>; dirs: string[] } {
   return { files: treeDigest(dir), dirs: fg.sync("**", { cwd: dir, dot: true, onlyDirectories: true }).sort() };
 }
 
+/** A dump's files without the marker fetch-dump adds, to compare with the dump it came from. */
+function dumpDigest(dir: string): Map<string, string> {
+  const files = treeDigest(dir);
+  files.delete(MARKER);
+  return files;
+}
+
 /** Nothing the swap or the download left beside `out` (temporary folders, old folders, partial archives). */
 const leftovers = (out: string) => readdirSync(path.dirname(out)).filter((n) => n.startsWith(`.${path.basename(out)}.`));
 
@@ -141,24 +148,54 @@ describe("fetch-dump refuses folders that are not its own, before downloading", 
 });
 
 describe("fetch-dump verifies what snapshot publishes", () => {
-  it("fetches the dump archive of a snapshot, verified against SHA256SUMS, into a dump that validates", async () => {
+  it("fetches the dump archive of a snapshot, verified against SHA256SUMS, into a dump at --out that validates", async () => {
     const site = await serve(routesOf(published, "/snapshots"));
     try {
       const out = path.join(tempDir(), "dump");
       const url = `${site.url}/snapshots/${dumpFile}`;
       const r = await run(["fetch-dump", url, "--out", out]);
       expect(r.status, r.stderr).toBe(0);
-      const dir = path.join(out, dumpFile.replace(/\.tar\.gz$/, ""));
+      // The archive holds the dump in one top folder; --out is the dump itself, not the folder holding it.
+      const dir = out;
       expect(r.stdout).toBe(`${dir}\n`);
       expect(r.stderr).toContain(`verified ${url} against ${site.url}/snapshots/SHA256SUMS`);
       expect(r.stderr).not.toMatch(/warning/);
       expect(site.requests).toEqual([`/snapshots/${dumpFile}`, `/snapshots/${dumpFile}.sha256`, "/snapshots/SHA256SUMS"]);
       // The sample dump, byte for byte, and valid; the folder carries the marker for the next run.
-      expect(treeDigest(dir)).toEqual(treeDigest(DATA));
+      expect(dumpDigest(dir)).toEqual(treeDigest(DATA));
       const result = await validate({ data: dir });
       expect(result.problems.filter((p) => p.severity === "error")).toEqual([]);
       expect(result.model).toBeDefined();
       expect(JSON.parse(readFileSync(path.join(out, MARKER), "utf8"))).toMatchObject({ kind: "dump" });
+      expect(leftovers(out)).toEqual([]);
+    } finally {
+      site.close();
+    }
+  });
+
+  it("writes the dump at --out, so that build --data with the same folder builds it (relative paths, as an operator types them)", async () => {
+    const site = await serve(routesOf(published));
+    try {
+      const cwd = tempDir();
+      const fetched = await run(["fetch-dump", `${site.url}/${dumpFile}`, "--out", "dump", "-q"], cwd);
+      expect(fetched).toMatchObject({ status: 0, stdout: "dump\n", stderr: "" });
+      const built = await run(["build", "--data", "dump", "--out", "dist", "-q"], cwd);
+      expect(built.status, built.stderr).toBe(0);
+      expect(existsSync(path.join(cwd, "dist", "api", "v1", "link", "index.json"))).toBe(true);
+    } finally {
+      site.close();
+    }
+  });
+
+  it("takes the dump from the archive's top as well as from its single top folder", async () => {
+    const top = path.join(tempDir(), "top.tar.gz");
+    execFileSync("tar", ["-czf", top, "-C", DATA, "."]);
+    const site = await serve({ "/top.tar.gz": readFileSync(top) });
+    try {
+      const out = path.join(tempDir(), "dump");
+      const r = await run(["fetch-dump", `${site.url}/top.tar.gz`, "--out", out, "-q"]);
+      expect(r.status, r.stderr).toBe(0);
+      expect(dumpDigest(out)).toEqual(treeDigest(DATA));
       expect(leftovers(out)).toEqual([]);
     } finally {
       site.close();
@@ -275,7 +312,7 @@ describe("fetch-dump verifies what snapshot publishes", () => {
       expect(r.stderr).toBe(
         `warning: ${site.url}/${dumpFile} was not verified: neither ${site.url}/${dumpFile}.sha256 nor ${site.url}/SHA256SUMS is published (HTTP 404); unpacking it anyway\n`,
       );
-      expect(treeDigest(r.stdout.trim())).toEqual(treeDigest(DATA));
+      expect(dumpDigest(r.stdout.trim())).toEqual(treeDigest(DATA));
     } finally {
       site.close();
     }
@@ -305,7 +342,9 @@ describe("fetch-dump failures leave --out as it was", () => {
     const out = path.join(tempDir(), "dump");
     const r = await run(["fetch-dump", "notaurl", "--out", out]);
     expect(r.status).toBe(2);
-    expect(r.stderr).toMatch(/^mesh-api: notaurl is not an http\(s\) URL/);
+    expect(r.stderr).toBe(
+      "mesh-api: notaurl has no scheme; fetch-dump needs the archive's address as http(s)://host[:port]/path/file.tar.gz, e.g. https://mesh.example.org/snapshots/mesh-topology-2026-01-01.tar.gz\n",
+    );
     expect(existsSync(out)).toBe(false);
   });
 
@@ -419,7 +458,7 @@ describe("fetchDump (library)", () => {
       const out = path.join(tempDir(), "out");
       const lines: string[] = [];
       const dir = await fetchDump(`${site.url}/d.tar.gz`, out, { log: (l) => lines.push(l) });
-      expect(dir).toBe(path.join(out, "nightly"));
+      expect(dir).toBe(out);
       expect(readFileSync(path.join(dir, "network.json"), "utf8")).toContain("mesh-topology-dump/1");
       expect(lines).toContain(`verified ${site.url}/d.tar.gz against ${site.url}/d.tar.gz.sha256`);
       await expect(fetchDump(`${site.url}/bad.tar.gz`, path.join(tempDir(), "out"))).rejects.toThrow("does not match");

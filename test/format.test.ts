@@ -35,7 +35,7 @@ describe("text for people", () => {
       { kind: "Netlify rule", message: "b" },
     ]);
     expect(lines.filter((l) => /\$: shared address \d/.test(l))).toHaveLength(5);
-    expect(lines).toContain("warning: ... and 7 more shared address warnings");
+    expect(lines).toContain("warning: ... and 7 more shared address warnings (--all-warnings shows every one)");
     expect(lines.filter((l) => l.includes("more"))).toHaveLength(1);
     expect(lines.some((l) => l.includes("x 1"))).toBe(false); // errors are not warnings
     expect(lines).toHaveLength(5 + 1 + 2 + 1);

@@ -95,4 +95,22 @@ describe("the installable package", () => {
       preview.kill();
     }
   }, 180_000);
+
+  it("the tarball npm pack writes in the repository is ignored by git (.gitignore)", () => {
+    const pkg = JSON.parse(readFileSync(path.join(ROOT, "package.json"), "utf8")) as { name: string; version: string };
+    // .gitignore's patterns without a slash match a file name anywhere; * stands for any characters but "/".
+    const patterns = readFileSync(path.join(ROOT, ".gitignore"), "utf8")
+      .split("\n")
+      .map((l) => l.trim())
+      .filter((l) => l !== "" && !l.startsWith("#") && !l.startsWith("!") && !l.replace(/\/$/, "").includes("/"));
+    const matches = (pattern: string, name: string) =>
+      new RegExp(
+        `^${pattern
+          .replace(/[.+^${}()|[\]\\]/g, "\\$&")
+          .replace(/\*/g, "[^/]*")
+          .replace(/\?/g, "[^/]")}$`,
+      ).test(name);
+    const tarball = `${pkg.name}-${pkg.version}.tgz`;
+    expect(patterns.filter((p) => matches(p, tarball))).not.toEqual([]);
+  });
 });

@@ -1,18 +1,18 @@
 import path from "node:path";
 import { describe, expect, it } from "vitest";
 import { synthesize, writeSynthDump } from "../src/gen/synth.ts";
-import { validate } from "../src/index.ts";
+import { formatProblem, validate } from "../src/index.ts";
 import { cli, tempDir } from "./support/tree.ts";
 
 /**
  * A large network with many warnings of several kinds: the command line shows the first five of
  * each kind and one count line per kind, with totals that match what validation found, and
- * `validate` and `build` print the same warning lines.
+ * `validate` and `build` print the same warning lines; with `--all-warnings`, every warning.
  */
 describe("grouped warnings", () => {
   // 1,000 access points give the same warnings as 5,000 (400 shared addresses, 150 shared link peers,
   // nothing else), with a fifth of the build's 75,000 files.
-  it("a 1,000-access-point build prints at most ~20 warning lines with correct totals, the same as validate", async () => {
+  it("a 1,000-access-point build prints at most ~20 warning lines with correct totals, the same as validate; --all-warnings prints every one", async () => {
     const dump = synthesize({ aps: 1000, seed: 11 });
     const aps = dump.accesspoints as {
       main_ip: string;
@@ -51,11 +51,26 @@ describe("grouped warnings", () => {
       [...byKind.values()].reduce((a, n) => a + Math.min(n, 5), 0),
     );
     for (const [kind, n] of byKind) {
-      if (n > 5) expect(lines).toContain(`warning: ... and ${(n - 5).toLocaleString("en-US")} more ${kind} warnings`);
+      if (n > 5)
+        expect(lines).toContain(
+          `warning: ... and ${(n - 5).toLocaleString("en-US")} more ${kind} warnings (--all-warnings shows every one)`,
+        );
       else expect(lines.some((l) => l.includes(`more ${kind} warning`))).toBe(false);
     }
     const summary = `${total.toLocaleString("en-US")} warning${total === 1 ? "" : "s"}`;
     expect(b.stderr).toMatch(new RegExp(`^built .*, ${summary}, in `, "m"));
     expect(v.stderr).toMatch(new RegExp(`^valid: .*, ${summary} \\(`, "m"));
+
+    // --all-warnings: every one, in the order found, and no count lines; build and validate alike.
+    const every = [
+      ...found.problems.filter((p) => p.severity === "warning").map(formatProblem),
+      ...found.hostWarnings.map((w) => `warning: ${w.message}`),
+    ];
+    const all = cli(["validate", "--data", data, "--all-warnings"]);
+    expect(all.status, all.stderr).toBe(0);
+    expect(warningLines(all.stderr)).toEqual(every);
+    const allBuilt = cli(["build", "--data", data, "--out", out, "--all-warnings"]);
+    expect(allBuilt.status, allBuilt.stderr).toBe(0);
+    expect(warningLines(allBuilt.stderr)).toEqual(every);
   }, 180_000);
 });

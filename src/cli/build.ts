@@ -1,13 +1,15 @@
 import { existsSync } from "node:fs";
 import { InvalidArgumentError, type Command } from "commander";
+import { DEFAULTS } from "../core/defaults.ts";
 import { DEFAULT_MAP_SETTINGS } from "../core/map.ts";
 import { build } from "../pipeline.ts";
+import { stopped } from "./exit.ts";
 import { megabytes, plural, progressLine, seconds, warningCount } from "./format.ts";
 import {
+  allWarningsOption,
   brandOption,
   count,
   defaultStatusOption,
-  invalid,
   log,
   quietOption,
   report,
@@ -26,6 +28,7 @@ interface BuildOptions extends SettingsFlags {
   tiles: string;
   tilesAttribution?: string;
   quiet?: boolean;
+  allWarnings?: boolean;
 }
 
 /** A Leaflet tile URL template: http(s), with the {z}, {x} and {y} Leaflet fills. */
@@ -50,11 +53,12 @@ export function register(program: Command): void {
     .option("--extra <dir>", "a folder of your own files for the site (robots.txt, about/, .well-known/), copied into every build")
     .option("--snapshot", "also write a downloadable snapshot under <out>/snapshots/ (the earlier ones are always kept)")
     .option("--previous <dir-or-url>", "with --snapshot: earlier snapshots to carry forward (default: those in <out>)")
-    .option("--keep <n>", "with --snapshot: how many snapshots to keep", count, 30)
+    .option("--keep <n>", "with --snapshot: how many snapshots to keep", count, DEFAULTS.keep)
     .option("--tiles <url>", "background tiles of the map at /map/ (a Leaflet URL template)", tiles, DEFAULT_MAP_SETTINGS.tiles)
     .option("--tiles-attribution <html>", "the credit the tile server asks for (default: OpenStreetMap's, with the default tiles)")
     .addOption(brandOption())
     .addOption(defaultStatusOption())
+    .addOption(allWarningsOption())
     .addOption(quietOption())
     .action(async (opts: BuildOptions) => {
       const started = performance.now();
@@ -93,7 +97,7 @@ export function register(program: Command): void {
         );
       } catch (err) {
         progress?.done();
-        invalid(err, opts, existed ? `${opts.out} left unchanged` : "nothing written");
+        stopped(err, opts, existed ? `${opts.out} left unchanged` : "nothing written");
       }
     });
 }

@@ -1,6 +1,8 @@
 import type { Command } from "commander";
+import { DEFAULTS } from "../core/defaults.ts";
 import { owned } from "../io/ownership.ts";
-import { BaseUrlError, checkDeployment, formatCheck, parseBaseUrl, UnreachableError } from "../publish/check.ts";
+import { checkDeployment, formatCheck, parseBaseUrl } from "../publish/check.ts";
+import { ReportedFailure, UsageError } from "./exit.ts";
 import { count } from "./options.ts";
 
 /**
@@ -13,35 +15,18 @@ export function register(program: Command): void {
     .description("compare a deployment with the local build: every list and filter route, and a sample of details")
     .argument("<base-url>", "where the build is served, http(s)://host[:port], e.g. https://mesh.example.org")
     .option("--dist <dir>", "the local build", "dist")
-    .option("--sample <n>", "detail routes to request, spread over all kinds", count, 200)
+    .option("--sample <n>", "detail routes to request, spread over all kinds", count, DEFAULTS.sample)
     .option("--skip-header <name...>", "headers the host cannot set (e.g. Allow on Netlify)")
     .action(async (given: string, opts: { dist: string; sample: number; skipHeader?: string[] }) => {
-      let base: string;
-      try {
-        const parsed = parseBaseUrl(given);
-        base = parsed.base;
-        if (parsed.note) process.stderr.write(`note: ${parsed.note}\n`);
-      } catch (err) {
-        if (!(err instanceof BaseUrlError)) throw err;
-        process.stderr.write(`mesh-api: ${err.message}\n`);
-        process.exitCode = 2;
-        return;
-      }
+      const { base, note } = parseBaseUrl(given);
+      if (note) process.stderr.write(`note: ${note}\n`);
       // Without a local build there is nothing to compare with: say so, instead of an empty table.
       if ((await owned(opts.dist).catch(() => undefined)) !== "build") {
-        process.stderr.write(
-          `mesh-api: ${opts.dist} holds no build of mesh-api to compare with; run build first, or name it with --dist\n`,
-        );
-        process.exitCode = 2;
-        return;
+        throw new UsageError(`${opts.dist} holds no build of mesh-api to compare with; run build first, or name it with --dist`);
       }
       // Progress only for a person watching; a log or a pipe gets the result alone.
       const tty = process.stderr.isTTY === true;
       let shown = false;
-      const endProgress = () => {
-        if (shown) process.stderr.write("\n");
-        shown = false;
-      };
       let result;
       try {
         result = await checkDeployment({
@@ -51,14 +36,9 @@ export function register(program: Command): void {
           skipHeaders: opts.skipHeader,
           progress: tty ? (done, total) => ((shown = true), process.stderr.write(`\r${done}/${total} requests`)) : undefined,
         });
-      } catch (err) {
-        endProgress();
-        if (!(err instanceof UnreachableError)) throw err;
-        process.stderr.write(`mesh-api: ${err.message}\n`);
-        process.exitCode = 1;
-        return;
+      } finally {
+        if (shown) process.stderr.write("\n");
       }
-      endProgress();
       process.stdout.write(formatCheck(result));
       if (result.stopped) {
         const { cause, answered, total } = result.stopped;
@@ -66,6 +46,6 @@ export function register(program: Command): void {
           `mesh-api: cannot reach ${base} any more: ${cause}; stopped after ${answered} of ${total} requests, ${total - answered} not made\n`,
         );
       }
-      if (result.problems.length > 0 || result.rows.length === 0 || result.stopped) process.exitCode = 1;
+      if (result.problems.length > 0 || result.rows.length === 0 || result.stopped) throw new ReportedFailure();
     });
 }

@@ -21,10 +21,15 @@ export function seconds(ms: number): string {
 export const SHOWN_PER_KIND = 5;
 
 /**
- * The warning lines of a run: the first SHOWN_PER_KIND of each kind, in order, then one line
- * "... and N more <kind> warnings" per kind. Errors are never grouped: each one is to be fixed.
+ * The warning lines of a run: the first `shownPerKind` of each kind, in order, then one line
+ * "... and N more <kind> warnings" per kind, naming the option that shows them all. Errors are never
+ * grouped: each one is to be fixed.
  */
-export function warningLines(problems: readonly Problem[], hostWarnings: readonly HostWarning[]): string[] {
+export function warningLines(
+  problems: readonly Problem[],
+  hostWarnings: readonly HostWarning[],
+  shownPerKind: number = SHOWN_PER_KIND,
+): string[] {
   const items = [
     ...problems.filter((p) => p.severity === "warning").map((p) => ({ kind: p.kind ?? "dump", text: formatProblem(p) })),
     ...hostWarnings.map((w) => ({ kind: w.kind, text: `warning: ${w.message}` })),
@@ -34,10 +39,11 @@ export function warningLines(problems: readonly Problem[], hostWarnings: readonl
   for (const item of items) {
     const n = (shown.get(item.kind) ?? 0) + 1;
     shown.set(item.kind, n);
-    if (n <= SHOWN_PER_KIND) lines.push(item.text);
+    if (n <= shownPerKind) lines.push(item.text);
   }
   for (const [kind, n] of shown)
-    if (n > SHOWN_PER_KIND) lines.push(`warning: ... and ${plural(n - SHOWN_PER_KIND, `more ${kind} warning`)}`);
+    if (n > shownPerKind)
+      lines.push(`warning: ... and ${plural(n - shownPerKind, `more ${kind} warning`)} (--all-warnings shows every one)`);
   return lines;
 }
 

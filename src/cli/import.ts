@@ -2,10 +2,10 @@ import { existsSync } from "node:fs";
 import { type Command, InvalidArgumentError, Option } from "commander";
 import { BRAND_RULE, isBrand } from "../core/settings.ts";
 import { parseInstant } from "../core/timestamp.ts";
-import { importApi, ImportApiError } from "../importers/api.ts";
-import { importOpennet, ImportOpennetError } from "../importers/opennet/index.ts";
-import { RefusedOutputError } from "../io/ownership.ts";
-import { count, log, quietOption, warn } from "./options.ts";
+import { IMPORT_API_DEFAULTS, importApi } from "../importers/api.ts";
+import { importOpennet } from "../importers/opennet/index.ts";
+import { stopped } from "./exit.ts";
+import { count, log, neededOption, quietOption, warn } from "./options.ts";
 
 /** A whole number from 0 on (retries, milliseconds). */
 function whole(value: string): number {
@@ -34,20 +34,22 @@ export function register(program: Command): void {
       "mirror a running instance of the original dynamic API (Geronimo) into a dump: reads its access point (with and without status), interface, link and site lists and writes them into --out atomically",
     )
     .argument("<base-url>", "the API's address (its /api/v1/ lists are read)")
-    .requiredOption("--out <dump-dir>", "folder to write the dump into (replaced only when absent, empty, or written by mesh-api before)")
+    .addOption(
+      neededOption("--out <dump-dir>", "folder to write the dump into (replaced only when absent, empty, or written by mesh-api before)"),
+    )
     .option(
       "--brand <prefix>",
       "the brand prefix of the API's brand fields, mapped to mesh_ and named in network.json (default: detected from the field names)",
       brand,
     )
     .option("--at <instant>", "taken_at of the dump, an ISO 8601 instant (default: the time of the mirror)", instant)
-    .option("--max-bytes <n>", "the largest answer accepted for one list", count, 512 * 1024 * 1024)
-    .option("--timeout <ms>", "time-out of one request, body included, in milliseconds", count, 30_000)
-    .option("--retries <n>", "further tries after an HTTP 5xx answer or a network error", whole, 3)
+    .option("--max-bytes <n>", "the largest answer accepted for one list", count, IMPORT_API_DEFAULTS.maxBytes)
+    .option("--timeout <ms>", "time-out of one request, body included, in milliseconds", count, IMPORT_API_DEFAULTS.timeoutMs)
+    .option("--retries <n>", "further tries after an HTTP 5xx answer or a network error", whole, IMPORT_API_DEFAULTS.retries)
     .addOption(
       new Option("--retry-delay <ms>", "wait before the first retry, doubled for each further one, in milliseconds")
         .argParser(whole)
-        .default(1000),
+        .default(IMPORT_API_DEFAULTS.retryDelayMs),
     )
     .addOption(quietOption())
     .action(
@@ -84,15 +86,7 @@ export function register(program: Command): void {
             `wrote ${opts.out}: ${r.accesspoints} access points, ${r.interfaces} interfaces, ${r.links} links, taken_at ${r.takenAt}${brand}, default_status ${r.defaultStatus ?? "not recorded"}`,
           );
         } catch (err) {
-          if (err instanceof RefusedOutputError) {
-            process.stderr.write(`mesh-api: ${err.message}\n`);
-            process.exitCode = 2;
-          } else if (err instanceof ImportApiError) {
-            process.stderr.write(`mesh-api: ${err.message}; no dump was written${existed ? ` and ${opts.out} was left as it was` : ""}\n`);
-            process.exitCode = 1;
-          } else {
-            throw err;
-          }
+          stopped(err, opts, `no dump was written${existed ? ` and ${opts.out} was left as it was` : ""}`);
         }
       },
     );
@@ -130,15 +124,7 @@ export function register(program: Command): void {
             `wrote ${opts.out}: ${r.accesspoints} access points, ${r.interfaces} interfaces, ${r.links} links${opts.sites === "detect" ? `, ${r.sites} sites` : ""}, taken_at ${r.takenAt}, brand ${r.brand}`,
           );
         } catch (err) {
-          if (err instanceof RefusedOutputError) {
-            process.stderr.write(`mesh-api: ${err.message}\n`);
-            process.exitCode = 2;
-          } else if (err instanceof ImportOpennetError) {
-            process.stderr.write(`mesh-api: ${err.message}; no dump was written${existed ? ` and ${opts.out} was left as it was` : ""}\n`);
-            process.exitCode = 1;
-          } else {
-            throw err;
-          }
+          stopped(err, opts, `no dump was written${existed ? ` and ${opts.out} was left as it was` : ""}`);
         }
       },
     );

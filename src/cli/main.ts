@@ -1,42 +1,14 @@
 #!/usr/bin/env node
-import { readFileSync } from "node:fs";
-import { Command, CommanderError } from "commander";
-import { RefusedOutputError } from "../io/ownership.ts";
-import { register as build } from "./build.ts";
-import { register as check } from "./check.ts";
-import { register as fetchDump } from "./fetch-dump.ts";
-import { register as importCommand } from "./import.ts";
+import { ended } from "./exit.ts";
 import { limitHeapGrowth } from "./memory.ts";
-import { register as netlifyConfig } from "./netlify-config.ts";
-import { register as preview } from "./preview.ts";
-import { register as snapshot } from "./snapshot.ts";
-import { register as validate } from "./validate.ts";
+import { createProgram } from "./program.ts";
 
-/** The command line: a thin shell over the library, one file per command. Exit codes: 0 ok, 1 invalid input, 2 usage error. */
+/** The command line: a thin shell over the library, one file per command; how a run ends is decided in exit.ts. */
 
 limitHeapGrowth();
 
-// Two levels below the package root both as source (src/cli/) and compiled (lib/cli/).
-const { version } = JSON.parse(readFileSync(new URL("../../package.json", import.meta.url), "utf8")) as { version: string };
-
-const program = new Command("mesh-api")
-  .description("Build a static copy of the Mesh Network Topology Read API v1 from raw topology dumps")
-  .version(version, "-V, --version", "print the version")
-  .exitOverride()
-  .configureOutput({ writeErr: (s) => process.stderr.write(s) });
-
-for (const register of [build, validate, snapshot, check, fetchDump, importCommand, preview, netlifyConfig]) register(program);
-
 try {
-  await program.parseAsync();
+  await createProgram().parseAsync();
 } catch (err) {
-  if (err instanceof CommanderError) {
-    process.exitCode = err.exitCode === 0 ? 0 : 2;
-  } else if (err instanceof RefusedOutputError) {
-    process.stderr.write(`mesh-api: ${err.message}\n`);
-    process.exitCode = 2;
-  } else {
-    process.stderr.write(`mesh-api: ${err instanceof Error ? err.message : String(err)}\n`);
-    process.exitCode = 1;
-  }
+  process.exitCode = ended(err);
 }

@@ -1,9 +1,8 @@
-import { InvalidArgumentError, Option } from "commander";
+import { type Command, InvalidArgumentError, Option } from "commander";
 import { BRAND_RULE, DEFAULT_STATUSES, isBrand, type DefaultStatus, type SiteSettings } from "../core/settings.ts";
-import { formatProblem, InvalidDumpError, type Problem } from "../core/problems.ts";
-import { RefusedOutputError } from "../io/ownership.ts";
+import { formatProblem, type Problem } from "../core/problems.ts";
 import type { HostWarning } from "../pipeline.ts";
-import { warningLines } from "./format.ts";
+import { SHOWN_PER_KIND, warningLines } from "./format.ts";
 
 /** Options and output helpers every command shares. */
 
@@ -17,28 +16,40 @@ export const log = (opts: QuietOption, line: string) => {
   if (!opts.quiet) process.stderr.write(line + "\n");
 };
 
-export const warn = (line: string) => void process.stderr.write(`warning: ${line}\n`);
+/**
+ * Options a command cannot run without, checked once its arguments are there: commander checks its
+ * required options before the arguments, so `fetch-dump` alone complained about --out, not the URL.
+ */
+const needed = new WeakSet<Option>();
 
-/** Every error, and the warnings grouped by kind unless quiet. */
-export const report = (problems: readonly Problem[], hostWarnings: readonly HostWarning[], opts: QuietOption) => {
-  for (const p of problems) if (p.severity === "error") process.stderr.write(formatProblem(p) + "\n");
-  if (!opts.quiet) for (const line of warningLines(problems, hostWarnings)) process.stderr.write(line + "\n");
+export const neededOption = (flags: string, description: string) => {
+  const option = new Option(flags, description);
+  needed.add(option);
+  return option;
 };
 
-/**
- * Invalid input: list every problem, say what was left alone, exit 1. A refused output folder is a
- * usage error: exit 2. Anything else is not ours to explain.
- */
-export const invalid = (err: unknown, opts: QuietOption, consequence: string) => {
-  if (err instanceof RefusedOutputError) {
-    process.stderr.write(`mesh-api: ${err.message}\n`);
-    process.exitCode = 2;
-    return;
-  }
-  if (!(err instanceof InvalidDumpError)) throw err;
-  report(err.problems, [], opts);
-  process.stderr.write(`${err.message}; ${consequence}\n`);
-  process.exitCode = 1;
+/** Before each action: a needed option left out is a usage error, in commander's words. */
+export function checkNeeded(command: Command): void {
+  for (const option of command.options)
+    if (needed.has(option) && command.getOptionValue(option.attributeName()) === undefined)
+      command.error(`error: required option '${option.flags}' not specified`, { code: "commander.missingMandatoryOptionValue" });
+}
+
+export const warn = (line: string) => void process.stderr.write(`warning: ${line}\n`);
+
+/** How a command prints problems. */
+export interface ReportOptions extends QuietOption {
+  readonly allWarnings?: boolean;
+}
+
+export const allWarningsOption = () =>
+  new Option("--all-warnings", `print every warning, instead of the first ${SHOWN_PER_KIND} of each kind and a count of the rest`);
+
+/** Every error, and the warnings grouped by kind (or all of them) unless quiet. */
+export const report = (problems: readonly Problem[], hostWarnings: readonly HostWarning[], opts: ReportOptions) => {
+  for (const p of problems) if (p.severity === "error") process.stderr.write(formatProblem(p) + "\n");
+  if (opts.quiet) return;
+  for (const line of warningLines(problems, hostWarnings, opts.allWarnings ? Infinity : SHOWN_PER_KIND)) process.stderr.write(line + "\n");
 };
 
 /** `--brand` and `--default-status`: a build's site settings; what is not given comes from network.json. */

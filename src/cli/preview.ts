@@ -1,6 +1,8 @@
 import { stat } from "node:fs/promises";
 import type { Command } from "commander";
+import { DEFAULTS } from "../core/defaults.ts";
 import { startPreview, type Preview } from "../serve/preview.ts";
+import { UsageError } from "./exit.ts";
 import { port, quietOption } from "./options.ts";
 
 export function register(program: Command): void {
@@ -8,27 +10,20 @@ export function register(program: Command): void {
     .command("preview")
     .description("serve the build like the static host does, on a local address")
     .option("--dir <dir>", "build output to serve", "dist")
-    .option("--port <port>", "port (0 picks a free one)", port, 8080)
-    .option("--host <host>", "address to listen on", "127.0.0.1")
+    .option("--port <port>", "port (0 picks a free one)", port, DEFAULTS.port)
+    .option("--host <host>", "address to listen on", DEFAULTS.host)
     .addOption(quietOption())
     .action(async (opts: { dir: string; port: number; host: string; quiet?: boolean }) => {
       process.noDeprecation = true; // http-server's router touches OutgoingMessage._headers on every request
       let preview: Preview;
       if (!(await stat(opts.dir).catch(() => undefined))?.isDirectory()) {
-        process.stderr.write(
-          `mesh-api: nothing to serve: ${opts.dir} is not a folder; run build first, or name the build's folder with --dir\n`,
-        );
-        process.exitCode = 2;
-        return;
+        throw new UsageError(`nothing to serve: ${opts.dir} is not a folder; run build first, or name the build's folder with --dir`);
       }
       try {
         preview = await startPreview({ ...opts, log: opts.quiet ? undefined : (line) => process.stderr.write(line + "\n") });
       } catch (err) {
         if ((err as NodeJS.ErrnoException).code !== "EADDRINUSE") throw err;
-        // A usage error: one sentence, no stack.
-        process.stderr.write(`mesh-api: port ${opts.port} is in use; choose another with --port, or --port 0 for any free port\n`);
-        process.exitCode = 2;
-        return;
+        throw new UsageError(`port ${opts.port} is in use; choose another with --port, or --port 0 for any free port`);
       }
       process.stdout.write(`serving ${opts.dir} at ${preview.url}/ (the API root: ${preview.url}/api/v1/)\n`);
       const stop = () => void preview.close().then(() => process.exit(0));

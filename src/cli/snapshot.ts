@@ -1,7 +1,9 @@
 import type { Command } from "commander";
+import { DEFAULTS } from "../core/defaults.ts";
 import { snapshot } from "../pipeline.ts";
+import { stopped } from "./exit.ts";
 import { megabytes, plural } from "./format.ts";
-import { count, invalid, log, quietOption, warn } from "./options.ts";
+import { count, log, quietOption, warn } from "./options.ts";
 
 export function register(program: Command): void {
   program
@@ -13,7 +15,7 @@ export function register(program: Command): void {
       "--previous <dir-or-url>",
       "earlier snapshots to carry forward: a folder or the deployed index.json URL (default: those in <dist>)",
     )
-    .option("--keep <n>", "how many snapshots to keep", count, 30)
+    .option("--keep <n>", "how many snapshots to keep", count, DEFAULTS.keep)
     .addOption(quietOption())
     .action(async (opts: { data?: string; dist: string; previous?: string; keep: number; quiet?: boolean }) => {
       try {
@@ -24,7 +26,7 @@ export function register(program: Command): void {
             `${plural(index.snapshots.length, "snapshot")} kept in ${opts.dist}/snapshots`,
         );
       } catch (err) {
-        invalid(err, opts, "no snapshot written");
+        stopped(err, opts, "no snapshot written");
       }
     });
 }

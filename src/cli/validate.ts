@@ -1,15 +1,17 @@
 import type { Command } from "commander";
 import { validate } from "../pipeline.ts";
+import { ReportedFailure } from "./exit.ts";
 import { plural, progressLine, seconds, warningCount } from "./format.ts";
-import { log, quietOption, report } from "./options.ts";
+import { allWarningsOption, log, quietOption, report, type ReportOptions } from "./options.ts";
 
 export function register(program: Command): void {
   program
     .command("validate")
     .description("check the dump and report every problem, without writing anything")
     .option("--data <dir>", "dump directory", "data")
+    .addOption(allWarningsOption())
     .addOption(quietOption())
-    .action(async (opts: { data: string; quiet?: boolean }) => {
+    .action(async (opts: { data: string } & ReportOptions) => {
       const started = performance.now();
       const progress = opts.quiet ? undefined : progressLine(process.stderr);
       const r = await validate({ data: opts.data, progress: progress?.update });
@@ -20,8 +22,7 @@ export function register(program: Command): void {
       const s = r.summary;
       if (errors > 0) {
         process.stderr.write(`invalid: ${plural(errors, "error")}, ${plural(warnings, "warning")} in ${plural(s.files, "file")}\n`);
-        process.exitCode = 1;
-        return;
+        throw new ReportedFailure();
       }
       log(
         opts,

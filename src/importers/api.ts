@@ -3,6 +3,7 @@ import { NETWORK_FORMAT } from "../core/schema.ts";
 import { statusOf } from "../core/model.ts";
 import { BRAND_RULE, type DefaultStatus, isBrand, NEUTRAL_PREFIX } from "../core/settings.ts";
 import { parseInstant } from "../core/timestamp.ts";
+import { httpUrl, type UrlNeed } from "../core/url.ts";
 import { describeNetworkError, withDeadline } from "../io/net.ts";
 import { assertReplaceable } from "../io/ownership.ts";
 import { importTime, writeImportedDump } from "../io/write-dump.ts";
@@ -348,18 +349,27 @@ export function apiToDump(lists: ApiLists, options: TransformOptions): DumpRecor
 // ---------------------------------------------------------------------------------------------------
 // The downloads and the write.
 
+/** How import api requests when not told otherwise; the command line's defaults too. */
+export const IMPORT_API_DEFAULTS = {
+  timeoutMs: 30_000,
+  retries: 3,
+  retryDelayMs: 1000,
+  maxBytes: 512 * 1024 * 1024,
+} as const;
+
+/** Left out, the request settings are those of IMPORT_API_DEFAULTS. */
 export interface ImportApiOptions {
   readonly brand?: string;
   /** `taken_at`; the time of the mirror when absent */
   readonly at?: string;
   readonly name?: string | null;
-  /** per request, body included (default 30 s) */
+  /** per request, body included */
   readonly timeoutMs?: number;
-  /** further tries after a 5xx answer or a network error (default 3) */
+  /** further tries after a 5xx answer or a network error */
   readonly retries?: number;
-  /** the wait before the first retry, doubled for each further one (default 1 s) */
+  /** the wait before the first retry, doubled for each further one */
   readonly retryDelayMs?: number;
-  /** the largest body accepted per list (default 512 MiB) */
+  /** the largest body accepted per list */
   readonly maxBytes?: number;
   readonly log?: (line: string) => void;
   readonly warn?: (line: string) => void;
@@ -377,15 +387,17 @@ export interface ImportApiResult {
   readonly takenAt: string;
 }
 
-/** `/api/v1/` under the base URL (the base may name it already). */
+/** What import api asks of its base URL, for the messages of core/url.ts. */
+export const IMPORT_API_URL: UrlNeed = {
+  command: "import api",
+  needs: "the API's address as http(s)://host[:port][/path]",
+  example: "https://api.opennet-initiative.de/",
+  name: "the API's address",
+};
+
+/** `/api/v1/` under the base URL (the base may name it already). A base that is no http(s) URL throws UrlError. */
 export function apiRoot(base: string): URL {
-  let u: URL;
-  try {
-    u = new URL(base);
-  } catch {
-    throw new ImportApiError(`${base} is not a URL; give the http(s) address of the API, such as https://api.opennet-initiative.de/`);
-  }
-  if (u.protocol !== "http:" && u.protocol !== "https:") throw new ImportApiError(`${base} is not an http(s) URL`);
+  const u = httpUrl(base, IMPORT_API_URL);
   u.search = "";
   u.hash = "";
   if (!u.pathname.endsWith("/")) u.pathname += "/";
@@ -466,8 +478,8 @@ async function getList(url: string, options: ImportApiOptions): Promise<unknown[
 }
 
 async function getJson(url: string, options: ImportApiOptions): Promise<unknown> {
-  const retries = options.retries ?? 3;
-  const delay = options.retryDelayMs ?? 1000;
+  const retries = options.retries ?? IMPORT_API_DEFAULTS.retries;
+  const delay = options.retryDelayMs ?? IMPORT_API_DEFAULTS.retryDelayMs;
   for (let attempt = 0; ; attempt++) {
     try {
       return await tryGetJson(url, options);
@@ -484,7 +496,7 @@ async function getJson(url: string, options: ImportApiOptions): Promise<unknown>
 }
 
 async function tryGetJson(url: string, options: ImportApiOptions): Promise<unknown> {
-  const timeoutMs = options.timeoutMs ?? 30_000;
+  const timeoutMs = options.timeoutMs ?? IMPORT_API_DEFAULTS.timeoutMs;
   const network = (err: unknown) =>
     new Attempt(describeNetworkError(err, timeoutMs) ?? (err instanceof Error ? err.message : String(err)), true);
   return withDeadline(timeoutMs, (signal) => getJsonOnce(url, options, signal, network)).catch((err: unknown) => {
@@ -498,7 +510,7 @@ async function getJsonOnce(
   signal: AbortSignal,
   network: (err: unknown) => Attempt,
 ): Promise<unknown> {
-  const maxBytes = options.maxBytes ?? 512 * 1024 * 1024;
+  const maxBytes = options.maxBytes ?? IMPORT_API_DEFAULTS.maxBytes;
   let res: Response;
   try {
     res = await fetch(url, { headers: { accept: "application/json" }, redirect: "follow", signal });

@@ -1,7 +1,8 @@
 import { createHash } from "node:crypto";
-import { SNAPSHOT_FILES } from "../core/routes.ts";
+import { SNAPSHOT_DIR, SNAPSHOT_FILES, snapshotArchive } from "../core/routes.ts";
+import { httpUrl, urlError, type UrlNeed } from "../core/url.ts";
 import { createReadStream, createWriteStream } from "node:fs";
-import { readdir, rm, stat } from "node:fs/promises";
+import { mkdir, readdir, rename, rm, stat } from "node:fs/promises";
 import path from "node:path";
 import { Readable, Transform } from "node:stream";
 import { pipeline } from "node:stream/promises";
@@ -23,11 +24,14 @@ const networkCause = (err: unknown) => describeNetworkError(err) ?? (err instanc
  *    hundreds of MB), named like the swap's temporary folders so a later run removes it after a kill.
  * 3. Its SHA-256 is checked against `<url>.sha256` when that answers 200, else against the
  *    `SHA256SUMS` in the archive's folder (what `snapshot` publishes).
- * 4. It is unpacked into a temporary sibling folder, marked, and swapped in for `out` (io/swap.ts):
- *    whatever fails before the swap, `out` is left exactly as it was.
+ * 4. It is unpacked beside `out`; the dump in it (the archive's top, or its single top folder, as a
+ *    snapshot's archive has) is moved into a temporary sibling folder, marked, and swapped in for
+ *    `out` (io/swap.ts), so `out` is the dump: `build --data <out>` reads it. Whatever fails before
+ *    the swap, `out` is left exactly as it was.
  *
- * Returns the dump directory inside `out` (the archive's single top folder, or `out` itself). Bad input
- * (the download, the checksums, the archive) throws FetchDumpError, with the URL in its message.
+ * Returns `out`, the dump directory. A URL that
+ * is no http(s) address of a file throws UrlError before anything else; bad input (the download, the
+ * checksums, the archive) throws FetchDumpError, with the URL in its message.
  */
 export interface FetchDumpOptions {
   /** progress lines */
@@ -57,9 +61,11 @@ export async function fetchDump(url: string, out: string, options: FetchDumpOpti
   const target = archiveUrl(url);
   await assertReplaceable({ out, option: "--out", kind: "dump", cwd: opts.cwd, home: opts.home });
 
-  const root = await replaceFolder(out, async (tmp) => {
-    // Beside the temporary folder, not in it: the archive's own entries could name it.
+  await replaceFolder(out, async (tmp) => {
+    // Beside the temporary folder, not in it: the archive's own entries could name it. Named after it,
+    // so that the next run removes them after a kill, as it removes the folder.
     const download = `${tmp}.download`;
+    const unpacked = `${tmp}.unpack`;
     try {
       const got = await downloadTo(url, download);
       log(`downloaded ${url} (${got.bytes} bytes, sha256 ${got.sha256})`);
@@ -77,31 +83,37 @@ export async function fetchDump(url: string, out: string, options: FetchDumpOpti
       }
       let files: number;
       try {
-        files = await extractArchive(createReadStream(download), tmp);
+        await mkdir(unpacked);
+        files = await extractArchive(createReadStream(download), unpacked);
       } catch (err) {
         if (err instanceof ArchiveError) throw new FetchDumpError(`${url}: ${err.message}`);
         throw err;
       }
-      const dir = await dumpRoot(tmp, url);
+      const dir = await dumpRoot(unpacked, url);
+      for (const name of await readdir(dir)) await rename(path.join(dir, name), path.join(tmp, name));
       await writeMarker(tmp, "dump");
       log(`unpacked ${files} files into ${out}`);
-      return path.relative(tmp, dir);
     } finally {
       await rm(download, { force: true });
+      await rm(unpacked, { recursive: true, force: true });
     }
   });
-  return root === "" ? out : path.join(out, root);
+  return out;
 }
 
+/** What fetch-dump asks of its URL, for the messages of core/url.ts. */
+export const FETCH_DUMP_URL: UrlNeed = {
+  command: "fetch-dump",
+  needs: "the archive's address as http(s)://host[:port]/path/file.tar.gz",
+  // what a deployment publishes, the archive fetch-dump is made for
+  example: `https://mesh.example.org/${SNAPSHOT_DIR}/${snapshotArchive("dump", "2026-01-01").file}`,
+  name: "the archive's address",
+};
+
+/** The archive's URL; one that is no http(s) URL, or names a folder, throws UrlError. */
 function archiveUrl(url: string): URL {
-  let u: URL;
-  try {
-    u = new URL(url);
-  } catch {
-    throw new FetchDumpError(`${url} is not a URL; give the http(s) address of a .tar.gz archive`);
-  }
-  if (u.protocol !== "http:" && u.protocol !== "https:") throw new FetchDumpError(`${url} is not an http(s) URL`);
-  if (fileName(u) === "") throw new FetchDumpError(`${url} names a folder, not an archive file`);
+  const u = httpUrl(url, FETCH_DUMP_URL, (meant) => (fileName(meant) === "" ? undefined : meant.href));
+  if (fileName(u) === "") throw urlError(FETCH_DUMP_URL, `${url} names a folder, not an archive file`);
   return u;
 }
 

@@ -3,6 +3,8 @@ import path from "node:path";
 import fg from "fast-glob";
 import { API_DIR, API_HEADERS, parseRequest, requestsForFile, resolve, RULES, type RouteKind } from "../core/routes.ts";
 import { groupBy } from "../core/collections.ts";
+import { DEFAULTS } from "../core/defaults.ts";
+import { httpUrl, urlError, type UrlNeed } from "../core/url.ts";
 import { loadRouting } from "../io/aliases.ts";
 import { describeNetworkError, withDeadline } from "../io/net.ts";
 
@@ -51,14 +53,6 @@ export interface CheckOptions {
   readonly progress?: (done: number, total: number) => void;
 }
 
-/** A base URL the check cannot use; the message is one sentence for the user. The CLI exits 2. */
-export class BaseUrlError extends Error {
-  constructor(message: string) {
-    super(message);
-    this.name = "BaseUrlError";
-  }
-}
-
 /** The host could not be reached at all (the first request failed with a network error). The CLI exits 1. */
 export class UnreachableError extends Error {
   constructor(
@@ -70,61 +64,36 @@ export class UnreachableError extends Error {
   }
 }
 
-const EXPECTED = "check needs the site's address as http(s)://host[:port]";
+/** What check asks of its base URL, for the messages of core/url.ts. */
+export const CHECK_URL: UrlNeed = {
+  command: "check",
+  needs: "the site's address as http(s)://host[:port]",
+  example: "https://mesh.example.org",
+  name: "the base URL",
+};
+
+const siteOf = (url: URL) => `${url.protocol}//${url.host}`;
 
 /**
  * The site a check requests from: `http(s)://host[:port]`, IPv6 literals in brackets. A trailing
  * `/api/v1/` is taken off with a note (the route table's paths start there); anything else that is
- * not the bare site throws BaseUrlError. Pure.
+ * not the bare site throws UrlError. Pure.
  */
 export function parseBaseUrl(text: string): { base: string; note?: string } {
   const given = text.trim();
-  const fail = (what: string, example = "https://mesh.example.org"): never => {
-    throw new BaseUrlError(`${what}; ${EXPECTED}, e.g. ${example}`);
+  const url = httpUrl(given, CHECK_URL, siteOf);
+  const site = siteOf(url);
+  const fail = (what: string): never => {
+    throw urlError(CHECK_URL, what, site);
   };
-  if (given === "") fail("the base URL is empty");
-  const m = /^([A-Za-z][A-Za-z0-9+.-]*):\/\/(.*)$/s.exec(given);
-  if (!m) {
-    if (/^https?:/i.test(given))
-      fail(
-        `${given} has no // after the scheme`,
-        given.replace(/^(https?):\/*/i, (_, s: string) => `${s.toLowerCase()}://`),
-      );
-    let example: string | undefined;
-    try {
-      example = parseBaseUrl(`https://${given}`).base;
-    } catch {
-      // no better example than the default
-    }
-    fail(`${given} has no scheme`, example);
-  }
-  const scheme = m![1].toLowerCase();
-  const authority = m![2].split(/[/?#\\]/)[0];
-  const hostOnly = authority.slice(authority.lastIndexOf("@") + 1);
-  const example = (s = scheme) => (hostOnly && !/\s/.test(hostOnly) ? `${s}://${hostOnly}` : undefined);
-  if (scheme !== "http" && scheme !== "https") fail(`${given} uses ${scheme}:, which check cannot request`, example("https"));
-  // Not echoed: user info may hold a password.
-  if (authority.includes("@")) fail("the base URL has user info (name@ before the host), which check does not send", example());
-  if (authority === "") fail(`${given} has no host`);
-  let url: URL;
-  try {
-    url = new URL(given);
-  } catch {
-    const port = /:(\d+)$/.exec(authority)?.[1];
-    if (port !== undefined && Number(port) > 65535) fail(`${given} has the port ${port}, and ports end at 65535`);
-    const ipv6 = !authority.startsWith("[") && (authority.match(/:/g)?.length ?? 0) > 1;
-    return fail(`${given} is not a valid URL${ipv6 ? " (an IPv6 address goes in brackets, like http://[::1]:8080)" : ""}`);
-  }
-  const site = `${url.protocol}//${url.host}`;
   const hash = given.indexOf("#");
   const query = /\?.*/.exec(hash >= 0 ? given.slice(0, hash) : given);
-  if (query) fail(`${given} has a query (${query[0]})`, site);
-  if (hash >= 0) fail(`${given} has a fragment (${given.slice(hash)})`, site);
+  if (query) fail(`${given} has a query (${query[0]})`);
+  if (hash >= 0) fail(`${given} has a fragment (${given.slice(hash)})`);
   if (/^\/*$/.test(url.pathname)) return { base: site };
   if (/^\/api\/v1\/?$/.test(url.pathname)) return { base: site, note: `checking ${site} (the base URL is the site, not its /api/v1/)` };
   return fail(
     `${given} has a path (${url.pathname}), but the route table's paths are absolute, so a site under a sub-path cannot be checked`,
-    site,
   );
 }
 
@@ -137,7 +106,7 @@ export async function checkDeployment(options: CheckOptions): Promise<CheckResul
     ...all.filter((r) => !keyed.has(r.kind)),
     ...spread(
       all.filter((r) => keyed.has(r.kind)),
-      options.sample ?? 200,
+      options.sample ?? DEFAULTS.sample,
     ),
   ];
   const skip = new Set((options.skipHeaders ?? []).map((h) => h.toLowerCase()));

@@ -10,6 +10,7 @@ import { exists, replaceFolder } from "../io/swap.ts";
 import type { DumpSummary } from "../core/model.ts";
 import { snapshotListing } from "../core/pages.ts";
 import { API_DIR, SNAPSHOT_DIR, SNAPSHOT_FILES, snapshotArchive } from "../core/routes.ts";
+import { DEFAULTS } from "../core/defaults.ts";
 
 /**
  * Downloadable snapshots under `<dist>/snapshots/`: the validated dump and the API tree as
@@ -58,7 +59,7 @@ export interface SnapshotWritten {
 }
 
 export async function writeSnapshots(options: SnapshotOptions): Promise<SnapshotWritten> {
-  const keep = options.keep ?? 30;
+  const keep = options.keep ?? DEFAULTS.keep;
   const warn = options.warn ?? (() => {});
   const takenAt = options.summary.takenAt;
   const date = (takenAt ?? "1970-01-01T00:00:00Z").slice(0, 10);

@@ -3,6 +3,7 @@ import type { IncomingMessage, ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
 import path from "node:path";
 import httpServer from "http-server";
+import { DEFAULTS } from "../core/defaults.ts";
 import { loadRouting } from "../io/aliases.ts";
 import {
   API_HEADERS,
@@ -91,7 +92,7 @@ export async function startPreview(options: PreviewOptions): Promise<Preview> {
   });
   await new Promise<void>((ok, fail) => {
     listening.once("error", fail);
-    listening.listen(options.port ?? 8080, options.host ?? "127.0.0.1", () => ok());
+    listening.listen(options.port ?? DEFAULTS.port, options.host ?? DEFAULTS.host, () => ok());
   });
   const address = listening.address() as AddressInfo;
   const host = address.family === "IPv6" ? `[${address.address}]` : address.address;

@@ -1,0 +1,76 @@
+import { CommanderError } from "commander";
+import { InvalidDumpError } from "../core/problems.ts";
+import { UrlError } from "../core/url.ts";
+import { ImportApiError } from "../importers/api.ts";
+import { ImportOpennetError } from "../importers/opennet/index.ts";
+import { FetchDumpError } from "../io/fetch.ts";
+import { RefusedOutputError } from "../io/ownership.ts";
+import { UnreachableError } from "../publish/check.ts";
+import { report, type ReportOptions } from "./options.ts";
+
+/**
+ * How a run ends, decided here for every command: a command returns, or throws, and main.ts asks
+ * this module for the words and the exit code. The codes: 0 ok, 1 invalid input (or a failure the
+ * command found and reported, such as a deployment that differs), 2 usage error.
+ */
+export const EXIT = { ok: 0, invalid: 1, usage: 2 } as const;
+
+/** The command line asks for what cannot be done as given (beyond what commander checks itself). */
+export class UsageError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = "UsageError";
+  }
+}
+
+/** The command has printed why it failed (validate's problems, check's differences): nothing more to say. */
+export class ReportedFailure extends Error {
+  constructor() {
+    super("reported");
+    this.name = "ReportedFailure";
+  }
+}
+
+/** An error that stopped a command, with what the command left alone and how it prints problems. */
+class Stopped extends Error {
+  constructor(
+    readonly error: unknown,
+    readonly outcome: string,
+    readonly opts: ReportOptions,
+  ) {
+    super(error instanceof Error ? error.message : String(error));
+    this.name = "Stopped";
+  }
+}
+
+/**
+ * Throws what stopped a command's work on to main, with what the command left alone ("nothing
+ * written", "dist left unchanged"), said after an input error.
+ */
+export function stopped(error: unknown, opts: ReportOptions, outcome: string): never {
+  throw new Stopped(error, outcome, opts);
+}
+
+/** A usage error: the run is refused before any work. */
+const USAGE = [UsageError, RefusedOutputError, UrlError];
+/** Bad input, in the dump or where it comes from: what was left alone is said after the message. */
+const INPUT = [InvalidDumpError, FetchDumpError, ImportApiError, ImportOpennetError, UnreachableError];
+
+const isOf = (classes: readonly (abstract new (...args: never[]) => Error)[], err: unknown) => classes.some((c) => err instanceof c);
+
+/** Says why the run ended (unless commander or the command already did) and returns its exit code. */
+export function ended(thrown: unknown, write = (text: string) => void process.stderr.write(text)): number {
+  const err = thrown instanceof Stopped ? thrown.error : thrown;
+  if (err instanceof CommanderError) return err.exitCode === 0 ? EXIT.ok : EXIT.usage; // commander has printed its message
+  if (err instanceof ReportedFailure) return EXIT.invalid;
+  const usage = isOf(USAGE, err);
+  const outcome = thrown instanceof Stopped && isOf(INPUT, err) ? `; ${thrown.outcome}` : "";
+  if (err instanceof InvalidDumpError) {
+    // Each problem on its own line, then the verdict: the only message without the program's name.
+    report(err.problems, [], thrown instanceof Stopped ? thrown.opts : {});
+    write(`${err.message}${outcome}\n`);
+  } else {
+    write(`mesh-api: ${err instanceof Error ? err.message : String(err)}${outcome}\n`);
+  }
+  return usage ? EXIT.usage : EXIT.invalid;
+}

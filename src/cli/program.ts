@@ -1,0 +1,44 @@
+import { readFileSync } from "node:fs";
+import { Command } from "commander";
+import { checkNeeded } from "./options.ts";
+import { register as build } from "./build.ts";
+import { register as check } from "./check.ts";
+import { register as fetchDump } from "./fetch-dump.ts";
+import { register as importCommand } from "./import.ts";
+import { register as netlifyConfig } from "./netlify-config.ts";
+import { register as preview } from "./preview.ts";
+import { register as snapshot } from "./snapshot.ts";
+import { register as validate } from "./validate.ts";
+
+// Two levels below the package root both as source (src/cli/) and compiled (lib/cli/).
+const { version } = JSON.parse(readFileSync(new URL("../../package.json", import.meta.url), "utf8")) as { version: string };
+
+/**
+ * The command line as commander sees it, every command registered, without running anything: main.ts
+ * parses the process's arguments with it, and tests read its commands and options.
+ */
+export function createProgram(): Command {
+  const program = new Command("mesh-api")
+    .description("Build a static copy of the Mesh Network Topology Read API v1 from raw topology dumps")
+    .version(version, "-V, --version", "print the version")
+    .exitOverride()
+    .configureOutput({ writeErr: (s) => process.stderr.write(s) })
+    .hook("preAction", (_, command) => checkNeeded(command));
+  for (const register of [build, validate, snapshot, check, fetchDump, importCommand, preview, netlifyConfig]) register(program);
+  // commander's own help command reads one name, so `help import opennet` showed the import group.
+  program.helpCommand(false);
+  program
+    .command("help")
+    .argument("[command...]", "a command, or a group and its command: import opennet")
+    .description("display help for a command")
+    .action((names: string[]) => {
+      let command = program;
+      for (const name of names) {
+        const sub = command.commands.find((c) => c.name() === name);
+        if (!sub) return command.error(`error: unknown command '${names.join(" ")}'`, { code: "commander.unknownCommand" });
+        command = sub;
+      }
+      command.help();
+    });
+  return program;
+}
