@@ -1,6 +1,7 @@
 #!/usr/bin/env node
 import { readFileSync } from "node:fs";
 import { Command, CommanderError } from "commander";
+import { exitOnInterrupt } from "../io/interrupt.ts";
 import { RefusedOutputError } from "../io/ownership.ts";
 import { register as build } from "./build.ts";
 import { register as check } from "./check.ts";
@@ -15,6 +16,7 @@ import { register as validate } from "./validate.ts";
 /** The command line: a thin shell over the library, one file per command. Exit codes: 0 ok, 1 invalid input, 2 usage error. */
 
 limitHeapGrowth();
+exitOnInterrupt((line) => process.stderr.write(`mesh-api: ${line}\n`));
 
 // Two levels below the package root both as source (src/cli/) and compiled (lib/cli/).
 const { version } = JSON.parse(readFileSync(new URL("../../package.json", import.meta.url), "utf8")) as { version: string };

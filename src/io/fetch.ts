@@ -1,6 +1,6 @@
 import { createHash } from "node:crypto";
 import { SNAPSHOT_FILES } from "../core/routes.ts";
-import { createReadStream, createWriteStream } from "node:fs";
+import { createReadStream, createWriteStream, rmSync } from "node:fs";
 import { readdir, rm, stat } from "node:fs/promises";
 import path from "node:path";
 import { Readable, Transform } from "node:stream";
@@ -8,6 +8,7 @@ import { pipeline } from "node:stream/promises";
 import type { ReadableStream as WebReadableStream } from "node:stream/web";
 import { ArchiveError, extractArchive } from "./archive.ts";
 import { assertReplaceable, writeMarker } from "./ownership.ts";
+import { onInterrupt } from "./interrupt.ts";
 import { describeNetworkError } from "./net.ts";
 import { replaceFolder } from "./swap.ts";
 
@@ -60,6 +61,7 @@ export async function fetchDump(url: string, out: string, options: FetchDumpOpti
   const root = await replaceFolder(out, async (tmp) => {
     // Beside the temporary folder, not in it: the archive's own entries could name it.
     const download = `${tmp}.download`;
+    const forget = onInterrupt(() => void rmSync(download, { force: true }));
     try {
       const got = await downloadTo(url, download);
       log(`downloaded ${url} (${got.bytes} bytes, sha256 ${got.sha256})`);
@@ -87,6 +89,7 @@ export async function fetchDump(url: string, out: string, options: FetchDumpOpti
       log(`unpacked ${files} files into ${out}`);
       return path.relative(tmp, dir);
     } finally {
+      forget();
       await rm(download, { force: true });
     }
   });
