@@ -1,6 +1,7 @@
 #!/usr/bin/env node
 import { readFileSync } from "node:fs";
 import { Command, CommanderError } from "commander";
+import { UsageError } from "../core/problems.ts";
 import { exitOnInterrupt } from "../io/interrupt.ts";
 import { RefusedOutputError } from "../io/ownership.ts";
 import { register as build } from "./build.ts";
@@ -34,7 +35,7 @@ try {
 } catch (err) {
   if (err instanceof CommanderError) {
     process.exitCode = err.exitCode === 0 ? 0 : 2;
-  } else if (err instanceof RefusedOutputError) {
+  } else if (err instanceof RefusedOutputError || err instanceof UsageError) {
     process.stderr.write(`mesh-api: ${err.message}\n`);
     process.exitCode = 2;
   } else {
