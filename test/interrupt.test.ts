@@ -1,5 +1,5 @@
 import { spawn, spawnSync } from "node:child_process";
-import { existsSync, readdirSync, writeFileSync } from "node:fs";
+import { existsSync, readdirSync, readlinkSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { beforeAll, describe, expect, it } from "vitest";
 import { build } from "../src/index.ts";
@@ -71,6 +71,53 @@ describe("an interrupted build", () => {
     expect(r.status, r.stderr).toBe(143);
     expect(r.stderr).toMatch(/^mesh-api: interrupted, nothing written \(.*dist was not made\)$/m);
     expect(readdirSync(path.dirname(out))).toEqual([]);
+  }, 60_000);
+});
+
+/** Waits until the process has a file under `dir` open: it is reading the dump (Linux's /proc). */
+async function reading(pid: number, dir: string, done: Promise<Run>): Promise<void> {
+  let ended = false;
+  void done.then(() => (ended = true));
+  const open = () =>
+    readdirSync(`/proc/${pid}/fd`).some((fd) => {
+      try {
+        return readlinkSync(`/proc/${pid}/fd/${fd}`).startsWith(dir + path.sep);
+      } catch {
+        return false; // closed meanwhile
+      }
+    });
+  while (!open()) {
+    if (ended) throw new Error(`the build ended before it read: ${(await done).stderr}`);
+    await new Promise((ok) => setTimeout(ok, 2));
+  }
+}
+
+describe("an interrupt before anything is written", () => {
+  it("says so and exits 130; the output is as it was", async () => {
+    const out = path.join(tempDir(), "dist");
+    await build({ data: small, out });
+    const before = treeDigest(out);
+    const { child, done } = startBuild(big, out);
+    await reading(child.pid!, big, done);
+    child.kill("SIGINT");
+    const r = await done;
+    expect(r.status, r.stderr).toBe(130);
+    expect(r.stderr).toBe("mesh-api: interrupted\n");
+    expect(readdirSync(path.dirname(out))).toEqual(["dist"]);
+    expect(treeDigest(out)).toEqual(before);
+  }, 60_000);
+
+  it("leaves a command's own handler alone: the preview closes on SIGTERM and exits 0", async () => {
+    const out = path.join(tempDir(), "dist");
+    await build({ data: small, out });
+    const child = spawn(process.execPath, [...cliArgs(), "preview", "--dir", out, "--port", "0", "-q"], { cwd: ROOT });
+    let stderr = "";
+    child.stderr.on("data", (c) => (stderr += c));
+    const done = new Promise<number | null>((resolve) => child.on("close", (status) => resolve(status)));
+    await new Promise<void>((ok) => child.stdout.on("data", (c: Buffer) => c.toString().includes("serving") && ok()));
+    child.kill("SIGTERM");
+    expect(await done).toBe(0);
+    expect(stderr).toBe("");
   }, 60_000);
 });
 

@@ -6,8 +6,9 @@ import { constants } from "node:os";
  * signal's number (130, 143), as a shell reports a process the signal ended.
  *
  * Writers register a cleanup for as long as they work (onInterrupt); the command line asks once for
- * the signals to be handled (exitOnInterrupt). A library caller that does not ask keeps its own
- * signal handling, and a killed writer's leftovers are removed by the next write (io/swap.ts).
+ * the signals to be handled (exitOnInterrupt), so that an interrupt says a word at any point. A
+ * library caller that does not ask keeps its own signal handling, and a killed writer's leftovers are
+ * removed by the next write (io/swap.ts).
  */
 
 /**
@@ -24,24 +25,22 @@ let installed = false;
 /** Registers `cleanup` until the returned function is called. */
 export function onInterrupt(cleanup: Cleanup): () => void {
   cleanups.add(cleanup);
-  install();
   return () => void cleanups.delete(cleanup);
 }
 
 /**
- * Called once by the command line: from the first registered cleanup on, SIGINT and SIGTERM run the
- * cleanups and end the process. Until a command writes, the signals keep their usual meaning (the
- * preview closes its server on them).
+ * Called once by the command line: SIGINT and SIGTERM run the registered cleanups and end the
+ * process. While nothing is registered, a command's own handler (the preview closes its server)
+ * takes precedence.
  */
 export function exitOnInterrupt(reportLine: (line: string) => void): void {
   report = reportLine;
-  if (cleanups.size > 0) install();
-}
-
-function install(): void {
-  if (installed || !report) return;
+  if (installed) return;
   installed = true;
-  for (const signal of ["SIGINT", "SIGTERM"] as const) process.on(signal, () => interrupted(signal));
+  for (const signal of ["SIGINT", "SIGTERM"] as const)
+    process.on(signal, () => {
+      if (cleanups.size > 0 || process.listenerCount(signal) === 1) interrupted(signal);
+    });
 }
 
 function interrupted(signal: "SIGINT" | "SIGTERM"): never {
