@@ -39,6 +39,8 @@ process.stdout.write(
     accesspoints: r.summary.accesspoints,
     interfaces: r.summary.interfaces,
     links: r.summary.links,
+    netlifyRules: r.netlify.deployRules,
+    literalRules: r.netlify.configRules,
     peakRssMiB,
     layout,
   }) + "\n",

@@ -11,7 +11,8 @@ import { synthesize, writeSynthDump } from "../src/gen/synth.ts";
  * each build, copies the output tree with `cp -r`, the floor any build that writes these files has.
  * The headline is the ratio build / cp -r, measured in the same run; absolute times vary with the
  * disk. Then the memory case: a dump of at least 100 MiB, all NDJSON, whose build must stay within
- * 1 GiB peak RSS. Writes bench/results.json.
+ * 1 GiB peak RSS. Each row also counts the rules the Netlify deploy needs (Netlify recommends under
+ * 10,000). Writes bench/results.json.
  */
 const opts = new Command("bench")
   .option("--no-large", "skip the 40,000 access point network")
@@ -38,6 +39,9 @@ interface Row {
   dumpFormat: "ndjson+json" | "ndjson";
   interfaces: number;
   links: number;
+  /** the rules of the deploy's netlify.toml (the route table's and the literal ones), against NETLIFY_RULE_LIMIT */
+  netlifyRules: number;
+  literalRules: number;
   concurrency: number;
   buildSeconds: number;
   cpSeconds: number;
@@ -81,6 +85,8 @@ async function measure(aps: number, concurrency = 32, linksAs: "json" | "ndjson"
     bytes: number;
     interfaces: number;
     links: number;
+    netlifyRules: number;
+    literalRules: number;
     peakRssMiB: number;
     layout: unknown;
   };
@@ -98,6 +104,8 @@ async function measure(aps: number, concurrency = 32, linksAs: "json" | "ndjson"
     dumpFormat: linksAs === "json" ? "ndjson+json" : "ndjson",
     interfaces: r.interfaces,
     links: r.links,
+    netlifyRules: r.netlifyRules,
+    literalRules: r.literalRules,
     concurrency,
     buildSeconds: round(r.seconds),
     cpSeconds: round(cpSeconds),
@@ -117,6 +125,7 @@ function table(rows: Row[]): string {
   const cols: [string, (r: Row) => string][] = [
     ["access points", (r) => String(r.accesspoints)],
     ["links", (r) => String(r.links)],
+    ["Netlify rules", (r) => String(r.netlifyRules)],
     ["writers", (r) => String(r.concurrency)],
     ["files", (r) => String(r.files)],
     ["MB", (r) => (r.bytes / 1e6).toFixed(1)],

@@ -6,7 +6,7 @@ import { buildModel, type Model } from "./core/model.ts";
 import { outputFiles, placeholderValues } from "./core/plan.ts";
 import { InvalidDumpError, type Problem } from "./core/problems.ts";
 import { createValidator } from "./core/validate.ts";
-import { dataRules, hostFiles, type DataRules } from "./hosts/netlify.ts";
+import { dataRules, hostFiles, ruleCountWarnings, type DataRules } from "./hosts/netlify.ts";
 import { emitTree, type EmitResult } from "./io/emit.ts";
 import { loadDump } from "./io/load.ts";
 import { assertReplaceable, owned, RefusedOutputError, writeMarker } from "./io/ownership.ts";
@@ -71,10 +71,13 @@ export async function validate(options: { data: string } & SettingsOptions & Pip
     model,
     problems,
     netlify,
-    hostWarnings: (netlify?.unreachable ?? []).map((v) => ({
-      kind: "Netlify rule",
-      message: `${v.param}=${JSON.stringify(v.value)} cannot be a Netlify rule: ${v.reason}; Netlify answers 404 for it, the preview serves it`,
-    })),
+    hostWarnings: [
+      ...(netlify?.unreachable ?? []).map((v) => ({
+        kind: "Netlify rule",
+        message: `${v.param}=${JSON.stringify(v.value)} cannot be a Netlify rule: ${v.reason}; Netlify answers 404 for it, the preview serves it`,
+      })),
+      ...(netlify ? ruleCountWarnings(netlify) : []),
+    ],
     summary: {
       files: loaded.files.length,
       accesspoints: model?.accesspoints.length ?? 0,

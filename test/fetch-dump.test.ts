@@ -407,7 +407,12 @@ describe("fetch-dump failures leave --out as it was", () => {
     }
   });
 
-  it("a kill during the download leaves the previous --out as it was, and the next run cleans up", async () => {
+  /**
+   * Fetches the published dump into a fresh --out, then starts a fetch of one whose download sends
+   * 1,000 bytes and hangs, and sends `signal` once the partial download (`<tmp>.download`, beside the
+   * temporary folder) has bytes.
+   */
+  async function interruptDownload(signal: NodeJS.Signals) {
     const site = await serve({
       ...routesOf(published),
       "/slow.tar.gz": (res) => {
@@ -420,16 +425,25 @@ describe("fetch-dump failures leave --out as it was", () => {
       expect((await run(["fetch-dump", `${site.url}/${dumpFile}`, "--out", out, "-q"])).status).toBe(0);
       const before = state(out);
       const { child, done } = start(["fetch-dump", `${site.url}/slow.tar.gz`, "--out", out], path.dirname(out));
-      // Until the partial download (a file beside the temporary folder, named `<tmp>.download`) has bytes.
       const downloading = () =>
         leftovers(out).some((n) => {
           const s = statSync(path.join(path.dirname(out), n));
-          return s.isFile() && s.size > 0;
+          return s.isFile() && n.endsWith(".download") && s.size > 0;
         });
       for (let i = 0; i < 200 && !downloading(); i++) await new Promise((ok) => setTimeout(ok, 50));
       expect(downloading()).toBe(true);
-      child.kill("SIGKILL");
-      expect((await done).signal).toBe("SIGKILL");
+      child.kill(signal);
+      return { out, before, site, result: await done };
+    } catch (err) {
+      site.close();
+      throw err;
+    }
+  }
+
+  it("a kill during the download leaves the previous --out as it was, and the next run cleans up", async () => {
+    const { out, before, site, result } = await interruptDownload("SIGKILL");
+    try {
+      expect(result.signal).toBe("SIGKILL");
       expect(state(out)).toEqual(before);
       const again = await run(["fetch-dump", `${site.url}/${dumpFile}`, "--out", out, "-q"]);
       expect(again.status, again.stderr).toBe(0);
@@ -438,6 +452,15 @@ describe("fetch-dump failures leave --out as it was", () => {
     } finally {
       site.close();
     }
+  });
+
+  it("Ctrl-C during the download removes the partial download and the temporary folder, keeps --out, exits 130", async () => {
+    const { out, before, site, result } = await interruptDownload("SIGINT");
+    site.close();
+    expect(result.status, result.stderr).toBe(130);
+    expect(result.stderr).toMatch(/^mesh-api: interrupted, previous output kept \(.*dump is as it was\)$/m);
+    expect(leftovers(out)).toEqual([]);
+    expect(state(out)).toEqual(before);
   });
 });
 

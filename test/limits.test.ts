@@ -8,9 +8,10 @@ import { tempDir } from "./support/tree.ts";
 
 /** The documented limits: a record at most 1 MiB, a .json file at most 256 MiB; both refused with a clear, located error. */
 
+/** A dump of `files`, with an empty link file unless they hold one (a dump without any is an error of its own). */
 function dump(files: Record<string, string | Buffer>): string {
   const dir = tempDir();
-  for (const [name, body] of Object.entries(files)) {
+  for (const [name, body] of Object.entries({ "links/l.ndjson": "", ...files })) {
     mkdirSync(path.dirname(path.join(dir, name)), { recursive: true });
     writeFileSync(path.join(dir, name), body);
   }
@@ -28,7 +29,7 @@ describe("limits", () => {
   });
 
   it("refuses a .json file over 256 MiB before reading it", async () => {
-    const dir = dump({ "links/huge.json": "" });
+    const dir = dump({ "accesspoints/a.ndjson": ap("10.0.0.1"), "links/huge.json": "" });
     truncateSync(path.join(dir, "links/huge.json"), MAX_JSON_FILE_BYTES + 1); // sparse: no disk used
     const r = await validate({ data: dir });
     expect(r.problems.map(formatProblem).join("\n")).toContain(

@@ -389,6 +389,8 @@ describe("Netlify's engine on the deploy's rules: hostile filter values", () => 
       ],
     }));
     writeFileSync(path.join(data, "accesspoints/hostile.json"), JSON.stringify(aps));
+    mkdirSync(path.join(data, "links"));
+    writeFileSync(path.join(data, "links/l.ndjson"), "");
     s = await site(data);
   });
 

@@ -74,6 +74,8 @@ beforeAll(async () => {
     ],
   }));
   writeFileSync(path.join(data, "accesspoints/hostile.json"), JSON.stringify(aps));
+  mkdirSync(path.join(data, "links"));
+  writeFileSync(path.join(data, "links/l.ndjson"), "");
   out = path.join(tempDir(), "dist");
   result = await build({ data, out });
   preview = await startPreview({ dir: out, port: 0 });
@@ -145,6 +147,8 @@ describe("path safety of values from routers", () => {
       path.join(data, "accesspoints/a.ndjson"),
       '{"main_ip":"10.0.0.1","interfaces":[{"id":1,"wifi":{"wifi_ssid":"\\ud800"}}]}\n',
     );
+    mkdirSync(path.join(data, "links"));
+    writeFileSync(path.join(data, "links/l.ndjson"), "");
     await expect(build({ data, out: path.join(tempDir(), "dist") })).rejects.toMatchObject({
       problems: [expect.objectContaining({ path: "$.interfaces[0].wifi.wifi_ssid", message: expect.stringContaining("lone surrogate") })],
     });

@@ -18,6 +18,8 @@ function dump(version: string): string {
     { main_ip: "10.0.0.2", mesh_version: "0.4" },
   ];
   writeFileSync(path.join(data, "accesspoints/a.json"), JSON.stringify(aps));
+  mkdirSync(path.join(data, "links"));
+  writeFileSync(path.join(data, "links/l.ndjson"), "");
   return data;
 }
 

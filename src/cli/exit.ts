@@ -1,5 +1,6 @@
+import { constants } from "node:os";
 import { CommanderError } from "commander";
-import { InvalidDumpError } from "../core/problems.ts";
+import { InvalidDumpError, UsageError } from "../core/problems.ts";
 import { UrlError } from "../core/url.ts";
 import { ImportApiError } from "../importers/api.ts";
 import { ImportOpennetError } from "../importers/opennet/index.ts";
@@ -15,13 +16,13 @@ import { report, type ReportOptions } from "./options.ts";
  */
 export const EXIT = { ok: 0, invalid: 1, usage: 2 } as const;
 
-/** The command line asks for what cannot be done as given (beyond what commander checks itself). */
-export class UsageError extends Error {
-  constructor(message: string) {
-    super(message);
-    this.name = "UsageError";
-  }
+/** Interrupted by a signal: the shell's convention, 128 + its number (130 for Ctrl-C, 143 for SIGTERM). */
+export function interruptedCode(signal: "SIGINT" | "SIGTERM"): number {
+  return 128 + constants.signals[signal];
 }
+
+/** The command line asks for what cannot be done as given (beyond what commander checks itself); the library throws it too. */
+export { UsageError };
 
 /** The command has printed why it failed (validate's problems, check's differences): nothing more to say. */
 export class ReportedFailure extends Error {

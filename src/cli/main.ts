@@ -1,11 +1,16 @@
 #!/usr/bin/env node
-import { ended } from "./exit.ts";
+import { ended, interruptedCode } from "./exit.ts";
+import { exitOnInterrupt } from "../io/interrupt.ts";
 import { limitHeapGrowth } from "./memory.ts";
 import { createProgram } from "./program.ts";
 
 /** The command line: a thin shell over the library, one file per command; how a run ends is decided in exit.ts. */
 
 limitHeapGrowth();
+exitOnInterrupt(
+  (line) => process.stderr.write(`mesh-api: ${line}\n`),
+  (signal) => process.exit(interruptedCode(signal)),
+);
 
 try {
   await createProgram().parseAsync();

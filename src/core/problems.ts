@@ -52,3 +52,14 @@ export class InvalidDumpError extends Error {
     this.name = "InvalidDumpError";
   }
 }
+
+/**
+ * Thrown when a command is given something it cannot work with at all (a dump folder that does not
+ * exist, a file where a folder belongs): a usage error, one sentence, exit 2.
+ */
+export class UsageError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = "UsageError";
+  }
+}

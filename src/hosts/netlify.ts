@@ -137,6 +137,10 @@ export interface DataRules {
   readonly inexpressible: readonly { readonly param: string; readonly value: string }[];
   /** present values no Netlify rule can hold: Netlify answers 404 for them */
   readonly unreachable: readonly { readonly param: string; readonly value: string; readonly reason: string }[];
+  /** every rule of `config`: the route table's and the literal ones, which Netlify processes together */
+  readonly deployRules: number;
+  /** literal rules in `config` by query parameter (`if_hwaddress`: two per hardware address) */
+  readonly literalsByParam: ReadonlyMap<string, number>;
 }
 
 /** The data-dependent rules: `_redirects` for the build, the netlify.toml for the deploy, and what neither holds. */
@@ -151,16 +155,50 @@ export function dataRules(values: PlaceholderValues): DataRules {
   const distinct = <T extends { param: string; value: string }>(items: T[]) => [
     ...new Map(items.map((i) => [`${i.param}=${i.value}`, i])).values(),
   ];
+  const deployed = all.filter((l) => l.form !== "none");
+  const literalsByParam = new Map<string, number>();
+  for (const l of deployed) literalsByParam.set(l.param, (literalsByParam.get(l.param) ?? 0) + 1);
   return {
     text: lines.join("\n") + "\n",
     rules: inRedirects.length,
     config: () => renderToml(literals(values), values.rules),
-    configRules: all.filter((l) => l.form !== "none").length,
+    configRules: deployed.length,
+    deployRules: values.rules.length + deployed.length,
+    literalsByParam,
     inexpressible: distinct(all.filter((l) => l.form !== "_redirects").map(({ param, value }) => ({ param, value }))),
     unreachable: distinct(
       all.filter((l) => l.form === "none").map(({ param, value }) => ({ param, value, reason: unreachableReason(value) })),
     ),
   };
+}
+
+/**
+ * Netlify processes the rules of `_redirects` and netlify.toml together; "if the size of this output is
+ * too large, the deploy might fail", and from 10,000 rules on its documentation recommends placeholders
+ * instead (docs.netlify.com/routing/redirects), which cannot reach the values that need a literal rule.
+ */
+export const NETLIFY_RULE_LIMIT = 10_000;
+
+/** A warning when the deploy needs more rules than NETLIFY_RULE_LIMIT: what the rules are for and what to do. */
+export function ruleCountWarnings(rules: DataRules): { kind: string; message: string }[] {
+  if (rules.deployRules <= NETLIFY_RULE_LIMIT) return [];
+  const n = (x: number) => x.toLocaleString("en-US");
+  const generic = rules.deployRules - rules.configRules;
+  const byParam = [...rules.literalsByParam]
+    .sort(([a, x], [b, y]) => y - x || (a < b ? -1 : 1))
+    .map(([param, count]) => `${n(count)} for ${param}=`)
+    .join(", ");
+  return [
+    {
+      kind: "Netlify rule count",
+      message:
+        `the Netlify deploy needs ${n(rules.deployRules)} redirect rules (${n(generic)} of the route table, ${n(rules.configRules)} literal ones for ` +
+        `filter values that are not their own file name: ${byParam}), more than the ${n(NETLIFY_RULE_LIMIT)} Netlify recommends; ` +
+        "the deploy might fail. Each hardware address takes two (its lower- and upper-case spelling). " +
+        "Host this network where a filter needs no rule per value (nginx or Apache, docs/hosting.md) or serve it with `mesh-api preview`; " +
+        "on Netlify, check the deploy with `mesh-api check`",
+    },
+  ];
 }
 
 function redirectLine(rule: Rule): string {

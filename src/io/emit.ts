@@ -49,7 +49,7 @@ async function writeAll(root: string, files: Iterable<OutputFile>, progress?: (f
       const held = typeof body === "string" || Buffer.isBuffer(body) ? body.length : PIECE;
       inFlight += held;
       const job = (async () => {
-        await makeFolder(dir);
+        await makeFolder(root, dir);
         const pieces = bodyPieces(body);
         const first = pieces.next();
         const second = first.done ? first : pieces.next();
@@ -94,14 +94,21 @@ async function writeAll(root: string, files: Iterable<OutputFile>, progress?: (f
 
 /**
  * Every response has a folder of its own whose parent usually exists already, so one plain mkdir is
- * the common case; a missing parent (or a race with a sibling's write) takes the recursive path.
+ * the common case; a missing parent is made the same way first. The root itself is never made: after
+ * an interrupt removed it (io/interrupt.ts), a write still in flight must not bring it back, as a
+ * recursive mkdir would.
  */
-async function makeFolder(dir: string): Promise<void> {
+async function makeFolder(root: string, dir: string): Promise<void> {
+  if (dir === root) return;
   try {
     await mkdir(dir);
   } catch (err) {
     const code = (err as NodeJS.ErrnoException).code;
-    if (code === "ENOENT") await mkdir(dir, { recursive: true });
-    else if (code !== "EEXIST") throw err;
+    if (code === "EEXIST") return;
+    if (code !== "ENOENT") throw err;
+    await makeFolder(root, path.dirname(dir));
+    await mkdir(dir).catch((again: NodeJS.ErrnoException) => {
+      if (again.code !== "EEXIST") throw again; // a sibling's write made it meanwhile
+    });
   }
 }

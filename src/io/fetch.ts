@@ -1,7 +1,7 @@
 import { createHash } from "node:crypto";
 import { SNAPSHOT_DIR, SNAPSHOT_FILES, snapshotArchive } from "../core/routes.ts";
 import { httpUrl, urlError, type UrlNeed } from "../core/url.ts";
-import { createReadStream, createWriteStream } from "node:fs";
+import { createReadStream, createWriteStream, rmSync } from "node:fs";
 import { mkdir, readdir, rename, rm, stat } from "node:fs/promises";
 import path from "node:path";
 import { Readable, Transform } from "node:stream";
@@ -9,6 +9,7 @@ import { pipeline } from "node:stream/promises";
 import type { ReadableStream as WebReadableStream } from "node:stream/web";
 import { ArchiveError, extractArchive } from "./archive.ts";
 import { assertReplaceable, writeMarker } from "./ownership.ts";
+import { onInterrupt } from "./interrupt.ts";
 import { describeNetworkError } from "./net.ts";
 import { replaceFolder } from "./swap.ts";
 
@@ -66,6 +67,11 @@ export async function fetchDump(url: string, out: string, options: FetchDumpOpti
     // so that the next run removes them after a kill, as it removes the folder.
     const download = `${tmp}.download`;
     const unpacked = `${tmp}.unpack`;
+    const forget = onInterrupt(() => {
+      rmSync(download, { force: true });
+      rmSync(unpacked, { recursive: true, force: true });
+      return undefined;
+    });
     try {
       const got = await downloadTo(url, download);
       log(`downloaded ${url} (${got.bytes} bytes, sha256 ${got.sha256})`);
@@ -94,6 +100,7 @@ export async function fetchDump(url: string, out: string, options: FetchDumpOpti
       await writeMarker(tmp, "dump");
       log(`unpacked ${files} files into ${out}`);
     } finally {
+      forget();
       await rm(download, { force: true });
       await rm(unpacked, { recursive: true, force: true });
     }

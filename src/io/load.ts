@@ -1,9 +1,9 @@
 import { createReadStream } from "node:fs";
-import { readFile, stat } from "node:fs/promises";
+import { readdir, readFile, stat } from "node:fs/promises";
 import path from "node:path";
 import fg from "fast-glob";
 import type { LoadedDump, RawRecord, RecordKind } from "../core/input.ts";
-import type { Problem, Source } from "../core/problems.ts";
+import { UsageError, type Problem, type Source } from "../core/problems.ts";
 
 export type { LoadedDump, RawRecord, RecordKind };
 
@@ -26,19 +26,13 @@ export async function loadDump(dataDir: string, onRecord?: (record: RawRecord) =
   const problems: Problem[] = [];
   const records: RawRecord[] = [];
   const emit = onRecord ?? ((r: RawRecord) => void records.push(r));
-  const dirStat = await stat(dataDir).catch(() => undefined);
-  if (!dirStat?.isDirectory()) {
-    problems.push(problem({ file: dataDir }, "the dump directory does not exist"));
-    return { records, files: [], problems };
-  }
-  const files = (
-    await fg(["network.json", "accesspoints/**/*.{json,ndjson}", "links/**/*.{json,ndjson}"], {
-      cwd: dataDir,
-      onlyFiles: true,
-      dot: false,
-      followSymbolicLinks: false,
-    })
-  ).sort();
+  await assertDumpFolder(dataDir);
+  const { files, skipped } = await findDumpFiles(dataDir);
+  // A folder misnamed or files of another extension would otherwise show as thousands of record
+  // errors ("no interface has the id 361"), none saying that no access point was read.
+  const layout = layoutProblems(dataDir, files, skipped);
+  if (layout.some((p) => p.severity === "error")) return { records, files, problems: layout };
+  problems.push(...layout);
   let network: LoadedDump["network"];
   for (const file of files) {
     const full = path.join(dataDir, file);
@@ -56,11 +50,80 @@ export async function loadDump(dataDir: string, onRecord?: (record: RawRecord) =
       else if (parsed !== undefined) emit({ kind, source: { file }, value: parsed });
     }
   }
-  if (!files.some((f) => f !== "network.json")) {
-    problems.push(problem({ file: dataDir }, "no dump files found (expected accesspoints/**/*.json|ndjson and links/**/*.json|ndjson)"));
-  }
   return { network, records, files, problems };
 }
+
+/** A dump folder that is not there, or a file named instead of it, is a usage error: one sentence, before anything is read. */
+async function assertDumpFolder(dataDir: string): Promise<void> {
+  const s = await stat(dataDir).catch(() => undefined);
+  if (s?.isDirectory()) return;
+  if (!s) {
+    throw new UsageError(
+      `the dump folder ${dataDir} does not exist; name the folder that holds network.json, accesspoints/ and links/ with --data`,
+    );
+  }
+  const folder = await dumpFolderAround(dataDir);
+  throw new UsageError(
+    `${dataDir} is a file, not a dump folder; ` +
+      (folder === undefined ? "a dump is a folder that holds network.json, accesspoints/ and links/" : `name its folder: --data ${folder}`),
+  );
+}
+
+/** The nearest folder above `file` (up to three levels) laid out as a dump, as the user would name it. */
+async function dumpFolderAround(file: string): Promise<string | undefined> {
+  for (let dir = path.dirname(file), level = 0; level < 3; dir = path.dirname(dir), level++) {
+    const names = await readdir(dir).catch(() => [] as string[]);
+    if (names.some((n) => n === "network.json" || n in FOLDERS)) return dir;
+    if (path.dirname(dir) === dir) break;
+  }
+  return undefined;
+}
+
+/** The files records are read from, and what else the folder holds that is not read (folders end in "/"). */
+async function findDumpFiles(dataDir: string): Promise<{ files: string[]; skipped: string[] }> {
+  const glob = (patterns: string[], what: "files" | "folders") =>
+    fg(patterns, {
+      cwd: dataDir,
+      onlyFiles: what === "files",
+      onlyDirectories: what === "folders",
+      dot: false,
+      followSymbolicLinks: false,
+    });
+  const files = (await glob(["network.json", ...Object.keys(FOLDERS).map((f) => `${f}/**/*.{json,ndjson}`)], "files")).sort();
+  const read = new Set(files);
+  // Other folders at the top are named, not walked: the dump folder may be a mistake (a home folder).
+  const skipped = [
+    ...(await glob(["*"], "folders")).filter((d) => !(d in FOLDERS)).map((d) => `${d}/`),
+    ...(await glob(["*", ...Object.keys(FOLDERS).map((f) => `${f}/**`)], "files")).filter((f) => !read.has(f)),
+  ].sort();
+  return { files, skipped };
+}
+
+/**
+ * What the folder lacks or holds beside the dump: no access point file or no link file is an error
+ * (a network without links has an empty links file), named with what was found instead; files and
+ * folders that are not read are a warning.
+ */
+function layoutProblems(dataDir: string, files: readonly string[], skipped: readonly string[]): Problem[] {
+  const lacking = Object.entries(FOLDERS).filter(([folder]) => !files.some((f) => f.startsWith(`${folder}/`)));
+  const names = (list: readonly string[]) =>
+    list.slice(0, SHOWN).join(", ") + (list.length > SHOWN ? ` and ${(list.length - SHOWN).toLocaleString("en-US")} more` : "");
+  if (lacking.length > 0) {
+    const what = lacking.map(([, kind]) => (kind === "accesspoint" ? "access point" : kind)).join(" or ");
+    const expected = lacking.map(([folder]) => `${folder}/**/*.ndjson or .json`).join(" and ");
+    const empty = lacking.some(([, kind]) => kind === "link") ? " (a network without links has an empty links/links.ndjson)" : "";
+    const found = skipped.length > 0 ? `; found, but not read: ${names(skipped)}` : files.length === 0 ? "; the folder is empty" : "";
+    return [{ severity: "error", source: { file: dataDir }, path: "$", message: `no ${what} file: expected ${expected}${empty}${found}` }];
+  }
+  if (skipped.length === 0) return [];
+  const message =
+    `not read: ${names(skipped)}; records are read from accesspoints/ and links/ only, ` +
+    `in .ndjson and .json files (hidden ones are skipped silently)`;
+  return [{ severity: "warning", kind: "not read", source: { file: dataDir }, path: "$", message }];
+}
+
+/** Names listed in a layout message before the rest is counted. */
+const SHOWN = 5;
 
 async function parseJsonFile(full: string, file: string, problems: Problem[]): Promise<unknown> {
   const size = (await stat(full)).size;
