@@ -1,0 +1,41 @@
+import type { PlaceholderValues } from "../core/plan.ts";
+import { keyFor, QUERY_PLACEHOLDERS, type Rule } from "../core/routes.ts";
+
+/**
+ * The data-dependent rules every host needs beside the route table's own: a host's query placeholder
+ * reaches a value's file only when the value is its own file-name key (fileKey leaves it unchanged),
+ * so every other present value (an SSID with a space, an upper-case MAC, a firmware bound answered by
+ * another bound's file) gets a literal rule of its own, right before the generic rule it specialises.
+ * A placeholder that folds case (MACs) gets one per spelling a host can match literally: the lower- and
+ * upper-case one. How a host writes them, and which values it cannot hold, is the host's own.
+ */
+export interface Literal {
+  /** index in the route table of the generic rule */
+  readonly at: number;
+  /** the generic rule with the value in place of its placeholder and the value's file as target */
+  readonly rule: Rule;
+  readonly param: string;
+  readonly value: string;
+}
+
+/** The literal rules for every present value whose key differs from the value, in route-table order. */
+export function literals({ values, aliases, rules }: PlaceholderValues): Literal[] {
+  const out: Literal[] = [];
+  rules.forEach((rule, at) => {
+    const data = Object.entries(rule.query).find(([, v]) => v.startsWith(":") && QUERY_PLACEHOLDERS[v.slice(1)]?.data);
+    if (!data || rule.to === null) return;
+    const [param, placeholder] = data;
+    const name = placeholder.slice(1);
+    const spec = QUERY_PLACEHOLDERS[name];
+    for (const value of values[name] ?? []) {
+      const variants = spec.fold === "lower" ? [...new Set([value.toLowerCase(), value.toUpperCase()])] : [value];
+      const key = aliases.get(name)?.get(value) ?? keyFor(name, value);
+      for (const variant of variants) {
+        if (variant === key) continue; // the generic placeholder rule reaches it
+        const filled = { ...rule, query: { ...rule.query, [param]: variant }, to: rule.to.replaceAll(placeholder, key) };
+        out.push({ at, rule: filled, param, value: variant });
+      }
+    }
+  });
+  return out;
+}
