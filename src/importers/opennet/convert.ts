@@ -25,9 +25,11 @@ const WIFI_CRYPTS: Record<string, string> = {
   "": "Plain",
 };
 
-/** Python's str() of an SQLite value. */
-export const pyStr = (v: unknown): string =>
-  v === null || v === undefined ? "None" : typeof v === "number" && Number.isInteger(v) ? String(v) : String(v);
+/**
+ * Python's str() of an SQLite value. sql.js hands a REAL 5.0 over as the number 5, so Python's "5.0"
+ * cannot be told from an INTEGER's "5"; the columns read through this hold addresses and text.
+ */
+export const pyStr = (v: unknown): string => (v === null || v === undefined ? "None" : String(v));
 export const truthy = (v: unknown) => v !== null && v !== undefined && v !== "" && v !== 0;
 
 /**
