@@ -1,3 +1,4 @@
+import { DEFAULTS } from "./core/defaults.ts";
 import { existsSync } from "node:fs";
 import { stat } from "node:fs/promises";
 import path from "node:path";
@@ -173,7 +174,7 @@ export async function snapshot(
     );
   }
   const record = await readBuildRecord(options.dist);
-  const data = options.data ?? (record ? path.relative(process.cwd(), record.dump.path) || "." : "data");
+  const data = options.data ?? (record ? path.relative(process.cwd(), record.dump.path) || "." : DEFAULTS.data);
   await assertReplaceable({
     out: options.dist,
     option: "--dist",

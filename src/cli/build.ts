@@ -48,8 +48,8 @@ export function register(program: Command): void {
   program
     .command("build")
     .description("validate the dump and write every API response under <out>/api/v1/")
-    .option("--data <dir>", "dump directory", "data")
-    .option("--out <dir>", "output directory: absent, empty, or an earlier build (replaced atomically)", "dist")
+    .option("--data <dir>", "dump directory", DEFAULTS.data)
+    .option("--out <dir>", "output directory: absent, empty, or an earlier build (replaced atomically)", DEFAULTS.dist)
     .option("--extra <dir>", "a folder of your own files for the site (robots.txt, about/, .well-known/), copied into every build")
     .option("--snapshot", "also write a downloadable snapshot under <out>/snapshots/ (the earlier ones are always kept)")
     .option("--previous <dir-or-url>", "with --snapshot: earlier snapshots to carry forward (default: those in <out>)")

@@ -14,7 +14,7 @@ export function register(program: Command): void {
     .command("check")
     .description("compare a deployment with the local build: every list and filter route, and a sample of details")
     .argument("<base-url>", "where the build is served, http(s)://host[:port], e.g. https://mesh.example.org")
-    .option("--dist <dir>", "the local build", "dist")
+    .option("--dist <dir>", "the local build", DEFAULTS.dist)
     .option("--sample <n>", "detail routes to request, spread over all kinds", count, DEFAULTS.sample)
     .option("--skip-header <name...>", "headers the host cannot set (e.g. Allow on Netlify)")
     .action(async (given: string, opts: { dist: string; sample: number; skipHeader?: string[] }) => {

@@ -9,7 +9,7 @@ export function register(program: Command): void {
   program
     .command("preview")
     .description("serve the build like the static host does, on a local address")
-    .option("--dir <dir>", "build output to serve", "dist")
+    .option("--dir <dir>", "build output to serve", DEFAULTS.dist)
     .option("--port <port>", "port (0 picks a free one)", port, DEFAULTS.port)
     .option("--host <host>", "address to listen on", DEFAULTS.host)
     .addOption(quietOption())

@@ -10,7 +10,7 @@ export function register(program: Command): void {
     .command("snapshot")
     .description("write the validated dump and the API tree as archives under <dist>/snapshots/, with history")
     .option("--data <dir>", "dump directory the build was made from (default: the one the build in --dist records)")
-    .option("--dist <dir>", "build output", "dist")
+    .option("--dist <dir>", "build output", DEFAULTS.dist)
     .option(
       "--previous <dir-or-url>",
       "earlier snapshots to carry forward: a folder or the deployed index.json URL (default: those in <dist>)",

@@ -1,3 +1,4 @@
+import { DEFAULTS } from "../core/defaults.ts";
 import type { Command } from "commander";
 import { validate } from "../pipeline.ts";
 import { ReportedFailure } from "./exit.ts";
@@ -8,7 +9,7 @@ export function register(program: Command): void {
   program
     .command("validate")
     .description("check the dump and report every problem, without writing anything")
-    .option("--data <dir>", "dump directory", "data")
+    .option("--data <dir>", "dump directory", DEFAULTS.data)
     .addOption(allWarningsOption())
     .addOption(quietOption())
     .action(async (opts: { data: string } & ReportOptions) => {

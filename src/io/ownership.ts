@@ -1,3 +1,4 @@
+import { DEFAULTS } from "../core/defaults.ts";
 import { readdir, readFile, realpath, stat, writeFile } from "node:fs/promises";
 import os from "node:os";
 import path from "node:path";
@@ -51,7 +52,10 @@ export interface OutputCheck {
 export async function assertReplaceable(check: OutputCheck): Promise<void> {
   const name = check.out;
   const out = await resolveReal(check.out);
-  const refuse = (why: string, todo = `choose a new folder for ${check.option}, such as ${check.kind === "dump" ? "dump" : "dist"}`) => {
+  const refuse = (
+    why: string,
+    todo = `choose a new folder for ${check.option}, such as ${check.kind === "dump" ? "dump" : DEFAULTS.dist}`,
+  ) => {
     throw new RefusedOutputError(`refusing to write to ${name}: ${why}; ${todo}.`);
   };
   if (out === path.parse(out).root) refuse("it is the root of the file system");
@@ -74,7 +78,7 @@ export async function assertReplaceable(check: OutputCheck): Promise<void> {
   if (parent && parent.dev !== s.dev && !check.writesInside) {
     refuse(
       "it is a mount point, and the folder is replaced by renaming it",
-      `choose a folder inside it, such as ${path.join(name, check.kind === "dump" ? "dump" : "dist")}`,
+      `choose a folder inside it, such as ${path.join(name, check.kind === "dump" ? "dump" : DEFAULTS.dist)}`,
     );
   }
   const owner = await owned(out);
