@@ -125,7 +125,7 @@ export async function build(
   const finish = async (dir: string) => {
     if (extra) await copyExtra(extra.dir, extra.files, dir);
     await writeMarker(dir, "build");
-    await writeBuildRecord(dir, dump);
+    await writeBuildRecord(dir, dump, extra?.files ?? []);
     if (!snapshot) return carrySnapshots(options.out, dir);
     progress?.({ stage: "snapshots", done: 0 });
     // Without --previous, the history comes from the output being replaced.

@@ -7,13 +7,13 @@ import { tempDir, treeDigest } from "./support/tree.ts";
 import { FILES } from "../src/core/routes.ts";
 
 /**
- * Every file but the build's record of its dump (which names the dump's folder and digests its
- * files, so differs by design between these layouts; its list of files is compared instead).
+ * Every file but the build's record of its dump, which names the dump's folder and digests its
+ * files, so differs by design between these layouts (its list of extra files is compared instead).
  */
 function servedDigest(dist: string): Map<string, string> {
   const digest = treeDigest(dist);
-  const record = JSON.parse(readFileSync(dist + FILES.buildRecord, "utf8")) as { files: string[] };
-  digest.set(FILES.buildRecord.slice(1), record.files.join("\n"));
+  const record = JSON.parse(readFileSync(dist + FILES.buildRecord, "utf8")) as { extra: string[] };
+  digest.set(FILES.buildRecord.slice(1), record.extra.join("\n"));
   return digest;
 }
 

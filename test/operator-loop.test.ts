@@ -127,7 +127,7 @@ describe("what a build would drop is refused before any work", () => {
     expect(readFileSync(path.join(home, "dist/about/index.html"), "utf8")).toContain("About our mesh");
   }, 60_000);
 
-  it("a build without a record (release 0.1.0): what lies outside the route table's top-level names is refused; snapshot warns and takes --data", async () => {
+  it("a build without a record (release 0.1.0): what the route table does not name is refused; snapshot warns and takes --data", async () => {
     const home = operatorFolder();
     await writeDump(path.join(home, "data"), 20);
     expect(run(home, "build").status).toBe(0);
@@ -140,6 +140,16 @@ describe("what a build would drop is refused before any work", () => {
       0,
       expect.stringContaining("warning: dist records no dump (a build of an earlier mesh-api): the snapshot archives data as given"),
     ]);
+  }, 60_000);
+
+  it("beside the API's own folder api/v1/, a hand-made api/v2/ is the operator's too", async () => {
+    const home = operatorFolder();
+    await writeDump(path.join(home, "data"), 20);
+    expect(run(home, "build").status).toBe(0);
+    mkdirSync(path.join(home, "dist/api/v2"));
+    writeFileSync(path.join(home, "dist/api/v2/index.json"), "{}\n");
+    const r = run(home, "build");
+    expect([r.status, r.stderr]).toEqual([2, expect.stringContaining("it holds api/v2/index.json, which mesh-api did not write")]);
   }, 60_000);
 
   it("a file in the snapshots folder that is no snapshot file is refused the same way", async () => {

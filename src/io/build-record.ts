@@ -4,24 +4,25 @@ import { readFile, realpath, writeFile } from "node:fs/promises";
 import path from "node:path";
 import { pipeline } from "node:stream/promises";
 import fg from "fast-glob";
-import { FILES, SNAPSHOT_DIR, SNAPSHOT_FILES } from "../core/routes.ts";
+import { API, FILES, SNAPSHOT_DIR, SNAPSHOT_FILES, templateOf } from "../core/routes.ts";
 
 /**
  * What a build records about itself in its output (FILES.buildRecord, hidden like the marker): the
- * dump it was made from, so a later `snapshot` archives that dump and no other, and every file it
- * wrote, so the next build can tell the operator's own files from its own before it replaces them.
+ * dump it was made from, so a later `snapshot` archives that dump and no other, and the files it
+ * copied from `--extra`, so the next build can tell the operator's own files from its own before it
+ * replaces them. Every other file a build writes is named by the route table (FILES), and the API's
+ * own folder is the build's alone: a record needs no list of the (up to a million) files it wrote.
  */
 export interface BuildRecord {
   readonly format: typeof FORMAT;
   /** the dump folder (its real path) and the SHA-256 of its files' names and contents */
   readonly dump: { readonly path: string; readonly sha256: string };
-  /** every file of the output but the snapshots (carried from build to build) and this record, sorted */
-  readonly files: readonly string[];
+  /** the files copied from `--extra`, relative to the output, sorted */
+  readonly extra: readonly string[];
 }
 
 const FORMAT = "mesh-api-build/1";
 const RECORD = FILES.buildRecord.slice(1);
-const MARKER = FILES.marker.slice(1);
 
 /**
  * One digest for a dump: its files in sorted order, each by name and content. The same files anywhere
@@ -42,12 +43,8 @@ export async function dumpEntry(data: string, files: readonly string[]): Promise
   return { path: await realpath(data).catch(() => path.resolve(data)), sha256: await dumpDigest(data, files) };
 }
 
-/** Written last into a complete output, before the snapshots are carried or made. */
-export async function writeBuildRecord(dir: string, dump: BuildRecord["dump"]): Promise<void> {
-  const files = (await fg("**", { cwd: dir, dot: true, onlyFiles: true, followSymbolicLinks: false }))
-    .filter((f) => f !== RECORD && !f.startsWith(`${SNAPSHOT_DIR}/`))
-    .sort();
-  const record: BuildRecord = { format: FORMAT, dump, files };
+export async function writeBuildRecord(dir: string, dump: BuildRecord["dump"], extra: readonly string[]): Promise<void> {
+  const record: BuildRecord = { format: FORMAT, dump, extra: [...extra].sort() };
   await writeFile(path.join(dir, RECORD), JSON.stringify(record) + "\n");
 }
 
@@ -57,7 +54,7 @@ export async function readBuildRecord(dir: string): Promise<BuildRecord | undefi
   if (text === undefined) return undefined;
   try {
     const record = JSON.parse(text) as Partial<BuildRecord>;
-    if (record.format === FORMAT && typeof record.dump?.sha256 === "string" && Array.isArray(record.files)) return record as BuildRecord;
+    if (record.format === FORMAT && typeof record.dump?.sha256 === "string" && Array.isArray(record.extra)) return record as BuildRecord;
   } catch {
     // an unreadable record is no record
   }
@@ -65,21 +62,18 @@ export async function readBuildRecord(dir: string): Promise<BuildRecord | undefi
 }
 
 /**
- * Files in an earlier build that this tool did not write: those its record does not list (without a
- * record, those outside the route table's top-level names), and in the snapshots folder anything but
- * the snapshot files. A new build would drop them, so it refuses instead.
+ * Files in an earlier build that this tool did not write: outside the API's folder (the build's
+ * alone, not even walked), those the route table does not name and the record does not list as
+ * copied from `--extra`; in the snapshots folder, anything but the snapshot files. A new build would
+ * drop them, so it refuses instead.
  */
 export async function foreignFiles(dir: string): Promise<string[]> {
-  const record = await readBuildRecord(dir);
-  const listed = record && new Set(record.files);
-  const tops = new Set(Object.values(FILES).map((f) => f.split("/")[1]));
-  const ours = (f: string) => (listed ? listed.has(f) : tops.has(f.split("/")[0]));
-  const files = await fg("**", { cwd: dir, dot: true, onlyFiles: true, followSymbolicLinks: false });
+  const extra = new Set((await readBuildRecord(dir))?.extra ?? []);
+  const files = await fg("**", { cwd: dir, dot: true, onlyFiles: true, followSymbolicLinks: false, ignore: [`${API.slice(1)}/**`] });
   return files
     .filter((f) => {
-      if (f === RECORD || f === MARKER) return false;
       if (f.startsWith(`${SNAPSHOT_DIR}/`)) return !isSnapshotFile(f.slice(SNAPSHOT_DIR.length + 1));
-      return !ours(f);
+      return templateOf(`/${f}`) === undefined && !extra.has(f);
     })
     .sort();
 }
