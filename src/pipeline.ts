@@ -9,6 +9,7 @@ import { InvalidDumpError, type Problem } from "./core/problems.ts";
 import { createValidator } from "./core/validate.ts";
 import { dataRules, hostFiles, ruleCountWarnings, type DataRules } from "./hosts/netlify.ts";
 import { emitTree, type EmitResult } from "./io/emit.ts";
+import { lockOutput, type OutputLock } from "./io/lock.ts";
 import { loadDump } from "./io/load.ts";
 import { assertReplaceable, owned, RefusedOutputError, writeMarker } from "./io/ownership.ts";
 import { API_DIR, SNAPSHOT_DIR, SNAPSHOT_FILES } from "./core/routes.ts";
@@ -117,28 +118,40 @@ export async function build(
   await assertReplaceable({ out: options.out, option: "--out", kind: "build", protect });
   const extra = options.extra === undefined ? undefined : { dir: options.extra, files: await listExtra(options.extra) };
   await assertNothingForeign(options.out);
-  const result = await validate(options);
-  if (!result.model || !result.netlify) throw new InvalidDumpError(result.problems);
-  const { model, netlify } = result;
-  const { snapshot, progress } = options;
-  const dump = await dumpEntry(options.data, result.dumpFiles);
-  const finish = async (dir: string) => {
-    if (extra) await copyExtra(extra.dir, extra.files, dir);
-    await writeMarker(dir, "build");
-    await writeBuildRecord(dir, dump, extra?.files ?? []);
-    if (!snapshot) return carrySnapshots(options.out, dir);
-    progress?.({ stage: "snapshots", done: 0 });
-    // Without --previous, the history comes from the output being replaced.
-    const previous =
-      snapshot.previous ??
-      (existsSync(path.join(options.out, SNAPSHOT_DIR, SNAPSHOT_FILES.index)) ? path.join(options.out, SNAPSHOT_DIR) : undefined);
-    await writeSnapshots({ ...snapshot, previous, data: options.data, dumpFiles: result.dumpFiles, summary: result.summary, dist: dir });
-  };
-  const output = await emitTree(options.out, allFiles(model, netlify, options.map), {
-    finish,
-    progress: progress && ((done) => progress({ stage: "writing", done })),
-  });
-  return { ...result, output, netlify };
+  // Taken before the work, so a second build into the same output is refused at once, not after validating.
+  const lock = lockBeforeWork(options.out);
+  try {
+    const result = await validate(options);
+    if (!result.model || !result.netlify) throw new InvalidDumpError(result.problems);
+    const { model, netlify } = result;
+    const { snapshot, progress } = options;
+    const dump = await dumpEntry(options.data, result.dumpFiles);
+    const finish = async (dir: string) => {
+      if (extra) await copyExtra(extra.dir, extra.files, dir);
+      await writeMarker(dir, "build");
+      await writeBuildRecord(dir, dump, extra?.files ?? []);
+      if (!snapshot) return carrySnapshots(options.out, dir);
+      progress?.({ stage: "snapshots", done: 0 });
+      // Without --previous, the history comes from the output being replaced.
+      const previous =
+        snapshot.previous ??
+        (existsSync(path.join(options.out, SNAPSHOT_DIR, SNAPSHOT_FILES.index)) ? path.join(options.out, SNAPSHOT_DIR) : undefined);
+      await writeSnapshots({ ...snapshot, previous, data: options.data, dumpFiles: result.dumpFiles, summary: result.summary, dist: dir });
+    };
+    const output = await emitTree(options.out, allFiles(model, netlify, options.map), {
+      finish,
+      progress: progress && ((done) => progress({ stage: "writing", done })),
+      lock,
+    });
+    return { ...result, output, netlify };
+  } finally {
+    lock?.release();
+  }
+}
+
+/** The output's lock (io/lock.ts), when its folder's parent exists: a failed build makes no folder. */
+function lockBeforeWork(out: string): OutputLock | undefined {
+  return existsSync(path.dirname(path.resolve(out))) ? lockOutput(path.resolve(out), out) : undefined;
 }
 
 /** The swap drops whatever the old output holds; files the tool did not write are refused, never lost. */
@@ -182,22 +195,28 @@ export async function snapshot(
     writesInside: true,
     protect: [{ dir: data, option: "--data" }],
   });
-  const result = await validate({ ...options, data });
-  if (!result.model) throw new InvalidDumpError(result.problems);
-  if (record) {
-    const given = await dumpEntry(data, result.dumpFiles);
-    if (given.sha256 !== record.dump.sha256) {
-      const built = path.relative(process.cwd(), record.dump.path) || ".";
-      throw new RefusedOutputError(
-        `refusing to snapshot ${data}: the build in ${options.dist} was made from ${built === data ? "another state of it" : built} ` +
-          `(dump sha256 ${record.dump.sha256.slice(0, 12)}), and ${data} now holds another dump (sha256 ${given.sha256.slice(0, 12)}); ` +
-          `build --data ${data} --out ${options.dist} first${built === data ? "" : `, or snapshot --data ${built}`}.`,
-      );
+  // The build's lock: a build swapping the folder away meanwhile would take the new snapshots with it.
+  const lock = lockOutput(path.resolve(options.dist), options.dist);
+  try {
+    const result = await validate({ ...options, data });
+    if (!result.model) throw new InvalidDumpError(result.problems);
+    if (record) {
+      const given = await dumpEntry(data, result.dumpFiles);
+      if (given.sha256 !== record.dump.sha256) {
+        const built = path.relative(process.cwd(), record.dump.path) || ".";
+        throw new RefusedOutputError(
+          `refusing to snapshot ${data}: the build in ${options.dist} was made from ${built === data ? "another state of it" : built} ` +
+            `(dump sha256 ${record.dump.sha256.slice(0, 12)}), and ${data} now holds another dump (sha256 ${given.sha256.slice(0, 12)}); ` +
+            `build --data ${data} --out ${options.dist} first${built === data ? "" : `, or snapshot --data ${built}`}.`,
+        );
+      }
+    } else {
+      options.warn?.(`${options.dist} records no dump (a build of an earlier mesh-api): the snapshot archives ${data} as given`);
     }
-  } else {
-    options.warn?.(`${options.dist} records no dump (a build of an earlier mesh-api): the snapshot archives ${data} as given`);
+    options.progress?.({ stage: "snapshots", done: 0 });
+    const written = await writeSnapshots({ ...options, data, dumpFiles: result.dumpFiles, summary: result.summary });
+    return { ...written, data };
+  } finally {
+    lock.release();
   }
-  options.progress?.({ stage: "snapshots", done: 0 });
-  const written = await writeSnapshots({ ...options, data, dumpFiles: result.dumpFiles, summary: result.summary });
-  return { ...written, data };
 }

@@ -2,7 +2,8 @@ import { createHash } from "node:crypto";
 import { cpSync, mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { describe, expect, it } from "vitest";
-import { startPreview } from "../src/index.ts";
+import { build, snapshot, startPreview } from "../src/index.ts";
+import { lockOutput } from "../src/io/lock.ts";
 import { synthesize, writeSynthDump } from "../src/gen/synth.ts";
 import type { SnapshotIndex } from "../src/publish/snapshot.ts";
 import { cli, tempDir, treeDigest } from "./support/tree.ts";
@@ -222,5 +223,29 @@ describe("snapshots tell the truth", () => {
       expect.stringMatching(new RegExp(`^snapshot ${day(21)} of data: mesh-topology-${day(21)}\\.tar\\.gz`)),
     ]);
     expect(indexOf(path.join(home, "dist")).snapshots.map((s) => s.date)).toEqual([day(22), day(21)]);
+  }, 60_000);
+});
+
+describe("one writer at a time, decided before any work", () => {
+  it("build refuses an output another writer holds before it reads the dump, and snapshot refuses a build being replaced", async () => {
+    const home = operatorFolder();
+    await writeDump(path.join(home, "data"), 20);
+    const dist = path.join(home, "dist");
+    await build({ data: path.join(home, "data"), out: dist });
+    const before = treeDigest(dist);
+    writeFileSync(path.join(home, "data/accesspoints/broken.ndjson"), "not json\n");
+    const lock = lockOutput(dist, "dist");
+    try {
+      // An invalid dump would be InvalidDumpError: the refusal comes first.
+      await expect(build({ data: path.join(home, "data"), out: dist })).rejects.toThrow(
+        /refusing to write to .*: this process is writing it/,
+      );
+      await expect(snapshot({ data: path.join(home, "data"), dist })).rejects.toThrow(
+        /refusing to write to .*: this process is writing it/,
+      );
+    } finally {
+      lock.release();
+    }
+    expect(treeDigest(dist)).toEqual(before);
   }, 60_000);
 });

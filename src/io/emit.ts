@@ -1,5 +1,6 @@
 import { mkdir, open, writeFile } from "node:fs/promises";
 import { replaceFolder } from "./swap.ts";
+import type { OutputLock } from "./lock.ts";
 import path from "node:path";
 import { bodyPieces, PIECE } from "../core/body.ts";
 import type { OutputFile } from "../core/plan.ts";
@@ -19,14 +20,20 @@ export interface EmitOptions {
   readonly finish?: (dir: string) => Promise<void>;
   /** called after each file is written, with the count so far */
   readonly progress?: (files: number) => void;
+  /** the output's lock, when the caller holds it already (io/swap.ts) */
+  readonly lock?: OutputLock;
 }
 
 export async function emitTree(out: string, files: Iterable<OutputFile>, options: EmitOptions = {}): Promise<EmitResult> {
-  return replaceFolder(out, async (tmp) => {
-    const result = await writeAll(tmp, files, options.progress);
-    await options.finish?.(tmp);
-    return result;
-  });
+  return replaceFolder(
+    out,
+    async (tmp) => {
+      const result = await writeAll(tmp, files, options.progress);
+      await options.finish?.(tmp);
+      return result;
+    },
+    { lock: options.lock },
+  );
 }
 
 async function writeAll(root: string, files: Iterable<OutputFile>, progress?: (files: number) => void): Promise<EmitResult> {

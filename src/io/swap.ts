@@ -2,7 +2,7 @@ import { existsSync, renameSync, rmSync } from "node:fs";
 import { mkdir, readdir, rename, rm, stat } from "node:fs/promises";
 import path from "node:path";
 import { onInterrupt } from "./interrupt.ts";
-import { alive, lockOutput } from "./lock.ts";
+import { alive, lockOutput, type OutputLock } from "./lock.ts";
 
 /**
  * Every writer of a folder (build, snapshots, fetched dumps) fills a temporary sibling and swaps it
@@ -11,12 +11,17 @@ import { alive, lockOutput } from "./lock.ts";
  * racing it; an interrupt removes the temporary folder (io/interrupt.ts); the next run removes what a
  * kill left (and puts back an old folder a kill between the two renames left aside).
  */
-export async function replaceFolder<T>(target: string, fill: (tmp: string) => Promise<T>): Promise<T> {
+export async function replaceFolder<T>(
+  target: string,
+  fill: (tmp: string) => Promise<T>,
+  options: { readonly lock?: OutputLock } = {},
+): Promise<T> {
   const full = path.resolve(target);
   const parent = path.dirname(full);
   const base = path.basename(full);
   await mkdir(parent, { recursive: true });
-  const lock = lockOutput(full, target);
+  // A caller that took the lock before its own work (a build validating its dump) passes it on.
+  const lock = options.lock ?? lockOutput(full, target);
   try {
     await recoverLeftovers(parent, base);
     const existed = await exists(full);
@@ -46,7 +51,7 @@ export async function replaceFolder<T>(target: string, fill: (tmp: string) => Pr
       forget();
     }
   } finally {
-    lock.release();
+    if (!options.lock) lock.release();
   }
 }
 
