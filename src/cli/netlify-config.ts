@@ -2,7 +2,7 @@ import { readFile, rename, rm, writeFile } from "node:fs/promises";
 import type { Command } from "commander";
 import { InvalidDumpError } from "../core/problems.ts";
 import { RULES } from "../core/routes.ts";
-import { netlifyToml } from "../hosts/netlify.ts";
+import { netlifyRules, netlifyToml } from "../hosts/netlify.ts";
 import { validate } from "../pipeline.ts";
 import { stopped, UsageError } from "./exit.ts";
 import { plural } from "./format.ts";
@@ -70,10 +70,10 @@ export function register(program: Command): void {
       let text = netlifyToml();
       if (opts.data !== undefined) {
         const r = await validate({ data: opts.data, settings: settingsOf(opts) });
-        if (!r.model || !r.netlify) stopped(new InvalidDumpError(r.problems), opts, "nothing written");
+        if (!r.model || !r.values) stopped(new InvalidDumpError(r.problems), opts, "nothing written");
         report([], r.hostWarnings, opts);
-        text = r.netlify.config();
-        const n = r.netlify;
+        const n = netlifyRules(r.values);
+        text = n.config();
         log(
           opts,
           `netlify: ${plural(n.configRules, "literal rule")} in netlify.toml, ${n.rules.toLocaleString("en-US")} of them also in the build's _redirects` +
