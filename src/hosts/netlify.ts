@@ -259,7 +259,7 @@ export const netlify: Host = {
     const given = (["standalone", "root", "port"] as const).filter((o) => options[o] !== undefined && options[o] !== false);
     if (given.length > 0)
       throw new UsageError(
-        `Netlify runs no server of ours: ${given.map((o) => `--${o}`).join(", ")} ${given.length === 1 ? "is" : "are"} for the hosts that do`,
+        `Netlify serves a deploy itself: ${given.map((o) => `--${o}`).join(", ")} ${given.length === 1 ? "is" : "are"} for a host that runs as a server of yours`,
       );
     return input ? netlifyRules(input).config() : netlifyToml();
   },
