@@ -31,8 +31,6 @@ export interface PipelineOptions {
   readonly progress?: (p: Progress) => void;
 }
 
-export type { HostReport, HostWarning };
-
 export interface ValidateResult {
   /** dump files found, relative to the dump directory */
   readonly dumpFiles: readonly string[];
