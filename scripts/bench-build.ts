@@ -3,6 +3,7 @@ import { statSync } from "node:fs";
 import path from "node:path";
 import { requestsFromTree } from "../src/publish/check.ts";
 import { build } from "../src/index.ts";
+import { netlifyRules } from "../src/hosts/netlify.ts";
 import { limitHeapGrowth } from "../src/cli/memory.ts";
 
 /** One measured build, in a process of its own so that its peak RSS is its own: prints a JSON line. */
@@ -39,8 +40,8 @@ process.stdout.write(
     accesspoints: r.summary.accesspoints,
     interfaces: r.summary.interfaces,
     links: r.summary.links,
-    netlifyRules: r.netlify.deployRules,
-    literalRules: r.netlify.configRules,
+    netlifyRules: netlifyRules(r.values).deployRules,
+    literalRules: netlifyRules(r.values).configRules,
     peakRssMiB,
     layout,
   }) + "\n",

@@ -3,6 +3,8 @@ export { build, snapshot, validate, type BuildResult, type SnapshotSettings, typ
 export type { DumpSummary } from "./core/model.ts";
 export { formatProblem, InvalidDumpError, type Problem } from "./core/problems.ts";
 export { parseRequest, resolve, RULES, type Rule } from "./core/routes.ts";
+export type { ConfigOptions, Host, HostReport, HostWarning } from "./hosts/host.ts";
+export { HOSTS, hostNamed } from "./hosts/index.ts";
 export { dataRules, netlifyToml } from "./hosts/netlify.ts";
 export { checkDeployment, formatCheck, type CheckOptions, type CheckResult } from "./publish/check.ts";
 export { startPreview, type Preview, type PreviewOptions } from "./serve/preview.ts";

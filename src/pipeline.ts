@@ -4,10 +4,11 @@ import { stat } from "node:fs/promises";
 import path from "node:path";
 import type { DumpSummary } from "./core/model.ts";
 import { buildModel, type Model } from "./core/model.ts";
-import { outputFiles, placeholderValues } from "./core/plan.ts";
+import { outputFiles, placeholderValues, type PlaceholderValues } from "./core/plan.ts";
 import { InvalidDumpError, type Problem } from "./core/problems.ts";
 import { createValidator } from "./core/validate.ts";
-import { dataRules, hostFiles, ruleCountWarnings, type DataRules } from "./hosts/netlify.ts";
+import { hostReport, type HostReport, type HostWarning } from "./hosts/host.ts";
+import { HOSTS } from "./hosts/index.ts";
 import { emitTree, type EmitResult } from "./io/emit.ts";
 import { lockOutput, type OutputLock } from "./io/lock.ts";
 import { loadDump } from "./io/load.ts";
@@ -32,21 +33,17 @@ export interface PipelineOptions {
   readonly progress?: (p: Progress) => void;
 }
 
-/** Something a host cannot reproduce for this network: the build works, one host answers differently. */
-export interface HostWarning {
-  readonly kind: string;
-  readonly message: string;
-}
-
 export interface ValidateResult {
   /** dump files found, relative to the dump directory */
   readonly dumpFiles: readonly string[];
   /** present when the dump has no errors */
   readonly model?: Model;
   readonly problems: readonly Problem[];
-  /** present when the dump has no errors: the data-dependent Netlify rules */
-  readonly netlify?: DataRules;
-  /** the same for `validate` and `build`, so both report the same warnings */
+  /** present when the dump has no errors: what every host is configured from (hosts/host.ts) */
+  readonly values?: PlaceholderValues;
+  /** each host's report, by name (empty when the dump has errors) */
+  readonly hosts: Readonly<Record<string, HostReport>>;
+  /** every host's warnings, in registry order: the same for `validate` and `build`, so both report the same */
   readonly hostWarnings: readonly HostWarning[];
   readonly summary: DumpSummary;
 }
@@ -67,19 +64,15 @@ export async function validate(options: { data: string } & SettingsOptions & Pip
   const { dump, problems } = validator.finish(loaded);
   // Only the model is returned: it keeps what the API needs, and the records can go (the memory target).
   const model = dump ? buildModel(dump, options.settings) : undefined;
-  const netlify = model ? dataRules(placeholderValues(model)) : undefined;
+  const values = model ? placeholderValues(model) : undefined;
+  const hosts = Object.fromEntries(values ? HOSTS.map((h) => [h.name, hostReport(h, values)]) : []);
   return {
     dumpFiles: loaded.files,
     model,
     problems,
-    netlify,
-    hostWarnings: [
-      ...(netlify?.unreachable ?? []).map((v) => ({
-        kind: "Netlify rule",
-        message: `${v.param}=${JSON.stringify(v.value)} cannot be a Netlify rule: ${v.reason}; Netlify answers 404 for it, the preview serves it`,
-      })),
-      ...(netlify ? ruleCountWarnings(netlify) : []),
-    ],
+    values,
+    hosts,
+    hostWarnings: Object.values(hosts).flatMap((r) => r.warnings),
     summary: {
       files: loaded.files.length,
       accesspoints: model?.accesspoints.length ?? 0,
@@ -93,8 +86,7 @@ export async function validate(options: { data: string } & SettingsOptions & Pip
 
 export interface BuildResult extends ValidateResult {
   readonly output: EmitResult;
-  /** the data-dependent Netlify rules written to `<out>/_redirects` */
-  readonly netlify: DataRules;
+  readonly values: PlaceholderValues;
 }
 
 export interface SnapshotSettings {
@@ -122,8 +114,8 @@ export async function build(
   const lock = lockBeforeWork(options.out);
   try {
     const result = await validate(options);
-    if (!result.model || !result.netlify) throw new InvalidDumpError(result.problems);
-    const { model, netlify } = result;
+    if (!result.model || !result.values) throw new InvalidDumpError(result.problems);
+    const { model, values } = result;
     const { snapshot, progress } = options;
     const dump = await dumpEntry(options.data, result.dumpFiles);
     const finish = async (dir: string) => {
@@ -138,12 +130,12 @@ export async function build(
         (existsSync(path.join(options.out, SNAPSHOT_DIR, SNAPSHOT_FILES.index)) ? path.join(options.out, SNAPSHOT_DIR) : undefined);
       await writeSnapshots({ ...snapshot, previous, data: options.data, dumpFiles: result.dumpFiles, summary: result.summary, dist: dir });
     };
-    const output = await emitTree(options.out, allFiles(model, netlify, options.map), {
+    const output = await emitTree(options.out, allFiles(model, values, options.map), {
       finish,
       progress: progress && ((done) => progress({ stage: "writing", done })),
       lock,
     });
-    return { ...result, output, netlify };
+    return { ...result, output, values };
   } finally {
     lock?.release();
   }
@@ -166,10 +158,10 @@ async function assertNothingForeign(out: string): Promise<void> {
   );
 }
 
-function* allFiles(model: Model, netlify: DataRules, map: MapSettings | undefined) {
+function* allFiles(model: Model, values: PlaceholderValues, map: MapSettings | undefined) {
   yield* outputFiles(model, { map });
   yield* mapAssets();
-  yield* hostFiles(netlify);
+  for (const host of HOSTS) yield* host.files(values);
 }
 
 /**

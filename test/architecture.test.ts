@@ -41,6 +41,9 @@ const ALLOWED: Record<string, readonly string[]> = {
 /** core computes; it does not touch the file system, the network or processes. */
 const IMPURE = /^node:(fs|fs\/promises|http|https|net|child_process|dns|tls|worker_threads|os)$|^(fast-glob|http-server|tar-stream)$/;
 
+/** The hosts there are or will be (hosts/index.ts lists those implemented). */
+const HOST_NAMES_PATTERN = /netlify|nginx|apache|caddy|cloudflare|github pages/i;
+
 describe("the layers of src/", () => {
   it("every file lies in a known layer", () => {
     expect(files.map(layerOf).filter((l) => !(l in ALLOWED))).toEqual([]);
@@ -77,6 +80,17 @@ describe("the layers of src/", () => {
     };
     for (const f of files) if (!state.has(f)) visit(f);
     expect(cycles).toEqual([]);
+  });
+
+  it("core names no host: the route table states what a rule means, each host in hosts/ how it says it", () => {
+    const named = files
+      .filter((f) => layerOf(f) === "core")
+      .flatMap((f) =>
+        readFileSync(path.join(SRC, f), "utf8")
+          .split("\n")
+          .flatMap((line, i) => (HOST_NAMES_PATTERN.test(line) ? [`${f}:${i + 1}: ${line.trim()}`] : [])),
+      );
+    expect(named).toEqual([]);
   });
 
   it("finds the imports it checks (the reader itself works)", () => {

@@ -6,6 +6,7 @@ import { EXPECTED_OPENNET, mismatch, netlifyLimit, PUBLIC_SAMPLE, readExpected, 
 import { pool, rawRequest, type RawResponse } from "./support/http.ts";
 import { loadNetlify, type NetlifySite } from "./support/netlify.ts";
 import { tempDir } from "./support/tree.ts";
+import { netlifyRules } from "../src/hosts/netlify.ts";
 
 /**
  * The programs that call the running original today, pointed at a build made for them
@@ -30,7 +31,7 @@ beforeAll(async () => {
   port = Number(new URL(preview.url).port);
   // What the operator deploys with: `netlify-config --data <dump> --default-status online --write`.
   const config = path.join(tempDir(), "netlify.toml");
-  writeFileSync(config, result.netlify.config());
+  writeFileSync(config, netlifyRules(result.values!).config());
   netlify = await loadNetlify(config, out);
 }, 120_000);
 

@@ -2,7 +2,7 @@ import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { build, startPreview, type BuildResult, type Preview } from "../src/index.ts";
-import { netlifyToml } from "../src/hosts/netlify.ts";
+import { netlifyRules, netlifyToml } from "../src/hosts/netlify.ts";
 import { tableRequests } from "../src/core/requests.ts";
 import { placeholderValues } from "../src/core/plan.ts";
 import { API_HEADERS, fileFor, NOT_FOUND_BODY, parseRequest, QUERY_PLACEHOLDERS, resolve, RULES } from "../src/core/routes.ts";
@@ -59,7 +59,7 @@ async function site(data: string): Promise<Site> {
   open.push(preview);
   // What the workflow does: `netlify-config --data <dump> --write`, then netlify-cli deploys with ./netlify.toml.
   const config = path.join(tempDir(), "netlify.toml");
-  writeFileSync(config, result.netlify.config());
+  writeFileSync(config, netlifyRules(result.values!).config());
   const netlify = await loadNetlify(config, out);
   return { out, result, preview, port: Number(new URL(preview.url).port), netlify, config };
 }
@@ -121,7 +121,7 @@ async function explain(s: Site, target: string, p: RawResponse, n: NetlifyAnswer
     for (const [name, value] of params(target)) {
       const fold = FOLD.get(name);
       if (fold === undefined) continue;
-      const hit = s.result.netlify.unreachable.find(
+      const hit = netlifyRules(s.result.values!).unreachable.find(
         (u) => u.param === name && (u.value === value || (fold && u.value === value.toLowerCase())),
       );
       if (hit) return hit.value.startsWith(":") ? "colon" : "del";
@@ -208,9 +208,9 @@ describe("Netlify's engine on the deploy's rules: the public sample", () => {
     expect(s.netlify.errors.map(String)).toEqual([]);
     // Netlify's parser keeps one copy of two equal rules: the deploy is the route table's order, literal rules in place.
     const toml = await parseAllRedirects({ redirectsFiles: [], netlifyConfigPath: s.config, minimal: false, configRedirects: [] });
-    expect(s.result.netlify.rules).toBeGreaterThan(0);
+    expect(netlifyRules(s.result.values!).rules).toBeGreaterThan(0);
     expect(s.netlify.rules).toBe(toml.redirects.length);
-    expect(toml.redirects.length).toBe(RULES.length + s.result.netlify.configRules);
+    expect(toml.redirects.length).toBe(RULES.length + netlifyRules(s.result.values!).configRules);
   });
 
   it("the committed netlify.toml is exactly what the route table generates", () => {
@@ -294,11 +294,11 @@ describe("Netlify's engine on the deploy's rules: the repository's data/", () =>
   });
 
   it("needs netlify.toml for its two SSIDs with a space, and no value is left without a rule", () => {
-    expect(s.result.netlify.inexpressible).toEqual([
+    expect(netlifyRules(s.result.values!).inexpressible).toEqual([
       { param: "wifi_ssid", value: "Café Meshtest" },
       { param: "wifi_ssid", value: "on-i.de Nord" },
     ]);
-    expect(s.result.netlify.unreachable).toEqual([]);
+    expect(netlifyRules(s.result.values!).unreachable).toEqual([]);
     expect(s.result.hostWarnings).toEqual([]);
   });
 
@@ -401,13 +401,13 @@ describe("Netlify's engine on the deploy's rules: hostile filter values", () => 
   ] as const;
 
   it('lists as unreachable exactly the values starting with ":" or holding U+007F, and warns about them', () => {
-    const unreachable = new Set(s.result.netlify.unreachable.map((u) => u.value));
+    const unreachable = new Set(netlifyRules(s.result.values!).unreachable.map((u) => u.value));
     // MACs fold: both spellings of each are listed.
     expect([...unreachable].sort()).toEqual([": LEAD", ": lead", ":LEAD", ":lead", "X\u007fY", "x\u007fy"].sort());
-    expect(s.result.hostWarnings.length).toBe(s.result.netlify.unreachable.length);
+    expect(s.result.hostWarnings.length).toBe(netlifyRules(s.result.values!).unreachable.length);
     for (const w of s.result.hostWarnings) expect(w.message).toMatch(/cannot be a Netlify rule: it (starts with ":"|holds U\+007F)/);
     // Everything else a _redirects line cannot hold is in the deploy's netlify.toml.
-    expect(s.result.netlify.inexpressible.length).toBeGreaterThan(unreachable.size);
+    expect(netlifyRules(s.result.values!).inexpressible.length).toBeGreaterThan(unreachable.size);
   });
 
   it("answers every value, spelled with %20 or + for a space, like the preview; only the listed cases differ", async () => {

@@ -4,6 +4,7 @@ import { afterAll, describe, expect, it } from "vitest";
 import { build, startPreview, type Preview } from "../src/index.ts";
 import { rawRequest } from "./support/http.ts";
 import { tempDir } from "./support/tree.ts";
+import { netlifyRules } from "../src/hosts/netlify.ts";
 
 /** A rebuild while the preview runs: the preview routes by the new build's `_redirects`, as Netlify would after a deploy. */
 
@@ -28,7 +29,7 @@ describe("preview after a rebuild", () => {
     const out = path.join(tempDir(), "dist");
     // "before 0.5.1" selects what "before 0.5" does: an alias, reached only through a _redirects rule.
     const first = await build({ data: dump("0.5.1"), out });
-    expect(first.netlify.text).toContain("firmware_version__before=0.5.1 ");
+    expect(netlifyRules(first.values!).text).toContain("firmware_version__before=0.5.1 ");
     preview = await startPreview({ dir: out, port: 0 });
     const port = Number(new URL(preview.url).port);
     const before = async (bound: string) => {
@@ -38,7 +39,7 @@ describe("preview after a rebuild", () => {
     expect(await before("0.5.1")).toEqual({ status: 200, ips: ["10.0.0.2"] });
 
     const second = await build({ data: dump("0.6.2"), out });
-    expect(second.netlify.text).toContain("firmware_version__before=0.6.2 ");
+    expect(netlifyRules(second.values!).text).toContain("firmware_version__before=0.6.2 ");
     await new Promise((r) => setTimeout(r, 1100)); // the preview looks for a new _redirects at most once a second
     expect(await before("0.6.2")).toEqual({ status: 200, ips: ["10.0.0.2"] });
   });

@@ -2,7 +2,7 @@ import path from "node:path";
 import { describe, expect, it } from "vitest";
 import { placeholderValues } from "../src/core/plan.ts";
 import { synthesize, writeSynthDump } from "../src/gen/synth.ts";
-import { dataRules, NETLIFY_RULE_LIMIT, ruleCountWarnings } from "../src/hosts/netlify.ts";
+import { dataRules, NETLIFY_RULE_LIMIT, netlifyRules, ruleCountWarnings } from "../src/hosts/netlify.ts";
 import { validate } from "../src/index.ts";
 import { ap, model } from "./support/dump.ts";
 import { cli, tempDir } from "./support/tree.ts";
@@ -31,8 +31,8 @@ describe("the Netlify rule count", () => {
     // 300 access points with 15 more hardware addresses each: about 10,300 rules, 7,000 files.
     const data = await network(300, 15);
     const r = await validate({ data });
-    expect(r.netlify!.deployRules).toBeGreaterThan(NETLIFY_RULE_LIMIT);
-    const mac = r.netlify!.literalsByParam.get("if_hwaddress")!;
+    expect(netlifyRules(r.values!).deployRules).toBeGreaterThan(NETLIFY_RULE_LIMIT);
+    const mac = netlifyRules(r.values!).literalsByParam.get("if_hwaddress")!;
     expect(mac).toBeGreaterThan(9000);
 
     const out = path.join(tempDir(), "dist");
@@ -44,7 +44,7 @@ describe("the Netlify rule count", () => {
     expect(lines).toEqual(warningsOf(v.stderr));
     expect(lines).toHaveLength(1);
     const n = (x: number) => x.toLocaleString("en-US");
-    expect(lines[0]).toContain(`warning: the Netlify deploy needs ${n(r.netlify!.deployRules)} redirect rules`);
+    expect(lines[0]).toContain(`warning: the Netlify deploy needs ${n(netlifyRules(r.values!).deployRules)} redirect rules`);
     expect(lines[0]).toContain(`${n(mac)} for if_hwaddress=`);
     expect(lines[0]).toContain("more than the 10,000 Netlify recommends");
     expect(lines[0]).toContain("nginx or Apache");

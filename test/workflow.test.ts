@@ -6,6 +6,7 @@ import { parse } from "yaml";
 import { cli, ROOT, tempDir, treeDigest } from "./support/tree.ts";
 import { synthesize, writeSynthDump } from "../src/gen/synth.ts";
 import { validate } from "../src/pipeline.ts";
+import { netlifyRules } from "../src/hosts/netlify.ts";
 
 /** The nightly workflow parses, calls only scripts that exist, and every secret and variable it uses is documented. */
 
@@ -169,7 +170,7 @@ describe("command line wrappers", () => {
     const dir = tempDir();
     const target = path.join(dir, "netlify.toml");
     const data = path.join(ROOT, "data");
-    const deploy = (await validate({ data })).netlify!.config();
+    const deploy = netlifyRules((await validate({ data })).values!).config();
     // The repository's committed file, as in a checkout: the rules for one dump do not replace it.
     const committed = readFileSync(path.join(ROOT, "netlify.toml"), "utf8");
     writeFileSync(target, committed);
@@ -206,7 +207,7 @@ describe("command line wrappers", () => {
     const r = cli(["netlify-config", "--data", path.join(ROOT, "data"), "--write"], dir);
     expect(r.status, r.stderr).toBe(0);
     const written = readFileSync(path.join(dir, "netlify.toml"), "utf8");
-    expect(written).toBe((await validate({ data: path.join(ROOT, "data") })).netlify!.config());
+    expect(written).toBe(netlifyRules((await validate({ data: path.join(ROOT, "data") })).values!).config());
     expect(written).toContain('query = { wifi_ssid = "Café Meshtest" }');
     expect(r.stderr).toMatch(/netlify: [\d,]+ literal rules in netlify\.toml, [\d,]+ of them also in the build's _redirects\n/);
     // An invalid dump: exit 1, nothing written.

@@ -88,13 +88,12 @@ export function register(program: Command): void {
             `(${plural(s.accesspoints, "access point")}, ${plural(s.interfaces, "interface")}, ${plural(s.links, "link")}, ${plural(s.sites, "site")}; ` +
             `taken at ${s.takenAt ?? "unknown"}), ${plural(warnings, "warning")}, in ${seconds(performance.now() - started)}`,
         );
-        const only = r.netlify.configRules - r.netlify.rules;
-        log(
-          opts,
-          `netlify: ${plural(r.netlify.rules, "literal rule")} in ${opts.out}/_redirects; deploy with the netlify.toml of ` +
-            `\`mesh-api netlify-config --data ${opts.data}${opts.defaultStatus ? ` --default-status ${opts.defaultStatus}` : ""} --write\`` +
-            (only > 0 ? ` (${plural(only, "more rule")} for values _redirects cannot hold)` : ""),
-        );
+        // The host configuration depends on the dump and the list default, not on the brand.
+        const configure = `--data ${opts.data}${opts.defaultStatus ? ` --default-status ${opts.defaultStatus}` : ""}`;
+        for (const host of Object.values(r.hosts)) {
+          const line = host.built?.(opts.out, configure);
+          if (line) log(opts, line);
+        }
       } catch (err) {
         progress?.done();
         stopped(err, opts, existed ? `${opts.out} left unchanged` : "nothing written");

@@ -1,11 +1,11 @@
 import { formatProblem, type Problem } from "../core/problems.ts";
-import type { HostWarning, Progress } from "../pipeline.ts";
+import { plural } from "../core/text.ts";
+import type { HostWarning } from "../hosts/host.ts";
+import type { Progress } from "../pipeline.ts";
 
 /** Text for people: counts with their noun, sizes in MB, warnings grouped by kind. */
 
-export function plural(n: number, noun: string, nouns = `${noun}s`): string {
-  return `${n.toLocaleString("en-US")} ${n === 1 ? noun : nouns}`;
-}
+export { plural };
 
 /** Decimal megabytes (10^6 bytes), as file managers and hosts show them. */
 export function megabytes(bytes: number): string {

@@ -1,7 +1,7 @@
 import { type Command, InvalidArgumentError, Option } from "commander";
 import { BRAND_RULE, DEFAULT_STATUSES, isBrand, type DefaultStatus, type SiteSettings } from "../core/settings.ts";
 import { formatProblem, type Problem } from "../core/problems.ts";
-import type { HostWarning } from "../pipeline.ts";
+import type { HostWarning } from "../hosts/host.ts";
 import { SHOWN_PER_KIND, warningLines } from "./format.ts";
 
 /** Options and output helpers every command shares. */

@@ -4,6 +4,7 @@ import { checkNeeded } from "./options.ts";
 import { register as build } from "./build.ts";
 import { register as check } from "./check.ts";
 import { register as fetchDump } from "./fetch-dump.ts";
+import { register as hostConfig } from "./host-config.ts";
 import { register as importCommand } from "./import.ts";
 import { register as netlifyConfig } from "./netlify-config.ts";
 import { register as preview } from "./preview.ts";
@@ -24,7 +25,8 @@ export function createProgram(): Command {
     .exitOverride()
     .configureOutput({ writeErr: (s) => process.stderr.write(s) })
     .hook("preAction", (_, command) => checkNeeded(command));
-  for (const register of [build, validate, snapshot, check, fetchDump, importCommand, preview, netlifyConfig]) register(program);
+  for (const register of [build, validate, snapshot, check, fetchDump, importCommand, preview, hostConfig, netlifyConfig])
+    register(program);
   // commander's own help command reads one name, so `help import opennet` showed the import group.
   program.helpCommand(false);
   program

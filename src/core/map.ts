@@ -17,9 +17,9 @@ export const DEFAULT_MAP_SETTINGS: MapSettings = {
 };
 
 /**
- * A list the page loads: the API's URL first, then the file behind it. A host that cannot route query
- * strings (Cloudflare Pages, GitHub Pages) answers the first with the unfiltered list or a 404, but
- * serves the file itself; the page takes whichever is a FeatureCollection.
+ * A list the page loads: the API's URL first, then the file behind it. A host that serves files but
+ * cannot route query strings (docs/hosting.md names them) answers the first with the unfiltered list or
+ * a 404, but serves the file itself; the page takes whichever is a FeatureCollection.
  */
 export type Source = readonly [api: string, file: string];
 

@@ -255,7 +255,7 @@ function document(settings: SiteSettings): Record<string, unknown> {
         paths[form.path.slice(0, -1)] = operations(
           {
             "301": ref("responses", "Redirect"),
-            "200": { ...ok, description: `${ok.description}, on hosts that do not redirect (Netlify): as for the path with its slash` },
+            "200": { ...ok, description: `${ok.description}, on hosts that do not redirect: as for the path with its slash` },
             "404": ref("responses", "NotFound"),
             ...errors,
           },

@@ -216,7 +216,7 @@ export interface BoundResults {
 
 const boundCache = new WeakMap<Model, { readonly before: BoundResults; readonly after: BoundResults }>();
 
-/** Once per model: both the files and the Netlify rules need them. */
+/** Once per model: both the files and the hosts' rules need them. */
 function boundResults(model: Model): { readonly before: BoundResults; readonly after: BoundResults } {
   let results = boundCache.get(model);
   if (!results) {

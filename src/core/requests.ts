@@ -6,7 +6,7 @@ import { RULES, type Rule } from "./routes.ts";
 /**
  * Requests that exercise every rule of the route table on a given network: each placeholder filled
  * with values present in the data (including those that need literal host rules), with unknown
- * values, and with `format=api`. The tests replay them against the preview and Netlify's engine, and
+ * values, and with `format=api`. The tests replay them against the preview and the hosts' engines, and
  * the live check (issue "check") samples them.
  */
 export interface TableRequest {

@@ -4,11 +4,11 @@ import { isParseableVersion } from "./version.ts";
 
 /**
  * The route table: every URL form of the API and where its answer lives under the build output.
- * It is the single source of truth for the preview server's routing (serve/preview.ts), the Netlify
- * rules (hosts/netlify.ts), the API root (pages.ts) and the list of requests the tests make. Rules
- * follow Netlify's semantics, which the preview reproduces: the first matching rule wins; a query
- * condition is a literal value or a `:placeholder`; parameters a rule does not name are ignored;
- * placeholders stand for whole path segments only.
+ * It is the single source of truth for the preview server's routing (serve/preview.ts), every
+ * host's rules (hosts/), the API root (pages.ts) and the list of requests the tests make. What a rule
+ * means, for the preview and every host alike: the first matching rule wins; a query condition is a
+ * literal value (compared with the decoded request value, case-sensitively) or a `:placeholder`;
+ * parameters a rule does not name are ignored; placeholders stand for whole path segments only.
  */
 
 export const API = "/api/v1";
@@ -170,9 +170,9 @@ export const FILES = {
   buildRecord: "/.mesh-api-build.json",
   /** filter values whose answer is the file of another value (one file, several routes), for every host */
   aliases: "/.mesh-api-aliases.json",
-  /** host files: the page a host serves for a missing file, Netlify's literal rules */
+  /** host files: the page a host serves for a missing file, and the literal rules of a host that reads them from the build */
   notFoundPage: "/404.html",
-  netlifyRules: "/_redirects",
+  redirectRules: "/_redirects",
 } as const;
 
 export type FileName = keyof typeof FILES;
@@ -266,7 +266,7 @@ function accesspointLinks(from: string, byDefault: DefaultStatus): Rule[] {
   ];
 }
 
-/** Every spelling of a word in any letter case ("true", "True", "tRuE", ...): Netlify matches query values literally. */
+/** Every spelling of a word in any letter case ("true", "True", "tRuE", ...): a rule matches query values literally. */
 export function letterCases(word: string): string[] {
   let out = [""];
   for (const c of word) out = out.flatMap((prefix) => [...new Set([c.toLowerCase(), c.toUpperCase()])].map((x) => prefix + x));
@@ -396,7 +396,7 @@ export const RULES: readonly Rule[] = rulesFor(DEFAULT_SETTINGS);
 export interface Request {
   /** decoded path */
   readonly path: string;
-  /** decoded query parameters; for a repeated name the last value counts (as on Netlify) */
+  /** decoded query parameters; for a repeated name the last value counts (as on the hosts) */
   readonly params: ReadonlyMap<string, string>;
 }
 
@@ -416,7 +416,7 @@ export type Aliases = ReadonlyMap<string, ReadonlyMap<string, string>>;
 export type Others = ReadonlyMap<string, string>;
 
 /**
- * Resolves a request the way the preview serves it: Netlify's matching, plus the original API's
+ * Resolves a request the way the preview serves it: the rules' matching (above), plus the original API's
  * path-form rules that static hosts cannot express (a list path without its slash redirects; a
  * detail path with a trailing slash is not found). Placeholder values become file-name keys.
  */
@@ -431,7 +431,7 @@ export function resolve(
     if (!m) continue;
     const values = matchQuery(rule.query, req.params, aliases, others);
     if (!values) continue;
-    // A placeholder with an empty value names no file (on Netlify too: the target is missing).
+    // A placeholder with an empty value names no file (on a static host too: the target is missing).
     if (rule.kind === "not-found" || rule.to === null || Object.values(values).includes("")) return { type: "not-found", rule };
     if (rule.from.endsWith("/") && !m.slash) return { type: "redirect", rule, location: `${req.path}/` };
     if (!rule.from.endsWith("/") && m.slash) continue;

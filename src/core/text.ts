@@ -1,5 +1,10 @@
 /** String helpers that follow Python's semantics, since the original server's choices were made in Python. */
 
+/** A count with its noun, for people: "1 file", "4,699 files". */
+export function plural(n: number, noun: string, nouns = `${noun}s`): string {
+  return `${n.toLocaleString("en-US")} ${n === 1 ? noun : nouns}`;
+}
+
 /** Compares by Unicode code point, as Python's `str` ordering does (JS `<` compares UTF-16 units). */
 export function compareCodePoints(a: string, b: string): number {
   const n = Math.min(a.length, b.length);

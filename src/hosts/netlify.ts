@@ -1,5 +1,8 @@
 import type { OutputFile, PlaceholderValues } from "../core/plan.ts";
+import { UsageError } from "../core/problems.ts";
+import { plural } from "../core/text.ts";
 import { API_DIR, API_HEADERS, fileFor, NOT_FOUND_BODY, RULES, type Rule } from "../core/routes.ts";
+import type { ConfigOptions, Host, HostWarning } from "./host.ts";
 import { literals, type Literal } from "./literals.ts";
 
 const NOT_FOUND_FILE = fileFor("notFound");
@@ -158,7 +161,7 @@ export function dataRules(values: PlaceholderValues): DataRules {
 export const NETLIFY_RULE_LIMIT = 10_000;
 
 /** A warning when the deploy needs more rules than NETLIFY_RULE_LIMIT: what the rules are for and what to do. */
-export function ruleCountWarnings(rules: DataRules): { kind: string; message: string }[] {
+export function ruleCountWarnings(rules: DataRules): HostWarning[] {
   if (rules.deployRules <= NETLIFY_RULE_LIMIT) return [];
   const n = (x: number) => x.toLocaleString("en-US");
   const generic = rules.deployRules - rules.configRules;
@@ -222,7 +225,59 @@ function tomlKey(k: string): string {
  * rewrite to a missing file (an unknown filter value), which carries the API's 404 body (and, by a
  * header rule of netlify.toml, its JSON type). Other static hosts serve the same page.
  */
-export function* hostFiles(rules: DataRules): Generator<OutputFile> {
+function* hostFiles(rules: DataRules): Generator<OutputFile> {
   yield { path: fileFor("notFoundPage"), body: NOT_FOUND_BODY };
-  yield { path: fileFor("netlifyRules"), body: rules.text };
+  yield { path: fileFor("redirectRules"), body: rules.text };
 }
+
+/** Warnings for the values no Netlify rule can hold, then for the rule count. */
+function limits(rules: DataRules): HostWarning[] {
+  return [
+    ...rules.unreachable.map((v) => ({
+      kind: "Netlify rule",
+      message: `${v.param}=${JSON.stringify(v.value)} cannot be a Netlify rule: ${v.reason}; Netlify answers 404 for it, the preview serves it`,
+    })),
+    ...ruleCountWarnings(rules),
+  ];
+}
+
+// The build's files, its warnings and host-config's output all read one DataRules per network.
+const computed = new WeakMap<PlaceholderValues, DataRules>();
+/** dataRules(input), made once per network (pipeline results carry the network as `values`). */
+export function netlifyRules(input: PlaceholderValues): DataRules {
+  let rules = computed.get(input);
+  if (!rules) computed.set(input, (rules = dataRules(input)));
+  return rules;
+}
+
+/** Netlify as a Host: the build carries `_redirects` and the 404 page, the deploy reads the netlify.toml printed for the dump. */
+export const netlify: Host = {
+  name: "netlify",
+  files: (input) => hostFiles(netlifyRules(input)),
+  config(input, options: ConfigOptions = {}) {
+    // Netlify serves the deploy itself: there is no server to run, nor a folder or port to give it.
+    const given = (["standalone", "root", "port"] as const).filter((o) => options[o] !== undefined && options[o] !== false);
+    if (given.length > 0)
+      throw new UsageError(
+        `Netlify serves a deploy itself: ${given.map((o) => `--${o}`).join(", ")} ${given.length === 1 ? "is" : "are"} for a host that runs as a server of yours`,
+      );
+    return input ? netlifyRules(input).config() : netlifyToml();
+  },
+  limits: (input) => limits(netlifyRules(input)),
+  built(input, out, configure) {
+    const rules = netlifyRules(input);
+    const only = rules.configRules - rules.rules;
+    return (
+      `netlify: ${plural(rules.rules, "literal rule")} in ${out}/_redirects; deploy with the netlify.toml of ` +
+      `\`mesh-api netlify-config ${configure} --write\`` +
+      (only > 0 ? ` (${plural(only, "more rule")} for values _redirects cannot hold)` : "")
+    );
+  },
+  configured(input) {
+    const n = netlifyRules(input);
+    return (
+      `netlify: ${plural(n.configRules, "literal rule")} in netlify.toml, ${n.rules.toLocaleString("en-US")} of them also in the build's _redirects` +
+      (n.unreachable.length > 0 ? `; ${plural(n.unreachable.length, "value")} no Netlify rule can hold (see the warnings)` : "")
+    );
+  },
+};

@@ -116,7 +116,7 @@ export async function owned(dir: string): Promise<OutputKind | "empty" | undefin
   }
   // Outputs of release 0.1.0: exactly api/ (holding v1/), _redirects and 404.html, and the snapshots/
   // that `build --snapshot` added.
-  const legacy = [FILES.notFoundPage, FILES.netlifyRules, `/${API_DIR}`].map((f) => f.slice(1)).sort();
+  const legacy = [FILES.notFoundPage, FILES.redirectRules, `/${API_DIR}`].map((f) => f.slice(1)).sort();
   const rest = names.filter((n) => n !== SNAPSHOT_DIR);
   if (rest.join("/") !== legacy.join("/")) return undefined;
   return (await stat(path.join(dir, API)).catch(() => undefined))?.isDirectory() ? "build" : undefined;

@@ -1,0 +1,65 @@
+import type { OutputFile, PlaceholderValues } from "../core/plan.ts";
+
+/** Something a host cannot reproduce for this network: the build works, one host answers differently. */
+export interface HostWarning {
+  readonly kind: string;
+  readonly message: string;
+}
+
+/** How `host-config` asks for a configuration. */
+export interface ConfigOptions {
+  /**
+   * A complete configuration that runs the server alone in the foreground on 127.0.0.1 (to try a build,
+   * and for the tests), instead of a block to include in the operator's own configuration.
+   */
+  readonly standalone?: boolean;
+  /** the build's folder, as the server will read it */
+  readonly root?: string;
+  readonly port?: number;
+}
+
+/**
+ * A place a build is served from. Everything it knows comes from the typed plan data (the present
+ * filter values, their aliases and the route table of the build: PlaceholderValues), and the
+ * literal rules every host needs come from hosts/literals.ts; how it writes them is its own.
+ * Adding a host is one file implementing this and one line in hosts/index.ts (docs/development.md).
+ */
+export interface Host {
+  /** as `mesh-api host-config <name>` names it */
+  readonly name: string;
+  /** the files it adds to a build beside the API (Netlify: `_redirects` and the 404 page) */
+  files(input: PlaceholderValues): Iterable<OutputFile>;
+  /**
+   * The configuration `host-config` prints: for a build of these values, or without them the generic
+   * one (the route table's rules alone). Throws UsageError (core/problems.ts) for options the host has no use for.
+   */
+  config(input: PlaceholderValues | undefined, options?: ConfigOptions): string;
+  /** what it cannot express for these values: `validate`, `build` and `host-config` warn of each */
+  limits(input: PlaceholderValues): HostWarning[];
+  /**
+   * What `build` says of this host, when it has something to say: what the build holds for it (`out`
+   * the build's folder) and how to configure it (`configure`: the arguments that select this dump
+   * for `host-config`, such as `--data <dump>`).
+   */
+  built?(input: PlaceholderValues, out: string, configure: string): string;
+  /** What `host-config --data` says of the configuration it printed, when it has something to say. */
+  configured?(input: PlaceholderValues): string;
+}
+
+/** What a pipeline run found for one host. */
+export interface HostReport {
+  readonly warnings: readonly HostWarning[];
+  /** Host.built for this network */
+  readonly built?: (out: string, configure: string) => string;
+  /** Host.configured for this network */
+  readonly configured?: string;
+}
+
+/** A host's report for one network. */
+export function hostReport(host: Host, input: PlaceholderValues): HostReport {
+  return {
+    warnings: host.limits(input),
+    built: host.built && ((out, configure) => host.built!(input, out, configure)),
+    configured: host.configured?.(input),
+  };
+}
