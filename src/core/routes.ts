@@ -70,6 +70,11 @@ export const ROUTE_NAMES: Readonly<Record<RouteKind, string>> = {
   "not-found": "Not Found",
 };
 
+/** The answer to OPTIONS on a route whose file exists, as Django REST framework's metadata gives it. */
+export function optionsBody(kind: RouteKind): string {
+  return JSON.stringify({ name: ROUTE_NAMES[kind], description: "", renders: [API_HEADERS["Content-Type"]], parses: [] });
+}
+
 export interface Rule {
   readonly kind: RouteKind;
   /** canonical request path; `:name` segments are placeholders; a trailing "/" marks a list form */
