@@ -57,7 +57,13 @@ export const NGINX_LIMITS = {
 
 export interface NginxOptions {
   /** a complete configuration running nginx alone in the foreground on 127.0.0.1, its files under `prefix` */
-  readonly standalone?: { readonly root: string; readonly port: number; readonly prefix?: string };
+  readonly standalone?: {
+    readonly root: string;
+    readonly port: number;
+    readonly prefix?: string;
+    /** the workers' user when nginx is started as root (its default, nobody, may not read the build) */
+    readonly user?: string;
+  };
 }
 
 /** The nginx configuration for a build of these values (without them, the route table's rules alone). */
@@ -65,11 +71,12 @@ export function nginxConfig(values: PlaceholderValues | undefined, options: Ngin
   const rules = values?.rules ?? RULES;
   const server = serverBlock(rules, values);
   if (!options.standalone) return [...HEADER, "", ...server, ""].join("\n");
-  const { root, port, prefix } = options.standalone;
+  const { root, port, prefix, user } = options.standalone;
   const at = (file: string) => (prefix ? `${prefix.replace(/\/$/, "")}/${file}` : file);
   return [
     ...HEADER,
     "# Standalone: runs nginx alone in the foreground, e.g. nginx -p <dir> -c <this file> -g 'daemon off;'",
+    ...(user ? [`user ${str(user)};`] : []),
     "worker_processes 1;",
     `pid ${str(at("nginx.pid"))};`,
     `error_log ${str(at("error.log"))};`,

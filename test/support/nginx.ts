@@ -1,6 +1,7 @@
 import { spawn, type ChildProcess } from "node:child_process";
 import { existsSync, readFileSync, writeFileSync } from "node:fs";
 import { createServer, connect } from "node:net";
+import { userInfo } from "node:os";
 import path from "node:path";
 import { nginxConfig } from "../../src/hosts/nginx.ts";
 import type { PlaceholderValues } from "../../src/core/plan.ts";
@@ -46,7 +47,10 @@ export async function startNginx(root: string, values: PlaceholderValues): Promi
   const prefix = tempDir();
   const port = await freePort();
   const config = path.join(prefix, "nginx.conf");
-  writeFileSync(config, nginxConfig(values, { standalone: { root, port, prefix } }));
+  writeFileSync(
+    config,
+    nginxConfig(values, { standalone: { root, port, prefix, ...(process.getuid?.() === 0 && { user: userInfo().username }) } }),
+  );
   const child: ChildProcess = spawn(NGINX, ["-p", prefix, "-c", config, "-g", "daemon off;"], { stdio: ["ignore", "ignore", "pipe"] });
   let stderr = "";
   child.stderr!.on("data", (c: Buffer) => (stderr += c.toString()));
