@@ -37,6 +37,8 @@ const LOC = {
   missing: `${PREFIX}/missing`,
   moved: `${PREFIX}/moved`,
   empty: `${PREFIX}/empty`,
+  method: `${PREFIX}/method`,
+  refused: `${PREFIX}/refused`,
 } as const;
 
 /** A raw value that is its own file-name key (names.ts: fileKey keeps it, as long as it is not hashed). */
@@ -103,17 +105,12 @@ const HEADER = [
 /** What nginx cannot express for these values: none per value; the general limits are NGINX_LIMITS. */
 export function nginxLimits(values: PlaceholderValues): { kind: string; message: string }[] {
   const out: { kind: string; message: string }[] = [];
-  for (const l of literals(values))
-    if (
-      QUERY_PLACEHOLDERS[placeholderOf(l.rule, l.param)]?.fold &&
-      [...l.value].some((c) => c.toLowerCase().length > 1 || c.toUpperCase().length > 1)
-    )
+  for (const l of literals(values)) {
+    const fold = QUERY_PLACEHOLDERS[values.rules[l.at].query[l.param].slice(1)]?.fold;
+    if (fold && [...l.value].some((c) => [...c.toLowerCase()].length > 1 || [...c.toUpperCase()].length > 1))
       out.push({ kind: "nginx", message: `${l.param}=${JSON.stringify(l.value)}: ${NGINX_LIMITS.caseFolding}` });
+  }
   return [...new Map(out.map((w) => [w.message, w])).values()];
-}
-
-function placeholderOf(rule: Rule, param: string): string {
-  return (RULES.find((r) => r.from === rule.from && r.query[param]?.startsWith(":"))?.query[param] ?? "").slice(1);
 }
 
 /** An nginx string: quoted, with its escapes; `$` only where a variable is meant. */
@@ -186,14 +183,30 @@ function serverBlock(rules: readonly Rule[], values: PlaceholderValues | undefin
     `  error_page 403 =404 ${LOC.missing};`,
     `  error_page 301 =301 ${LOC.empty};`,
     `  error_page 405 =405 ${LOC.empty};`,
-    // A missing file is not found whatever the method, as the preview answers it.
-    "  set $mesh_method $request_method;",
-    "  if (!-e $request_filename) { set $mesh_method GET; }",
-    "  if ($mesh_method !~ ^(GET|HEAD)$) { return 405; }",
+    // Other methods: refused for a file, but what is missing is not found and a folder moves to its slash first.
+    '  set $mesh_path "$uri";',
+    `  if ($request_method !~ ^(GET|HEAD)$) { rewrite ^ ${LOC.method} last; }`,
     `  location ~ "/[._]" { return 404; }`,
+    "}",
+    `location = ${LOC.method} {`,
+    "  internal;",
+    `  error_page 404 ${LOC.missing};`,
+    `  error_page 301 =301 ${LOC.empty};`,
+    `  error_page 405 =405 ${LOC.empty};`,
+    "  if (-f $document_root$mesh_path) { return 405; }",
+    `  if (-f $document_root\${mesh_path}${FOLDER_INDEX}) { return 405; }`,
+    `  if (-f $document_root$mesh_path/${FOLDER_INDEX}) { return 301 $mesh_path/$is_args$args; }`,
+    "  return 404;",
     "}",
     `location = ${FILES.notFoundPage} {`,
     ...apiHeaders("  "),
+    `  error_page 405 =405 ${LOC.refused};`,
+    "  if ($request_method !~ ^(GET|HEAD)$) { return 405; }",
+    "}",
+    `location = ${LOC.refused} {`,
+    "  internal;",
+    ...apiHeaders("  "),
+    '  return 200 "";',
     "}",
   ];
 }
@@ -212,7 +225,7 @@ function apiLocation(rules: readonly Rule[], params: readonly string[]): string[
   const lines = [
     ...apiHeaders(),
     `error_page 301 =301 ${LOC.moved};`,
-    `if ($request_method !~ ^(GET|HEAD|OPTIONS)$) { return 405 ${str(errorBody(methodNotAllowed("\u0000")).replace("\u0000", "$request_method"))}; }`,
+    `if ($request_method !~ ^(GET|HEAD|OPTIONS)$) { return 405 ${str(errorBody(methodNotAllowed("$request_method")))}; }`,
     ...["do", "need", "to", "rest", "value", "options", "file"].map((v) => `set $mesh_${v} "";`),
   ];
   for (const param of params) {
