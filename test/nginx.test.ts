@@ -1,14 +1,14 @@
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { build, startPreview, type BuildResult, type Preview } from "../src/index.ts";
+import { build, startPreview } from "../src/index.ts";
 import { placeholderValues } from "../src/core/plan.ts";
 import { tableRequests } from "../src/core/requests.ts";
 import { API, API_HEADERS, fileFor, NOT_FOUND_BODY } from "../src/core/routes.ts";
 import { NGINX_LIMITS, nginxLimits } from "../src/hosts/nginx.ts";
-import { EXPECTED_OPENNET, mismatch, PUBLIC_SAMPLE, readExpected } from "./support/expected.ts";
+import { EXPECTED_OPENNET, mismatch, PUBLIC_SAMPLE, readExpected, type Expected } from "./support/expected.ts";
 import { hostileDump, hostileTargets } from "./support/hostile.ts";
 import { pool, rawRequest, type RawResponse } from "./support/http.ts";
-import { startNginx, type RunningNginx } from "./support/nginx.ts";
+import { startNginx } from "./support/nginx.ts";
 import { ROOT, tempDir } from "./support/tree.ts";
 
 /**
@@ -23,26 +23,20 @@ type Limit = keyof typeof NGINX_LIMITS | "assetType";
 const ASSET_TYPE =
   "a non-API file other than HTML: nginx types it by its mime.types, the preview as http-server does (charset spelled differently)";
 
-interface Site {
-  readonly out: string;
-  readonly result: BuildResult;
-  readonly preview: Preview;
-  readonly previewPort: number;
-  readonly nginx: RunningNginx;
-}
+type Site = Awaited<ReturnType<typeof site>>;
 
-const running: Site[] = [];
+const closers: (() => Promise<unknown>)[] = [];
 afterAll(async () => {
-  for (const s of running) await Promise.all([s.nginx.stop(), s.preview.close()]);
+  for (const close of closers) await close();
 });
 
-async function site(data: string, settings?: Parameters<typeof build>[0]["settings"]): Promise<Site> {
+async function site(data: string, settings?: Parameters<typeof build>[0]["settings"]) {
   const out = path.join(tempDir(), "dist");
   const result = await build({ data, out, ...(settings && { settings }) });
   const preview = await startPreview({ dir: out, port: 0 });
   const nginx = await startNginx(out, placeholderValues(result.model!));
   const s = { out, result, preview, previewPort: Number(new URL(preview.url).port), nginx };
-  running.push(s);
+  closers.push(() => Promise.all([nginx.stop(), preview.close()]));
   return s;
 }
 
@@ -99,6 +93,22 @@ async function compare(s: Site, requests: readonly Request[]): Promise<Compariso
 }
 
 const GET = (target: string): Request => ({ method: "GET", target });
+
+/** Every expected answer by its match rule over nginx, and each the preview's exactly. */
+async function replayExpected(s: Site, expected: readonly Expected[], count: number): Promise<void> {
+  expect(expected).toHaveLength(count);
+  const c = await compare(
+    s,
+    expected.map((e) => GET(e.path)),
+  );
+  const wrong = expected.flatMap((e, i) => {
+    const n = c.nginx[i];
+    return mismatch(e, { status: n.status, body: n.body.toString(), location: n.headers.location }) ?? [];
+  });
+  expect(wrong.slice(0, 10)).toEqual([]);
+  expect(c.failures.slice(0, 10)).toEqual([]);
+  expect(c.limits).toEqual({});
+}
 
 /** Requests beyond the route table's: methods, unknown and hidden paths, the pages, slashes. */
 function otherRequests(s: Site): Request[] {
@@ -158,18 +168,7 @@ describe("nginx on the public sample, default options", () => {
   }, 120_000);
 
   it("answers all 4,699 expected requests by their match rules, each exactly as the preview does", async () => {
-    const expected = readExpected();
-    expect(expected).toHaveLength(4699);
-    const c = await compare(
-      s,
-      expected.map((e) => GET(e.path)),
-    );
-    const wrong = expected.flatMap(
-      (e, i) => mismatch(e, { status: c.nginx[i].status, body: c.nginx[i].body.toString(), location: c.nginx[i].headers.location }) ?? [],
-    );
-    expect(wrong.slice(0, 10)).toEqual([]);
-    expect(c.failures.slice(0, 10)).toEqual([]);
-    expect(c.limits).toEqual({});
+    await replayExpected(s, readExpected(), 4699);
   });
 
   it("answers every request of the route table's list like the preview", async () => {
@@ -203,18 +202,7 @@ describe("nginx on the public sample, --brand opennet --default-status online", 
   }, 120_000);
 
   it("answers all 4,701 expected requests by their match rules, each exactly as the preview does", async () => {
-    const expected = readExpected(EXPECTED_OPENNET);
-    expect(expected).toHaveLength(4701);
-    const c = await compare(
-      s,
-      expected.map((e) => GET(e.path)),
-    );
-    const wrong = expected.flatMap(
-      (e, i) => mismatch(e, { status: c.nginx[i].status, body: c.nginx[i].body.toString(), location: c.nginx[i].headers.location }) ?? [],
-    );
-    expect(wrong.slice(0, 10)).toEqual([]);
-    expect(c.failures.slice(0, 10)).toEqual([]);
-    expect(c.limits).toEqual({});
+    await replayExpected(s, readExpected(EXPECTED_OPENNET), 4701);
   });
 
   it("answers the route table's requests and the others like the preview", async () => {
