@@ -1,11 +1,14 @@
-// Installs the Debian packages the tests drive (a real browser for the map page) before `npm test`
+// Installs the Debian packages the tests drive (a real browser for the map page, nginx for its configuration) before `npm test`
 // runs them, so that `npm ci && npm test` passes on a fresh machine. Plain JavaScript: it runs before
 // anything is compiled. Without root or password-less sudo it stops with the one command to run.
 import { spawnSync } from "node:child_process";
 import { existsSync } from "node:fs";
 
 /** What the tests need: the program each test looks for, and the Debian package that brings it. */
-const NEEDED = [{ program: process.env.MESH_API_CHROMIUM ?? "/usr/bin/chromium", pkg: "chromium", test: "test/map.test.ts" }];
+const NEEDED = [
+  { program: process.env.MESH_API_CHROMIUM ?? "/usr/bin/chromium", pkg: "chromium", test: "test/map.test.ts" },
+  { program: process.env.MESH_API_NGINX ?? "/usr/sbin/nginx", pkg: "nginx", test: "test/nginx.test.ts" },
+];
 
 const missing = NEEDED.filter((n) => !existsSync(n.program));
 if (missing.length === 0) process.exit(0);

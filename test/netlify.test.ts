@@ -12,6 +12,7 @@ import { parseAllRedirects } from "@netlify/redirect-parser";
 import { readExpected, PUBLIC_SAMPLE } from "./support/expected.ts";
 import { pool, rawRequest, type RawResponse } from "./support/http.ts";
 import { loadNetlify, serveNetlify, type NetlifyAnswer, type NetlifySite } from "./support/netlify.ts";
+import { hostileDump, hostileTargets } from "./support/hostile.ts";
 import { ROOT, tempDir } from "./support/tree.ts";
 
 /**
@@ -340,65 +341,11 @@ describe("Netlify's engine on the deploy's rules: the repository's data/", () =>
   });
 });
 
-/** Filter values a `_redirects` line cannot hold, or that look like query syntax, as SSIDs, firmware versions and MACs. */
-const HOSTILE = [
-  "Café Meshtest",
-  "on-i.de Nord",
-  "a=b",
-  "=lead",
-  "x y=z",
-  "a+b",
-  "a+b c",
-  " lead",
-  "trail ",
-  "two  spaces",
-  "tab\there",
-  "new\nline",
-  "nul\u0000byte",
-  "100%",
-  "a&b",
-  "#hash",
-  "?q=1",
-  "Ünïcödé 📡",
-  "back\\slash",
-  '"quoted"',
-  "Z10",
-  "AA:BB",
-  "Aa:Bb",
-  ":lead",
-  ": lead",
-  "x\u007fy",
-];
-
 describe("Netlify's engine on the deploy's rules: hostile filter values", () => {
   let s: Site;
   beforeAll(async () => {
-    const data = tempDir();
-    mkdirSync(path.join(data, "accesspoints"));
-    const aps = HOSTILE.map((v, i) => ({
-      main_ip: `10.9.0.${i + 1}`,
-      mesh_version: v,
-      interfaces: [
-        {
-          id: i + 1,
-          if_name: "wlan0",
-          if_hwaddress: v,
-          addresses: [{ id: i + 1, address: `10.9.0.${i + 1}`, netmask_prefixlen: 16 }],
-          wifi: { wifi_ssid: v },
-        },
-      ],
-    }));
-    writeFileSync(path.join(data, "accesspoints/hostile.json"), JSON.stringify(aps));
-    mkdirSync(path.join(data, "links"));
-    writeFileSync(path.join(data, "links/l.ndjson"), "");
-    s = await site(data);
+    s = await site(hostileDump());
   });
-
-  const LISTS = [
-    ["wifi_ssid", "/api/v1/interface/"],
-    ["if_hwaddress", "/api/v1/interface/"],
-    ["firmware_version", "/api/v1/accesspoint/"],
-  ] as const;
 
   it('lists as unreachable exactly the values starting with ":" or holding U+007F, and warns about them', () => {
     const unreachable = new Set(netlifyRules(s.result.values!).unreachable.map((u) => u.value));
@@ -411,17 +358,7 @@ describe("Netlify's engine on the deploy's rules: hostile filter values", () => 
   });
 
   it("answers every value, spelled with %20 or + for a space, like the preview; only the listed cases differ", async () => {
-    const targets: string[] = [];
-    for (const [param, list] of LISTS)
-      for (const v of HOSTILE)
-        for (const spelled of new Set([v, v.toLowerCase(), v.toUpperCase()])) {
-          const enc = encodeURIComponent(spelled);
-          targets.push(
-            `${list}?${param}=${enc}`,
-            `${list}?${param}=${enc.replace(/%20/g, "+")}`,
-            `${list}?${param}=${enc}&status=all&format=api`,
-          );
-        }
+    const targets = hostileTargets();
     const c = await compare(s, targets);
     const listed = report("hostile values", c);
     expect(c.failures).toEqual([]);

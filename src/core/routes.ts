@@ -70,6 +70,11 @@ export const ROUTE_NAMES: Readonly<Record<RouteKind, string>> = {
   "not-found": "Not Found",
 };
 
+/** The answer to OPTIONS on a route whose file exists, as Django REST framework's metadata gives it. */
+export function optionsBody(kind: RouteKind): string {
+  return JSON.stringify({ name: ROUTE_NAMES[kind], description: "", renders: [API_HEADERS["Content-Type"]], parses: [] });
+}
+
 export interface Rule {
   readonly kind: RouteKind;
   /** canonical request path; `:name` segments are placeholders; a trailing "/" marks a list form */
@@ -104,6 +109,9 @@ export const QUERY_PLACEHOLDERS: Readonly<Record<string, QueryPlaceholder>> = {
   a: { data: false },
   b: { data: false },
 };
+
+/** The start of the build's hidden names (no host serves them); a host names its own internal paths after it. */
+export const HIDDEN = "/.mesh-api";
 
 /** The file a static host serves for a folder's URL (`/`, `/snapshots/`, `/map/`). */
 export const FOLDER_INDEX = "index.html";
@@ -165,11 +173,11 @@ export const FILES = {
   /** the landing page every static host serves at "/" */
   landing: `/${FOLDER_INDEX}`,
   /** the mark of a folder this tool wrote (io/ownership.ts); hidden: hosts and the preview do not serve it */
-  marker: "/.mesh-api-output",
+  marker: `${HIDDEN}-output`,
   /** what a build records about itself: its dump and its files (io/build-record.ts); hidden like the marker */
-  buildRecord: "/.mesh-api-build.json",
+  buildRecord: `${HIDDEN}-build.json`,
   /** filter values whose answer is the file of another value (one file, several routes), for every host */
-  aliases: "/.mesh-api-aliases.json",
+  aliases: `${HIDDEN}-aliases.json`,
   /** host files: the page a host serves for a missing file, and the literal rules of a host that reads them from the build */
   notFoundPage: "/404.html",
   redirectRules: "/_redirects",

@@ -15,7 +15,7 @@ import {
   NOT_FOUND_BODY,
   parseRequest,
   resolve,
-  ROUTE_NAMES,
+  optionsBody,
   type Routing,
 } from "../core/routes.ts";
 
@@ -157,8 +157,7 @@ async function handle(root: string, routing: Routing, req: IncomingMessage, res:
   const fileStat = await stat(file).catch(() => undefined);
   if (!fileStat?.isFile()) return json(req, res, 404, NOT_FOUND_BODY);
   if (method === "OPTIONS") {
-    const kind = resolution.rule.kind;
-    return json(req, res, 200, JSON.stringify({ name: ROUTE_NAMES[kind], description: "", renders: ["application/json"], parses: [] }));
+    return json(req, res, 200, optionsBody(resolution.rule.kind));
   }
   // Hand the file to http-server, with the API's headers; it would add a charset to the type.
   for (const [name, value] of Object.entries(API_HEADERS)) res.setHeader(name, value);
