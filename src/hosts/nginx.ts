@@ -105,15 +105,26 @@ const HEADER = [
   "# Include it in the server {} that serves the build (its root is the build's folder); reload nginx after a new dump.",
 ];
 
-/** What nginx cannot express for these values: none per value; the general limits are NGINX_LIMITS. */
+/**
+ * What nginx cannot express for these values: a folding value (a MAC) with a letter whose case maps
+ * to several letters. Read off the values themselves, not off the literal rules: those are hundreds of
+ * thousands at the memory case's size, and Netlify's report holds them already.
+ */
 export function nginxLimits(values: PlaceholderValues): { kind: string; message: string }[] {
-  const out: { kind: string; message: string }[] = [];
-  for (const l of literals(values)) {
-    const fold = QUERY_PLACEHOLDERS[values.rules[l.at].query[l.param].slice(1)]?.fold;
-    if (fold && [...l.value].some((c) => [...c.toLowerCase()].length > 1 || [...c.toUpperCase()].length > 1))
-      out.push({ kind: "nginx", message: `${l.param}=${JSON.stringify(l.value)}: ${NGINX_LIMITS.caseFolding}` });
-  }
-  return [...new Map(out.map((w) => [w.message, w])).values()];
+  const out = new Map<string, { kind: string; message: string }>();
+  const several = (c: string) => [...c.toLowerCase()].length > 1 || [...c.toUpperCase()].length > 1;
+  for (const rule of values.rules)
+    for (const [param, v] of Object.entries(rule.query)) {
+      const name = v.startsWith(":") ? v.slice(1) : "";
+      if (!QUERY_PLACEHOLDERS[name]?.fold) continue;
+      for (const value of values.values[name] ?? [])
+        for (const variant of new Set([value.toLowerCase(), value.toUpperCase()]))
+          if ([...variant].some(several)) {
+            const message = `${param}=${JSON.stringify(variant)}: ${NGINX_LIMITS.caseFolding}`;
+            out.set(message, { kind: "nginx", message });
+          }
+    }
+  return [...out.values()];
 }
 
 /** An nginx string: quoted, with its escapes; `$` only where a variable is meant. */
