@@ -1,0 +1,311 @@
+import { spawn, type ChildProcess } from "node:child_process";
+import { existsSync, readFileSync } from "node:fs";
+import { createServer, connect } from "node:net";
+import path from "node:path";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { build, startPreview } from "../../src/index.ts";
+import { placeholderValues, type PlaceholderValues } from "../../src/core/plan.ts";
+import { tableRequests } from "../../src/core/requests.ts";
+import { API, API_HEADERS, fileFor, NOT_FOUND_BODY } from "../../src/core/routes.ts";
+import { synthesize, writeSynthDump } from "../../src/gen/synth.ts";
+import { EXPECTED_OPENNET, mismatch, PUBLIC_SAMPLE, readExpected, type Expected } from "./expected.ts";
+import { hostileDump, hostileTargets } from "./hostile.ts";
+import { pool, rawRequest, type RawResponse } from "./http.ts";
+import { ROOT, tempDir } from "./tree.ts";
+
+/**
+ * A real web server serving a build with the configuration `host-config <host> --standalone` prints,
+ * compared request by request with the preview: status, body bytes, the API's headers and redirect
+ * targets. A difference is a failure unless it is one of the server's listed limits, recognised by
+ * the request and counted. Each host's test file is `describeServed(<its server>)`.
+ */
+
+/** A web server running as a child process of the test, on a loopback port. */
+export interface RunningServer {
+  readonly port: number;
+  stop(): Promise<void>;
+}
+
+export interface Request {
+  readonly method: string;
+  readonly target: string;
+}
+
+export interface ServedHost {
+  /** as `host-config` names it */
+  readonly name: string;
+  /** starts the server on `root`, configured for these values */
+  start(root: string, values: PlaceholderValues): Promise<RunningServer>;
+  /** the listed limit (the host's own name for it) that explains this difference, from the request alone */
+  limitOf(r: Request, preview: RawResponse, served: RawResponse): string | undefined;
+  /** the limits counted over otherRequests() on the public sample with default options */
+  readonly otherLimits: Readonly<Record<string, number>>;
+}
+
+const HEADERS = Object.keys(API_HEADERS).map((h) => h.toLowerCase());
+
+/** A free loopback port: one the system hands out, released for the server to take. */
+export function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = createServer();
+    server.once("error", reject);
+    server.listen(0, "127.0.0.1", () => {
+      const { port } = server.address() as { port: number };
+      server.close(() => resolve(port));
+    });
+  });
+}
+
+function answers(port: number): Promise<boolean> {
+  return new Promise((resolve) => {
+    const socket = connect(port, "127.0.0.1");
+    socket.once("connect", () => (socket.destroy(), resolve(true)));
+    socket.once("error", () => resolve(false));
+  });
+}
+
+/**
+ * Runs `program args` in the foreground until it accepts connections on `port`; `logs` are read into
+ * the error when it does not start. `signal` is what stops it gracefully.
+ */
+export async function spawnServer(
+  name: string,
+  program: string,
+  args: readonly string[],
+  port: number,
+  options: { logs?: readonly string[]; signal?: NodeJS.Signals; env?: NodeJS.ProcessEnv } = {},
+): Promise<RunningServer> {
+  const child: ChildProcess = spawn(program, args, { stdio: ["ignore", "ignore", "pipe"], env: options.env ?? process.env });
+  let stderr = "";
+  child.stderr!.on("data", (c: Buffer) => (stderr += c.toString()));
+  const exited = new Promise<void>((resolve) => child.once("exit", () => resolve()));
+  for (let i = 0; ; i++) {
+    if (child.exitCode !== null || i > 400) {
+      child.kill("SIGKILL");
+      const logs = (options.logs ?? []).filter((f) => existsSync(f)).map((f) => readFileSync(f, "utf8"));
+      throw new Error(`${name} did not start: ${stderr}${logs.join("")}`);
+    }
+    if (await answers(port)) break;
+    await new Promise((r) => setTimeout(r, 25));
+  }
+  return {
+    port,
+    stop: async () => {
+      if (child.exitCode === null) child.kill(options.signal ?? "SIGTERM");
+      await exited;
+    },
+  };
+}
+
+interface Site {
+  readonly result: Awaited<ReturnType<typeof build>>;
+  readonly previewPort: number;
+  readonly server: RunningServer;
+}
+
+interface Comparison {
+  readonly failures: string[];
+  readonly limits: Record<string, number>;
+  readonly served: RawResponse[];
+}
+
+export const GET = (target: string): Request => ({ method: "GET", target });
+
+/** Requests beyond the route table's: methods, unknown and hidden paths, the pages, slashes, encodings. */
+export function otherRequests(model: NonNullable<Site["result"]["model"]>): Request[] {
+  const ap = model.accesspoints[0];
+  const ipv6 = model.accesspoints.find((a) => a.main_ipv6)?.main_ipv6;
+  const paths = [
+    "/",
+    "/index.html",
+    "/api",
+    "/api/",
+    "/api/v1",
+    "/api/v1/",
+    `${API}/?format=api`,
+    `${API}/?format=json`,
+    `${API}//accesspoint/${ap.main_ip}`,
+    `${API}//link/`,
+    `//api/v1/link`,
+    `${API}/accesspoint/${ap.main_ip}/links?status=all`,
+    `${API}/accesspoint/?in_bbox=12.0,54.0,12.2,54.2`,
+    `${API}/link/?in_bbox=garbage&status=online`,
+    `${API}/accesspoint/?status=online&status=offline`,
+    `${API}/accesspoint/?status`,
+    `${API}/accesspoint/?STATUS=online`,
+    fileFor("openapi"),
+    fileFor("netjson"),
+    `${fileFor("netjson")}?status=online`,
+    "/map",
+    "/map/",
+    "/map/map.js",
+    "/map/leaflet/leaflet.css",
+    "/map/leaflet/",
+    "/snapshots/",
+    "/nope",
+    "/nope/",
+    fileFor("notFoundPage"),
+    fileFor("aliases"),
+    fileFor("marker"),
+    fileFor("buildRecord"),
+    fileFor("redirectRules"),
+    `${API}/index.json`,
+    `${API}/nothing`,
+    "/api/v2/",
+    `${API}/link/%ZZ`,
+    `${API}/interface/?wifi_ssid=%E9`,
+    `${API}/accesspoint/?firmware_version=%`,
+    `${API}/accesspoint/?status=%6Fnline`,
+    `${API}/accesspoint/?%73tatus=online`,
+    ...(ipv6 ? [`${API}/accesspoint/${ipv6}`, `${API}/accesspoint/${ipv6.replace(/:/g, "%3A")}`, `${API}/accesspoint/${ipv6}/links`] : []),
+  ];
+  return [...paths.map(GET), ...paths.flatMap((target) => ["HEAD", "OPTIONS", "POST", "DELETE"].map((method) => ({ method, target })))];
+}
+
+/** The standard replay of a self-hosted server against the preview: one describe block per network. */
+export function describeServed(host: ServedHost): void {
+  const closers: (() => Promise<unknown>)[] = [];
+  afterAll(async () => {
+    for (const close of closers) await close();
+  });
+
+  async function site(data: string, settings?: Parameters<typeof build>[0]["settings"]): Promise<Site> {
+    const out = path.join(tempDir(), "dist");
+    const result = await build({ data, out, ...(settings && { settings }) });
+    const preview = await startPreview({ dir: out, port: 0 });
+    const server = await host.start(out, placeholderValues(result.model!));
+    closers.push(() => Promise.all([server.stop(), preview.close()]));
+    return { result, previewPort: Number(new URL(preview.url).port), server };
+  }
+
+  async function compare(s: Site, requests: readonly Request[]): Promise<Comparison> {
+    const both = await pool(requests, 8, (r) =>
+      Promise.all([rawRequest(s.previewPort, r.method, r.target), rawRequest(s.server.port, r.method, r.target)]),
+    );
+    const failures: string[] = [];
+    const limits: Record<string, number> = {};
+    for (const [i, r] of requests.entries()) {
+      const [p, n] = both[i];
+      const same =
+        p.status === n.status &&
+        p.body.equals(n.body) &&
+        HEADERS.every((h) => p.headers[h] === n.headers[h]) &&
+        (p.status !== 301 || p.headers.location === n.headers.location);
+      if (same) continue;
+      const limit = host.limitOf(r, p, n);
+      if (limit) limits[limit] = (limits[limit] ?? 0) + 1;
+      else
+        failures.push(
+          `${r.method} ${r.target}: preview ${p.status} ${JSON.stringify(HEADERS.map((h) => p.headers[h]))} ${p.headers.location ?? ""}, ${host.name} ${n.status} ${JSON.stringify(HEADERS.map((h) => n.headers[h]))} ${n.headers.location ?? ""} ${n.body.toString().slice(0, 80)}`,
+        );
+    }
+    console.log(`${host.name}: ${requests.length} requests, ${failures.length} unexplained differences, limits ${JSON.stringify(limits)}`);
+    if (process.env.SERVED_DEBUG) console.log(failures.join("\n"));
+    return { failures, limits, served: both.map(([, n]) => n) };
+  }
+
+  /** Every expected answer by its match rule over the server, and each the preview's exactly. */
+  async function replayExpected(s: Site, expected: readonly Expected[], count: number): Promise<void> {
+    expect(expected).toHaveLength(count);
+    const c = await compare(
+      s,
+      expected.map((e) => GET(e.path)),
+    );
+    const wrong = expected.flatMap((e, i) => {
+      const n = c.served[i];
+      return mismatch(e, { status: n.status, body: n.body.toString(), location: n.headers.location }) ?? [];
+    });
+    expect(wrong.slice(0, 10)).toEqual([]);
+    expect(c.failures.slice(0, 10)).toEqual([]);
+    expect(c.limits).toEqual({});
+  }
+
+  async function replayTable(s: Site): Promise<void> {
+    const targets = tableRequests(s.result.model!).map((r) => r.target);
+    expect(targets.length).toBeGreaterThan(100);
+    const c = await compare(s, targets.map(GET));
+    expect(c.failures.slice(0, 10)).toEqual([]);
+    expect(c.limits).toEqual({});
+  }
+
+  describe(`${host.name} on the public sample, default options`, () => {
+    let s: Site;
+    beforeAll(async () => {
+      s = await site(`${PUBLIC_SAMPLE}dump`);
+    }, 120_000);
+
+    it("answers all 4,699 expected requests by their match rules, each exactly as the preview does", async () => {
+      await replayExpected(s, readExpected(), 4699);
+    });
+
+    it("answers every request of the route table's list like the preview", async () => {
+      await replayTable(s);
+    });
+
+    it("answers HEAD, OPTIONS, other methods, unknown and hidden paths, the pages and slashes like the preview, but for its listed limits", async () => {
+      const c = await compare(s, otherRequests(s.result.model!));
+      expect(c.failures.slice(0, 10)).toEqual([]);
+      expect(c.limits).toEqual(host.otherLimits);
+    });
+
+    it("would notice a wrong answer (the comparison can fail)", async () => {
+      const c = await compare(s, [GET(`${API}/site/1`)]);
+      const other = await rawRequest(s.previewPort, "GET", `${API}/site/2`);
+      expect(c.served[0].status).toBe(200);
+      expect(c.served[0].body.equals(other.body)).toBe(false);
+      expect(c.served[0].body.toString()).not.toBe(NOT_FOUND_BODY);
+    });
+  });
+
+  describe(`${host.name} on the public sample, --brand opennet --default-status online`, () => {
+    let s: Site;
+    beforeAll(async () => {
+      s = await site(`${PUBLIC_SAMPLE}dump`, { brand: "opennet", defaultStatus: "online" });
+    }, 120_000);
+
+    it("answers all 4,701 expected requests by their match rules, each exactly as the preview does", async () => {
+      await replayExpected(s, readExpected(EXPECTED_OPENNET), 4701);
+    });
+
+    it("answers the route table's requests and the others like the preview, but for its listed limits", async () => {
+      const c = await compare(s, [...tableRequests(s.result.model!).map((r) => GET(r.target)), ...otherRequests(s.result.model!)]);
+      expect(c.failures.slice(0, 10)).toEqual([]);
+      // The same kinds of limit as with default options (some answer alike here: the list default is online).
+      expect(Object.keys(c.limits).filter((k) => !(k in host.otherLimits))).toEqual([]);
+    });
+  });
+
+  describe(`${host.name} on the repository's data/ and a synthetic network`, () => {
+    it("answers every request of the route table's list on data/ like the preview", async () => {
+      await replayTable(await site(path.join(ROOT, "data")));
+    }, 120_000);
+
+    it("answers every request of the route table's list on a synthetic network of 300 access points like the preview", async () => {
+      const data = path.join(tempDir(), "synth");
+      await writeSynthDump(data, synthesize({ aps: 300, seed: 20 }));
+      await replayTable(await site(data));
+    }, 120_000);
+  });
+
+  describe(`${host.name} on hostile filter values`, () => {
+    let s: Site;
+    beforeAll(async () => {
+      s = await site(hostileDump());
+    }, 120_000);
+
+    it("answers every value in every spelling like the preview, also with reserved characters sent raw", async () => {
+      const targets = hostileTargets();
+      // Characters a query may hold raw, sent raw (":" of a MAC, "=" inside a value, "/" and "?"), and hex in lower case.
+      const raw = targets.map((t) => t.replace(/%3A/g, ":").replace(/%2F/g, "/").replace(/%3F/g, "?").replace(/%3D/g, "="));
+      const lower = targets.map((t) => t.replace(/%[0-9A-F]{2}/g, (x) => x.toLowerCase()));
+      const c = await compare(s, [...targets, ...raw, ...lower].map(GET));
+      expect(c.failures.slice(0, 10)).toEqual([]);
+      expect(c.limits).toEqual({});
+      expect(c.served.filter((n) => n.status === 200).length).toBeGreaterThan(targets.length);
+    });
+
+    it("answers the route table's requests like the preview", async () => {
+      await replayTable(s);
+    });
+  });
+}
