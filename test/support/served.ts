@@ -11,7 +11,8 @@ import { synthesize, writeSynthDump } from "../../src/gen/synth.ts";
 import { EXPECTED_OPENNET, mismatch, PUBLIC_SAMPLE, readExpected, type Expected } from "./expected.ts";
 import { hostileDump, hostileTargets } from "./hostile.ts";
 import { pool, rawRequest, type RawResponse } from "./http.ts";
-import { ROOT, tempDir } from "./tree.ts";
+import { cliAsync, ROOT, tempDir } from "./tree.ts";
+import { requestsFromTree } from "../../src/publish/check.ts";
 
 /**
  * A real web server serving a build with the configuration `host-config <host> --standalone` prints,
@@ -98,6 +99,7 @@ export async function spawnServer(
 }
 
 interface Site {
+  readonly out: string;
   readonly result: Awaited<ReturnType<typeof build>>;
   readonly previewPort: number;
   readonly server: RunningServer;
@@ -175,7 +177,7 @@ export function describeServed(host: ServedHost): void {
     const preview = await startPreview({ dir: out, port: 0 });
     const server = await host.start(out, placeholderValues(result.model!));
     closers.push(() => Promise.all([server.stop(), preview.close()]));
-    return { result, previewPort: Number(new URL(preview.url).port), server };
+    return { out, result, previewPort: Number(new URL(preview.url).port), server };
   }
 
   async function compare(s: Site, requests: readonly Request[]): Promise<Comparison> {
@@ -246,6 +248,15 @@ export function describeServed(host: ServedHost): void {
       const c = await compare(s, otherRequests(s.result.model!));
       expect(c.failures.slice(0, 10)).toEqual([]);
       expect(c.limits).toEqual(host.otherLimits);
+    });
+
+    it("passes `mesh-api check` with every route identical, every detail requested", async () => {
+      const r = await cliAsync(["check", `http://127.0.0.1:${s.server.port}`, "--dist", s.out, "--sample", "100000"]);
+      expect(r.stderr).toBe("");
+      expect(r.status).toBe(0);
+      const total = /^total +(\d+) +(\d+) +(\d+) +(\d+)$/m.exec(r.stdout);
+      const n = (await requestsFromTree(s.out)).length;
+      expect(total?.slice(1).map(Number)).toEqual([n, n, 0, 0]);
     });
 
     it("would notice a wrong answer (the comparison can fail)", async () => {
