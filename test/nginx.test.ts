@@ -1,10 +1,14 @@
+import { spawnSync } from "node:child_process";
+import { writeFileSync } from "node:fs";
+import path from "node:path";
 import { describe, expect, it } from "vitest";
 import { build } from "../src/index.ts";
 import { placeholderValues } from "../src/core/plan.ts";
 import { API_HEADERS } from "../src/core/routes.ts";
-import { NGINX_LIMITS, nginxLimits } from "../src/hosts/nginx.ts";
+import { NGINX_LIMITS, nginxConfig, nginxLimits } from "../src/hosts/nginx.ts";
+import { PUBLIC_SAMPLE } from "./support/expected.ts";
 import { hostileDump } from "./support/hostile.ts";
-import { startNginx } from "./support/nginx.ts";
+import { NGINX, startNginx } from "./support/nginx.ts";
 import { describeServed, type Request } from "./support/served.ts";
 import type { RawResponse } from "./support/http.ts";
 import { tempDir } from "./support/tree.ts";
@@ -41,6 +45,17 @@ describeServed({
 });
 
 describe("nginx's warnings", () => {
+  it("takes the standalone configuration without a warning of its own (nginx -t)", async () => {
+    const out = `${tempDir()}/dist`;
+    const result = await build({ data: `${PUBLIC_SAMPLE}dump`, out });
+    const prefix = tempDir();
+    const config = path.join(prefix, "nginx.conf");
+    writeFileSync(config, nginxConfig(placeholderValues(result.model!), { standalone: { root: out, port: 1, prefix } }));
+    const t = spawnSync(NGINX, ["-t", "-p", prefix, "-c", config], { encoding: "utf8" });
+    expect(t.status).toBe(0);
+    expect(t.stderr.split("\n").filter((l) => /\[(warn|emerg|alert|crit|error)\]/.test(l))).toEqual([]);
+  });
+
   it("warns of no hostile value (every one folds letter by letter), but of a letter whose case folds to two", async () => {
     const result = await build({ data: hostileDump(), out: `${tempDir()}/dist` });
     const values = placeholderValues(result.model!);

@@ -192,7 +192,6 @@ function serverBlock(rules: readonly Rule[], values: PlaceholderValues | undefin
     "location / {",
     `  index ${FOLDER_INDEX};`,
     "  charset utf-8;",
-    "  charset_types text/html;",
     `  error_page 404 ${LOC.missing};`,
     `  error_page 403 =404 ${LOC.missing};`,
     `  error_page 301 =301 ${LOC.empty};`,
