@@ -5,6 +5,7 @@ import path from "node:path";
 import { Command } from "commander";
 import fg from "fast-glob";
 import { synthesize, writeSynthDump } from "../src/gen/synth.ts";
+import { NGINX, servingRates, type ServingRow } from "./bench-serve.ts";
 
 /**
  * npm run bench: builds synthetic networks of 600, 3,000 and 40,000 access points and, right after
@@ -12,17 +13,19 @@ import { synthesize, writeSynthDump } from "../src/gen/synth.ts";
  * The headline is the ratio build / cp -r, measured in the same run; absolute times vary with the
  * disk. Then the memory case: a dump of at least 100 MiB, all NDJSON, whose build must stay within
  * 1 GiB peak RSS. Each row also counts the rules the Netlify deploy needs (Netlify recommends under
- * 10,000). Writes bench/results.json.
+ * 10,000). At 3,000 access points also the rate nginx serves the build at against the preview's
+ * (scripts/bench-serve.ts). Writes bench/results.json.
  */
 const opts = new Command("bench")
   .option("--no-large", "skip the 40,000 access point network")
   .option("--no-sweep", "skip the write-concurrency sweep")
   .option("--no-memory", "skip the 100 MiB NDJSON dump")
+  .option("--no-serve", "skip nginx's and the preview's serving rates at 3,000 access points")
   .option("--sizes <list>", "comma-separated network sizes", (v) => v.split(",").map(Number))
   .option("--work <dir>", "scratch folder (needs ~10 GB for 40,000)", os.tmpdir())
   .option("--out <file>", "results file", "bench/results.json")
   .parse()
-  .opts<{ large: boolean; sweep: boolean; memory: boolean; sizes?: number[]; work: string; out: string }>();
+  .opts<{ large: boolean; sweep: boolean; memory: boolean; serve: boolean; sizes?: number[]; work: string; out: string }>();
 
 /** The memory case: access points for an all-NDJSON synthetic dump of at least MEMORY_DUMP_BYTES (checked). */
 const MEMORY_APS = 78_000;
@@ -30,6 +33,8 @@ const MEMORY_DUMP_BYTES = 100 * 2 ** 20;
 const MEMORY_TARGET_MIB = 1024;
 
 const sizes = opts.sizes ?? [600, 3000, ...(opts.large ? [40000] : [])];
+/** The network the serving rates are measured on. */
+const SERVING_APS = 3000;
 const work = mkdtempSync(path.join(opts.work, "mesh-bench-"));
 const root = new URL("../", import.meta.url).pathname;
 
@@ -63,7 +68,9 @@ function sync() {
   spawnSync("sync");
 }
 
-async function measure(aps: number, concurrency = 32, linksAs: "json" | "ndjson" = "json"): Promise<Row> {
+let serving = null as ServingRow | null; // set by measure() at SERVING_APS
+
+async function measure(aps: number, concurrency = 32, linksAs: "json" | "ndjson" = "json", serve = false): Promise<Row> {
   const data = path.join(work, `dump-${aps}`);
   await writeSynthDump(data, synthesize({ aps, seed: 1 }), 5000, linksAs);
   const dumpBytes = fg.sync("**/*", { cwd: data, onlyFiles: true }).reduce((n, f) => n + statSync(path.join(data, f)).size, 0);
@@ -95,6 +102,10 @@ async function measure(aps: number, concurrency = 32, linksAs: "json" | "ndjson"
   sync();
   const cpSeconds = (performance.now() - started) / 1000;
   if (aps === Math.max(...sizes)) layout = r.layout;
+  if (serve) {
+    process.stderr.write(`serving ${aps} access points: the preview and nginx in turn…\n`);
+    serving = await servingRates(data, out, aps);
+  }
   clean(out);
   clean(copy);
   clean(data);
@@ -144,7 +155,7 @@ try {
   const rows: Row[] = [];
   for (const n of sizes) {
     process.stderr.write(`building ${n} access points…\n`);
-    rows.push(await measure(n));
+    rows.push(await measure(n, 32, "json", opts.serve && n === SERVING_APS));
   }
   const sweep: Row[] = [];
   if (opts.sweep) {
@@ -180,6 +191,7 @@ try {
     scaling: { timePerApAt40000OverAt3000: scaling },
     sweep,
     memory,
+    serving,
     layout: { accesspoints: Math.max(...sizes), byKind: layout },
   };
   mkdirSync(path.dirname(opts.out), { recursive: true });
@@ -192,6 +204,12 @@ try {
         `peak RSS ${memory.peakRssMiB} MiB, target ${MEMORY_TARGET_MIB} MiB: ${memory.met ? "met" : "NOT MET"}; build / cp -r ${memory.ratio.toFixed(2)}\n`,
     );
   }
+  if (serving)
+    process.stdout.write(
+      `serving ${serving.accesspoints} access points (${serving.requests} requests, ${serving.concurrency} in flight, median of ${serving.rounds}): ` +
+        `preview ${serving.previewRequestsPerSecond} req/s, nginx ${serving.nginxRequestsPerSecond} req/s: nginx / preview ${serving.nginxOverPreview.toFixed(2)}\n`,
+    );
+  else if (opts.serve && sizes.includes(SERVING_APS)) process.stdout.write(`serving: not measured (no nginx at ${NGINX})\n`);
   if (sweep.length) process.stdout.write(`\nwrite concurrency at 3,000 access points:\n${table(sweep)}\n`);
   process.stdout.write(`\nwrote ${opts.out}\n`);
 } finally {
