@@ -53,7 +53,7 @@ const ESCAPED_UNRESERVED = `%(?:${[...UNRESERVED].map((c) => hexPattern(c.charCo
 /** What nginx answers differently from the preview, whatever the data (docs/hosting.md, nginx). */
 export const NGINX_LIMITS = {
   escapedUnreserved:
-    "a query value with a percent-encoded letter, digit or one of - . _ ~ that the data does not hold in that spelling: nginx cannot decode query values (404)",
+    "a query value with a percent-encoded letter, digit or one of - . _ ~: nginx cannot decode query values, and knows such a spelling only of the values it lists one by one (404 for the others, such as a hardware address of six hex pairs or a value that is its own file name)",
   malformed: "malformed percent-encoding: nginx answers its own 400 page for a path, and a query value as not found",
   caseFolding:
     "a hardware address whose letters fold only by Unicode's special rules (one letter to several, as ß to SS): nginx matches each letter in its lower- and upper-case form",
@@ -321,6 +321,7 @@ function keyLocation(name: string, values: PlaceholderValues | undefined): strin
       `if ($mesh_value ~ ${str(ESCAPED_UNRESERVED)}) { set $mesh_key ""; }`,
     );
   }
+  if (spec.fold === "lower") lines.push(...hardwareAddressKey());
   if (values) {
     const byPattern = new Map<string, string>();
     for (const l of literals(values)) {
@@ -328,12 +329,42 @@ function keyLocation(name: string, values: PlaceholderValues | undefined): strin
       const generic = values.rules[l.at].query[l.param];
       if (generic !== `:${name}` || filled === undefined) continue;
       const key = keyIn(values.rules[l.at].to!, l.rule.to!, name);
+      if (spec.fold === "lower" && hardwareAddressKeyOf(l.value) === key) continue; // computed above
       byPattern.set(valuePattern(l.value, spec.fold === "lower"), key);
     }
     for (const [pattern, key] of byPattern) lines.push(`if ($mesh_value ~ ${str(`^=${pattern}$`)}) { set $mesh_key ${str(key)}; }`);
   }
   lines.push(`if ($mesh_key = "") { ${notFound} }`, 'set $mesh_file "$mesh_to$mesh_key$mesh_rest";', `rewrite ^ ${LOC.file} last;`);
   return [...lines.map((l, i) => (i === 0 || l.startsWith("  ") ? l : `  ${l}`)), "}", ""];
+}
+
+/**
+ * A hardware address written as six pairs of hex digits joined by ":" (raw or `%3A`), in any case, gets
+ * its key computed here rather than listed: every interface of the network has one, and a pattern per
+ * address would be tested on every such request (10,860 of them at 3,000 access points). The key is
+ * the lower-case address with ":" as `_3A` (names.ts fileKey); nginx has no lower-case function at
+ * the server level, so each of the twelve digits is lowered by its own tests (six letters each).
+ */
+function hardwareAddressKey(): string[] {
+  const pair = (i: number) => `(?<mesh_h${i}>[0-9A-Fa-f]{2})`;
+  const colon = "(?::|%3[Aa])";
+  const lines = [
+    'set $mesh_hex "";',
+    `if ($mesh_value ~ ${str(`^=${[1, 2, 3, 4, 5, 6].map(pair).join(colon)}$`)}) { set $mesh_hex "${[1, 2, 3, 4, 5, 6].map((i) => `\${mesh_h${i}}`).join("")}"; }`,
+  ];
+  for (let at = 0; at < 12; at++)
+    for (const letter of "ABCDEF")
+      lines.push(
+        `if ($mesh_hex ~ "^(?<mesh_a>.{${at}})${letter}(?<mesh_b>.*)$") { set $mesh_hex "\${mesh_a}${letter.toLowerCase()}\${mesh_b}"; }`,
+      );
+  const pairs = [1, 2, 3, 4, 5, 6].map((i) => `(?<mesh_l${i}>..)`).join("");
+  lines.push(`if ($mesh_hex ~ "^${pairs}$") { set $mesh_key "${[1, 2, 3, 4, 5, 6].map((i) => `\${mesh_l${i}}`).join("_3A")}"; }`);
+  return lines;
+}
+
+/** The key hardwareAddressKey computes for a value; undefined when it computes none. */
+function hardwareAddressKeyOf(value: string): string | undefined {
+  return /^[0-9a-f]{2}(?::[0-9a-f]{2}){5}$/i.test(value) ? value.toLowerCase().replaceAll(":", "_3A") : undefined;
 }
 
 /** The key a literal rule's target holds where its generic rule's target holds `:name`. */

@@ -117,6 +117,11 @@ export const GET = (target: string): Request => ({ method: "GET", target });
 export function otherRequests(model: NonNullable<Site["result"]["model"]>): Request[] {
   const ap = model.accesspoints[0];
   const ipv6 = model.accesspoints.find((a) => a.main_ipv6)?.main_ipv6;
+  // A hardware address of the data in the spellings a client may send: upper, mixed case, ":" escaped.
+  const mac = placeholderValues(model).values.mac?.find((m) => /^[0-9a-f]{2}(:[0-9a-f]{2}){5}$/.test(m) && /[a-f]/.test(m));
+  const macs = mac
+    ? [mac.toUpperCase(), mac.replace(/[a-f]/, (c) => c.toUpperCase()), mac.replace(/:/g, "%3a"), mac.toUpperCase().replace(/:/g, "%3A")]
+    : [];
   const paths = [
     "/",
     "/index.html",
@@ -159,6 +164,7 @@ export function otherRequests(model: NonNullable<Site["result"]["model"]>): Requ
     `${API}/accesspoint/?firmware_version=%`,
     `${API}/accesspoint/?status=%6Fnline`,
     `${API}/accesspoint/?%73tatus=online`,
+    ...macs.map((m) => `${API}/interface/?if_hwaddress=${m}`),
     ...(ipv6 ? [`${API}/accesspoint/${ipv6}`, `${API}/accesspoint/${ipv6.replace(/:/g, "%3A")}`, `${API}/accesspoint/${ipv6}/links`] : []),
   ];
   return [...paths.map(GET), ...paths.flatMap((target) => ["HEAD", "OPTIONS", "POST", "DELETE"].map((method) => ({ method, target })))];
