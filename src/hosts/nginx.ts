@@ -13,7 +13,7 @@ import {
   type Rule,
 } from "../core/routes.ts";
 import { PARSEABLE_VERSION } from "../core/version.ts";
-import { literals } from "./literals.ts";
+import { dataPlaceholders, ESCAPED_UNRESERVED, literalPatterns, OWN_KEY, regexEscape, valuePattern } from "./patterns.ts";
 import type { ConfigOptions, Host } from "./host.ts";
 import { UsageError } from "../core/problems.ts";
 
@@ -43,12 +43,6 @@ const LOC = {
   method: `${PREFIX}/method`,
   refused: `${PREFIX}/refused`,
 } as const;
-
-/** A raw value that is its own file-name key (names.ts: fileKey keeps it, as long as it is not hashed). */
-const OWN_KEY = "[a-z0-9~-](?:[a-z0-9.~-]{0,198}[a-z0-9~-])?";
-/** RFC 3986's unreserved characters: a client has no reason to percent-encode them, and nginx cannot decode them. */
-const UNRESERVED = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-._~";
-const ESCAPED_UNRESERVED = `%(?:${[...UNRESERVED].map((c) => hexPattern(c.charCodeAt(0))).join("|")})`;
 
 /** What nginx answers differently from the preview, whatever the data (docs/hosting.md, nginx). */
 export const NGINX_LIMITS = {
@@ -225,14 +219,6 @@ function serverBlock(rules: readonly Rule[], values: PlaceholderValues | undefin
   ];
 }
 
-/** The query placeholders of a rule with a file whose values come from the data: [param, placeholder]. */
-function dataPlaceholders(rule: Rule): [string, string][] {
-  if (rule.to === null) return [];
-  return Object.entries(rule.query)
-    .filter(([, v]) => v.startsWith(":") && QUERY_PLACEHOLDERS[v.slice(1)]?.data)
-    .map(([param, v]) => [param, v.slice(1)]);
-}
-
 const stateVar = (param: string) => `$mesh_q_${param}`;
 
 function apiLocation(rules: readonly Rule[], params: readonly string[]): string[] {
@@ -322,59 +308,11 @@ function keyLocation(name: string, values: PlaceholderValues | undefined): strin
       `if ($mesh_value ~ ${str(ESCAPED_UNRESERVED)}) { set $mesh_key ""; }`,
     );
   }
-  if (values) {
-    const byPattern = new Map<string, string>();
-    for (const l of literals(values)) {
-      const filled = l.rule.query[l.param];
-      const generic = values.rules[l.at].query[l.param];
-      if (generic !== `:${name}` || filled === undefined) continue;
-      const key = keyIn(values.rules[l.at].to!, l.rule.to!, name);
-      byPattern.set(valuePattern(l.value, spec.fold === "lower"), key);
-    }
-    for (const [pattern, key] of byPattern) lines.push(`if ($mesh_value ~ ${str(`^=${pattern}$`)}) { set $mesh_key ${str(key)}; }`);
-  }
+  if (values)
+    for (const [pattern, key] of literalPatterns(values, name))
+      lines.push(`if ($mesh_value ~ ${str(`^=${pattern}$`)}) { set $mesh_key ${str(key)}; }`);
   lines.push(`if ($mesh_key = "") { ${notFound} }`, 'set $mesh_file "$mesh_to$mesh_key$mesh_rest";', `rewrite ^ ${LOC.file} last;`);
   return [...lines.map((l, i) => (i === 0 || l.startsWith("  ") ? l : `  ${l}`)), "}", ""];
-}
-
-/** The key a literal rule's target holds where its generic rule's target holds `:name`. */
-function keyIn(generic: string, filled: string, name: string): string {
-  const [before, after] = generic.split(`:${name}`);
-  const partial = filled.slice(before.length, filled.length - after.length);
-  return partial;
-}
-
-/**
- * Every raw spelling of a value in a query: each byte as itself where a query may hold it raw, or
- * `%XX` in either hex case; a space as `+` or `%20`. Folding values match each character in its
- * lower- and upper-case form too.
- */
-function valuePattern(value: string, fold: boolean): string {
-  let out = "";
-  for (const c of value) {
-    const forms = fold ? [...new Set([c, c.toLowerCase(), c.toUpperCase()])] : [c];
-    const patterns = forms.map((f) => [...Buffer.from(f, "utf8")].map(bytePattern).join(""));
-    out += patterns.length === 1 ? patterns[0] : `(?:${patterns.join("|")})`;
-  }
-  return out;
-}
-
-function bytePattern(b: number): string {
-  const escaped = hexPattern(b);
-  if (b === 0x20) return `(?:\\+|${escaped})`;
-  const raw = b > 0x20 && b < 0x7f && !"&#%+".includes(String.fromCharCode(b));
-  return raw ? `(?:${regexEscape(String.fromCharCode(b))}|${escaped})` : escaped;
-}
-
-/** `%XX` with each hex letter in either case. */
-function hexPattern(b: number): string {
-  const hex = b.toString(16).toUpperCase().padStart(2, "0");
-  return `%${[...hex].map((h) => (/[A-F]/.test(h) ? `[${h}${h.toLowerCase()}]` : h)).join("")}`;
-}
-
-/** Escapes a literal for a PCRE pattern. */
-function regexEscape(s: string): string {
-  return s.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
 }
 
 /**
