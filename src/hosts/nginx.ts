@@ -13,7 +13,7 @@ import {
   type Rule,
 } from "../core/routes.ts";
 import { PARSEABLE_VERSION } from "../core/version.ts";
-import { dataPlaceholders, ESCAPED_UNRESERVED, literalPatterns, OWN_KEY, regexEscape, valuePattern } from "./patterns.ts";
+import { dataPlaceholders, severalFolds, ESCAPED_UNRESERVED, literalPatterns, OWN_KEY, regexEscape, valuePattern } from "./patterns.ts";
 import type { ConfigOptions, Host } from "./host.ts";
 import { UsageError } from "../core/problems.ts";
 
@@ -99,26 +99,9 @@ const HEADER = [
   "# Include it in the server {} that serves the build (its root is the build's folder); reload nginx after a new dump.",
 ];
 
-/**
- * What nginx cannot express for these values: a folding value (a MAC) with a letter whose case maps
- * to several letters. Read off the values themselves, not off the literal rules: those are hundreds of
- * thousands at the memory case's size, and Netlify's report holds them already.
- */
+/** What nginx cannot express for these values: a folding value (a MAC) with a letter whose case maps to several letters. */
 export function nginxLimits(values: PlaceholderValues): { kind: string; message: string }[] {
-  const out = new Map<string, { kind: string; message: string }>();
-  const several = (c: string) => [...c.toLowerCase()].length > 1 || [...c.toUpperCase()].length > 1;
-  for (const rule of values.rules)
-    for (const [param, v] of Object.entries(rule.query)) {
-      const name = v.startsWith(":") ? v.slice(1) : "";
-      if (!QUERY_PLACEHOLDERS[name]?.fold) continue;
-      for (const value of values.values[name] ?? [])
-        for (const variant of new Set([value.toLowerCase(), value.toUpperCase()]))
-          if ([...variant].some(several)) {
-            const message = `${param}=${JSON.stringify(variant)}: ${NGINX_LIMITS.caseFolding}`;
-            out.set(message, { kind: "nginx", message });
-          }
-    }
-  return [...out.values()];
+  return severalFolds(values).map((value) => ({ kind: "nginx", message: `${value}: ${NGINX_LIMITS.caseFolding}` }));
 }
 
 /** An nginx string: quoted, with its escapes; `$` only where a variable is meant. */

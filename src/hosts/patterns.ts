@@ -71,3 +71,22 @@ export function hexPattern(b: number): string {
 export function regexEscape(s: string): string {
   return s.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
 }
+
+/**
+ * The folding values (MACs) with a letter whose case maps to several letters, as `param="variant"`:
+ * a server matching each letter in its two cases cannot match them. Read off the values themselves,
+ * not off the literal rules: those are hundreds of thousands at the memory case's size.
+ */
+export function severalFolds(values: PlaceholderValues): string[] {
+  const out = new Set<string>();
+  const several = (c: string) => [...c.toLowerCase()].length > 1 || [...c.toUpperCase()].length > 1;
+  for (const rule of values.rules)
+    for (const [param, v] of Object.entries(rule.query)) {
+      const name = v.startsWith(":") ? v.slice(1) : "";
+      if (!QUERY_PLACEHOLDERS[name]?.fold) continue;
+      for (const value of values.values[name] ?? [])
+        for (const variant of new Set([value.toLowerCase(), value.toUpperCase()]))
+          if ([...variant].some(several)) out.add(`${param}=${JSON.stringify(variant)}`);
+    }
+  return [...out];
+}
