@@ -26,7 +26,8 @@ interface Shown {
 }
 
 /**
- * The command lines of a Markdown text: lines of fenced code blocks that start with `mesh-api`,
+ * The command lines of a Markdown text: lines of fenced code blocks (shell or unnamed: a server's
+ * configuration has words of its own, as Caddy's `import`) that start with `mesh-api`,
  * `npx mesh-api` or `npm`, and code spans that do, or that start with a command of the program or
  * one of its own options (the README's table and prose leave the program out: `build --data <dir>`,
  * `--version`). A synopsis's brackets are dropped, so its options are checked as any others.
@@ -35,13 +36,15 @@ function shownCommands(markdown: string, program: Command): Shown[] {
   const commands = program.commands.map((c) => c.name());
   const rootOptions = program.options.flatMap((o) => [o.long, o.short]);
   const lines: string[] = [];
-  let fenced = false;
+  let fenced: "shell" | "other" | undefined;
   for (const line of markdown.split("\n")) {
     if (line.trimStart().startsWith("```")) {
-      fenced = !fenced;
+      const lang = line.trim().slice(3);
+      fenced = fenced ? undefined : ["", "sh", "bash", "console"].includes(lang) ? "shell" : "other";
       continue;
     }
-    if (fenced) lines.push(line.replace(/\s+#.*$/, "").trim());
+    if (fenced === "shell") lines.push(line.replace(/\s+#.*$/, "").trim());
+    else if (fenced) continue;
     else for (const m of line.matchAll(/`([^`]+)`/g)) lines.push(m[1].trim());
   }
   const shown: Shown[] = [];

@@ -1,0 +1,107 @@
+import type { PlaceholderValues } from "../core/plan.ts";
+import { QUERY_PLACEHOLDERS, type Rule } from "../core/routes.ts";
+import { literals } from "./literals.ts";
+
+/**
+ * Regular expressions over raw query values, for the server hosts that match a query as it was sent
+ * (nginx, Caddy): neither can percent-decode a value it captured, so a value of the data that is not
+ * its own file-name key is matched by a pattern accepting every encoding of each of its bytes.
+ */
+
+/** A raw value that is its own file-name key (names.ts: fileKey keeps it, as long as it is not hashed). */
+export const OWN_KEY = "[a-z0-9~-](?:[a-z0-9.~-]{0,198}[a-z0-9~-])?";
+/** RFC 3986's unreserved characters: a client has no reason to percent-encode them, and these servers cannot decode them. */
+const UNRESERVED = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-._~";
+export const ESCAPED_UNRESERVED = `%(?:${[...UNRESERVED].map((c) => hexPattern(c.charCodeAt(0))).join("|")})`;
+
+/** The query placeholders of a rule with a file whose values come from the data: [param, placeholder]. */
+export function dataPlaceholders(rule: Rule): [string, string][] {
+  if (rule.to === null) return [];
+  return Object.entries(rule.query)
+    .filter(([, v]) => v.startsWith(":") && QUERY_PLACEHOLDERS[v.slice(1)]?.data)
+    .map(([param, v]) => [param, v.slice(1)]);
+}
+
+/**
+ * For one data placeholder, every literal rule's value as a pattern over its raw spellings, with the
+ * key of its file (the part of the literal rule's target that stands where its generic rule has `:name`).
+ */
+export function literalPatterns(
+  values: PlaceholderValues,
+  name: string,
+  /** the key a host computes itself for a value, if any: such values need no pattern when it is the literal's key */
+  computed?: (value: string) => string | undefined,
+): Map<string, string> {
+  const spec = QUERY_PLACEHOLDERS[name];
+  const byPattern = new Map<string, string>();
+  for (const l of literals(values)) {
+    const generic = values.rules[l.at];
+    if (generic.query[l.param] !== `:${name}` || l.rule.query[l.param] === undefined) continue;
+    const [before, after] = generic.to!.split(`:${name}`);
+    const key = l.rule.to!.slice(before.length, l.rule.to!.length - after.length);
+    if (computed?.(l.value) === key) continue;
+    byPattern.set(valuePattern(l.value, spec.fold === "lower"), key);
+  }
+  return byPattern;
+}
+
+/**
+ * The key of a hardware address written as six pairs of hex digits joined by ":", in any case: the
+ * lower-case address with ":" as `_3A` (names.ts fileKey, as routes.ts keyFor folds it); undefined
+ * for any other value. A host that can compute it needs no pattern per interface.
+ */
+export function hardwareAddressKeyOf(value: string): string | undefined {
+  return /^[0-9a-f]{2}(?::[0-9a-f]{2}){5}$/i.test(value) ? value.toLowerCase().replaceAll(":", "_3A") : undefined;
+}
+
+/**
+ * Every raw spelling of a value in a query: each byte as itself where a query may hold it raw, or
+ * `%XX` in either hex case; a space as `+` or `%20`. Folding values match each character in its
+ * lower- and upper-case form too.
+ */
+export function valuePattern(value: string, fold: boolean): string {
+  let out = "";
+  for (const c of value) {
+    const forms = fold ? [...new Set([c, c.toLowerCase(), c.toUpperCase()])] : [c];
+    const patterns = forms.map((f) => [...Buffer.from(f, "utf8")].map(bytePattern).join(""));
+    out += patterns.length === 1 ? patterns[0] : `(?:${patterns.join("|")})`;
+  }
+  return out;
+}
+
+function bytePattern(b: number): string {
+  const escaped = hexPattern(b);
+  if (b === 0x20) return `(?:\\+|${escaped})`;
+  const raw = b > 0x20 && b < 0x7f && !"&#%+".includes(String.fromCharCode(b));
+  return raw ? `(?:${regexEscape(String.fromCharCode(b))}|${escaped})` : escaped;
+}
+
+/** `%XX` with each hex letter in either case. */
+export function hexPattern(b: number): string {
+  const hex = b.toString(16).toUpperCase().padStart(2, "0");
+  return `%${[...hex].map((h) => (/[A-F]/.test(h) ? `[${h}${h.toLowerCase()}]` : h)).join("")}`;
+}
+
+/** Escapes a literal for a PCRE or RE2 pattern. */
+export function regexEscape(s: string): string {
+  return s.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
+}
+
+/**
+ * The folding values (MACs) with a letter whose case maps to several letters, as `param="variant"`:
+ * a server matching each letter in its two cases cannot match them. Read off the values themselves,
+ * not off the literal rules: those are hundreds of thousands at the memory case's size.
+ */
+export function severalFolds(values: PlaceholderValues): string[] {
+  const out = new Set<string>();
+  const several = (c: string) => [...c.toLowerCase()].length > 1 || [...c.toUpperCase()].length > 1;
+  for (const rule of values.rules)
+    for (const [param, v] of Object.entries(rule.query)) {
+      const name = v.startsWith(":") ? v.slice(1) : "";
+      if (!QUERY_PLACEHOLDERS[name]?.fold) continue;
+      for (const value of values.values[name] ?? [])
+        for (const variant of new Set([value.toLowerCase(), value.toUpperCase()]))
+          if ([...variant].some(several)) out.add(`${param}=${JSON.stringify(variant)}`);
+    }
+  return [...out];
+}
