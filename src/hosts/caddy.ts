@@ -274,6 +274,13 @@ function pathPattern(from: string, slash: "" | "/" | "any"): string {
 function keyLines(name: string, values: PlaceholderValues | undefined): string[] {
   const at = (p: string) => `${pattern("~" + `^${regexEscape(name)}\\|=${p}$`)}`;
   const lines = values ? [...literalPatterns(values, name)].map(([p, key]) => `${at(`(?:${p})`)} ${quote(key)}`) : [];
+  // A hardware address of six lower-case hex pairs (the common spelling) finds its key first: a map
+  // tests its patterns in order, and one per interface stood before it. Other spellings (upper case)
+  // still go through the patterns: Caddy cannot lower a captured value.
+  if (QUERY_PLACEHOLDERS[name].fold === "lower") {
+    const pairs = Array.from({ length: 6 }, (_, i) => `(?P<h${i}>[0-9a-f]{2})`).join("(?::|%3[Aa])");
+    lines.unshift(`${at(pairs)} "${Array.from({ length: 6 }, (_, i) => `\${h${i}}`).join("_3A")}"`);
+  }
   const other = values?.others.get(name);
   if (other !== undefined && QUERY_PLACEHOLDERS[name].other) {
     // The class of values with one answer, tested on the raw value: sure only without escapes of the characters a version holds.
