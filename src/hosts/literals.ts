@@ -39,3 +39,11 @@ export function literals({ values, aliases, rules }: PlaceholderValues): Literal
   });
   return out;
 }
+
+/** The query placeholders of a rule with a file whose values come from the data: [param, placeholder]. */
+export function dataPlaceholders(rule: Rule): [string, string][] {
+  if (rule.to === null) return [];
+  return Object.entries(rule.query)
+    .filter(([, v]) => v.startsWith(":") && QUERY_PLACEHOLDERS[v.slice(1)]?.data)
+    .map(([param, v]) => [param, v.slice(1)]);
+}

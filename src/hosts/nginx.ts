@@ -13,7 +13,8 @@ import {
   type Rule,
 } from "../core/routes.ts";
 import { PARSEABLE_VERSION } from "../core/version.ts";
-import { literals } from "./literals.ts";
+import { dataPlaceholders, literals } from "./literals.ts";
+import { foldingLimits, hexPattern, keyIn, OWN_KEY, regexEscape, valuePattern } from "./query-patterns.ts";
 import type { ConfigOptions, Host } from "./host.ts";
 import { UsageError } from "../core/problems.ts";
 
@@ -44,8 +45,6 @@ const LOC = {
   refused: `${PREFIX}/refused`,
 } as const;
 
-/** A raw value that is its own file-name key (names.ts: fileKey keeps it, as long as it is not hashed). */
-const OWN_KEY = "[a-z0-9~-](?:[a-z0-9.~-]{0,198}[a-z0-9~-])?";
 /** RFC 3986's unreserved characters: a client has no reason to percent-encode them, and nginx cannot decode them. */
 const UNRESERVED = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-._~";
 const ESCAPED_UNRESERVED = `%(?:${[...UNRESERVED].map((c) => hexPattern(c.charCodeAt(0))).join("|")})`;
@@ -105,26 +104,9 @@ const HEADER = [
   "# Include it in the server {} that serves the build (its root is the build's folder); reload nginx after a new dump.",
 ];
 
-/**
- * What nginx cannot express for these values: a folding value (a MAC) with a letter whose case maps
- * to several letters. Read off the values themselves, not off the literal rules: those are hundreds of
- * thousands at the memory case's size, and Netlify's report holds them already.
- */
+/** What nginx cannot express for these values: a folding value (a MAC) with a letter whose case maps to several letters. */
 export function nginxLimits(values: PlaceholderValues): { kind: string; message: string }[] {
-  const out = new Map<string, { kind: string; message: string }>();
-  const several = (c: string) => [...c.toLowerCase()].length > 1 || [...c.toUpperCase()].length > 1;
-  for (const rule of values.rules)
-    for (const [param, v] of Object.entries(rule.query)) {
-      const name = v.startsWith(":") ? v.slice(1) : "";
-      if (!QUERY_PLACEHOLDERS[name]?.fold) continue;
-      for (const value of values.values[name] ?? [])
-        for (const variant of new Set([value.toLowerCase(), value.toUpperCase()]))
-          if ([...variant].some(several)) {
-            const message = `${param}=${JSON.stringify(variant)}: ${NGINX_LIMITS.caseFolding}`;
-            out.set(message, { kind: "nginx", message });
-          }
-    }
-  return [...out.values()];
+  return foldingLimits(values, "nginx", NGINX_LIMITS.caseFolding);
 }
 
 /** An nginx string: quoted, with its escapes; `$` only where a variable is meant. */
@@ -223,14 +205,6 @@ function serverBlock(rules: readonly Rule[], values: PlaceholderValues | undefin
     '  return 200 "";',
     "}",
   ];
-}
-
-/** The query placeholders of a rule with a file whose values come from the data: [param, placeholder]. */
-function dataPlaceholders(rule: Rule): [string, string][] {
-  if (rule.to === null) return [];
-  return Object.entries(rule.query)
-    .filter(([, v]) => v.startsWith(":") && QUERY_PLACEHOLDERS[v.slice(1)]?.data)
-    .map(([param, v]) => [param, v.slice(1)]);
 }
 
 const stateVar = (param: string) => `$mesh_q_${param}`;
@@ -335,46 +309,6 @@ function keyLocation(name: string, values: PlaceholderValues | undefined): strin
   }
   lines.push(`if ($mesh_key = "") { ${notFound} }`, 'set $mesh_file "$mesh_to$mesh_key$mesh_rest";', `rewrite ^ ${LOC.file} last;`);
   return [...lines.map((l, i) => (i === 0 || l.startsWith("  ") ? l : `  ${l}`)), "}", ""];
-}
-
-/** The key a literal rule's target holds where its generic rule's target holds `:name`. */
-function keyIn(generic: string, filled: string, name: string): string {
-  const [before, after] = generic.split(`:${name}`);
-  const partial = filled.slice(before.length, filled.length - after.length);
-  return partial;
-}
-
-/**
- * Every raw spelling of a value in a query: each byte as itself where a query may hold it raw, or
- * `%XX` in either hex case; a space as `+` or `%20`. Folding values match each character in its
- * lower- and upper-case form too.
- */
-function valuePattern(value: string, fold: boolean): string {
-  let out = "";
-  for (const c of value) {
-    const forms = fold ? [...new Set([c, c.toLowerCase(), c.toUpperCase()])] : [c];
-    const patterns = forms.map((f) => [...Buffer.from(f, "utf8")].map(bytePattern).join(""));
-    out += patterns.length === 1 ? patterns[0] : `(?:${patterns.join("|")})`;
-  }
-  return out;
-}
-
-function bytePattern(b: number): string {
-  const escaped = hexPattern(b);
-  if (b === 0x20) return `(?:\\+|${escaped})`;
-  const raw = b > 0x20 && b < 0x7f && !"&#%+".includes(String.fromCharCode(b));
-  return raw ? `(?:${regexEscape(String.fromCharCode(b))}|${escaped})` : escaped;
-}
-
-/** `%XX` with each hex letter in either case. */
-function hexPattern(b: number): string {
-  const hex = b.toString(16).toUpperCase().padStart(2, "0");
-  return `%${[...hex].map((h) => (/[A-F]/.test(h) ? `[${h}${h.toLowerCase()}]` : h)).join("")}`;
-}
-
-/** Escapes a literal for a PCRE pattern. */
-function regexEscape(s: string): string {
-  return s.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
 }
 
 /**
