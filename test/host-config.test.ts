@@ -5,6 +5,7 @@ import { placeholderValues } from "../src/core/plan.ts";
 import { UsageError } from "../src/core/problems.ts";
 import { HOST_NAMES, HOSTS, hostNamed } from "../src/hosts/index.ts";
 import { netlify } from "../src/hosts/netlify.ts";
+import { apacheConfig } from "../src/hosts/apache.ts";
 import { nginxConfig } from "../src/hosts/nginx.ts";
 import { validate } from "../src/pipeline.ts";
 import { cli, ROOT, tempDir } from "./support/tree.ts";
@@ -49,35 +50,41 @@ describe("mesh-api host-config", () => {
     expect(cli(["host-config", "netlify"]).stdout).toBe(readFileSync(path.join(ROOT, "netlify.toml"), "utf8"));
   });
 
-  it("nginx prints the block for a dump's server {}, or with --standalone --root --port a configuration of its own; those options go together", async () => {
-    const values = placeholderValues((await validate({ data: DATA, settings: { defaultStatus: "online" } })).model!);
-    const block = cli(["host-config", "nginx", "--data", DATA, "--default-status", "online", "-q"]);
-    expect([block.status, block.stdout]).toEqual([0, nginxConfig(values)]);
-    const alone = cli([
-      "host-config",
-      "nginx",
-      "--data",
-      DATA,
-      "--default-status",
-      "online",
-      "--standalone",
-      "--root",
-      "/srv/dist",
-      "--port",
-      "8181",
-      "-q",
-    ]);
-    expect([alone.status, alone.stdout]).toEqual([0, nginxConfig(values, { standalone: { root: "/srv/dist", port: 8181 } })]);
-    expect(alone.stdout).toContain("listen 127.0.0.1:8181;");
-    expect(cli(["host-config", "nginx", "--standalone", "--port", "8181"])).toMatchObject({
-      status: 2,
-      stderr: expect.stringContaining("--standalone needs --root"),
-    });
-    expect(cli(["host-config", "nginx", "--root", "/srv/dist"])).toMatchObject({
-      status: 2,
-      stderr: expect.stringContaining("--root and --port are for --standalone"),
-    });
-  });
+  it.each([
+    ["nginx", nginxConfig, "listen 127.0.0.1:8181;"],
+    ["apache", apacheConfig, "Listen 127.0.0.1:8181"],
+  ] as const)(
+    "%s prints the block for a dump's server or virtual host, or with --standalone --root --port a configuration of its own; those options go together",
+    async (name, config, listen) => {
+      const values = placeholderValues((await validate({ data: DATA, settings: { defaultStatus: "online" } })).model!);
+      const block = cli(["host-config", name, "--data", DATA, "--default-status", "online", "-q"]);
+      expect([block.status, block.stdout]).toEqual([0, config(values)]);
+      const alone = cli([
+        "host-config",
+        name,
+        "--data",
+        DATA,
+        "--default-status",
+        "online",
+        "--standalone",
+        "--root",
+        "/srv/dist",
+        "--port",
+        "8181",
+        "-q",
+      ]);
+      expect([alone.status, alone.stdout]).toEqual([0, config(values, { standalone: { root: "/srv/dist", port: 8181 } })]);
+      expect(alone.stdout).toContain(listen);
+      expect(cli(["host-config", name, "--standalone", "--port", "8181"])).toMatchObject({
+        status: 2,
+        stderr: expect.stringContaining("--standalone needs --root"),
+      });
+      expect(cli(["host-config", name, "--root", "/srv/dist"])).toMatchObject({
+        status: 2,
+        stderr: expect.stringContaining("--root and --port are for --standalone"),
+      });
+    },
+  );
 
   it("a host not implemented is a usage error naming the hosts available, from the registry", () => {
     for (const name of ["apache", "caddy", "gopher"].filter((n) => !HOST_NAMES.includes(n))) {

@@ -54,6 +54,12 @@ export const APACHE_MODULES = ["rewrite", "headers", "substitute", "include", "b
 export const APACHE_LIMITS = {
   redirectHexCase:
     "the Location of a redirect whose path holds a character percent-encoded with a hex letter (non-ASCII, or one of ;<=>?[]^{|}): mod_rewrite escapes in lower-case hex, the preview in upper case (the same URL)",
+  encodedNul: "a path holding %00: Apache refuses it as not found before any module sees it (404), the preview as malformed (400)",
+  encodedSlash:
+    "a path holding %2F: Apache refuses it as not found (AllowEncodedSlashes Off, its default; decoding them would come after dot segments are removed), the preview decodes it",
+  dotSegments: "a path holding . or .. segments: Apache resolves them first (RFC 3986), the preview does not (404, or 400 outside the API)",
+  longTarget:
+    "a request line longer than 8,190 bytes: Apache's own 414 page (LimitRequestLine, read before any configuration of the block applies)",
   assetType:
     "a file outside the API other than HTML: Apache types it by its own MIME table (/etc/mime.types), the preview as http-server does",
   caseFolding:

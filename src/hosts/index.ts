@@ -1,10 +1,11 @@
 import { UsageError } from "../core/problems.ts";
 import type { Host } from "./host.ts";
+import { apache } from "./apache.ts";
 import { netlify } from "./netlify.ts";
 import { nginx } from "./nginx.ts";
 
 /** Every host this tool configures, in the order their warnings and advice are printed. */
-export const HOSTS: readonly Host[] = [netlify, nginx];
+export const HOSTS: readonly Host[] = [netlify, nginx, apache];
 
 export const HOST_NAMES: readonly string[] = HOSTS.map((h) => h.name);
 

@@ -13,17 +13,33 @@ const DEBIAN_USER = "www-data";
 
 /**
  * Apache in the foreground (`-X`, one process) as a child process, serving `root` with the standalone
- * configuration `mesh-api host-config apache --standalone` prints for these values; everything it
+ * configuration `mesh-api host-config apache --standalone` prints for these values (or, with `vhost`,
+ * the block it prints without --standalone, in a <VirtualHost>); everything it
  * writes stays in a temporary folder (its ServerRoot), and no system service is touched.
  */
-export async function startApache(root: string, values: PlaceholderValues): Promise<RunningServer> {
+export async function startApache(root: string, values: PlaceholderValues, options: { vhost?: boolean } = {}): Promise<RunningServer> {
   const prefix = tempDir();
   const port = await freePort();
   const config = path.join(prefix, "apache2.conf");
   const asRoot = process.getuid?.() === 0;
   if (asRoot) traversable(root);
   const user = asRoot ? { user: DEBIAN_USER, group: DEBIAN_USER } : {};
-  writeFileSync(config, apacheConfig(values, { standalone: { root, port, prefix, ...user } }));
+  const standalone = apacheConfig(values, { standalone: { root, port, prefix, ...user } });
+  if (!options.vhost) writeFileSync(config, standalone);
+  else {
+    // As docs/hosting.md shows it: the block `host-config apache --data` prints, included in the operator's <VirtualHost>.
+    const block = path.join(prefix, "mesh-api.conf");
+    writeFileSync(block, apacheConfig(values));
+    const server = standalone.slice(0, standalone.indexOf("\nRewriteEngine On\n"));
+    const vhost = [
+      `<VirtualHost 127.0.0.1:${port}>`,
+      "  ServerName mesh.example",
+      `  DocumentRoot "${root}"`,
+      `  Include "${block}"`,
+      "</VirtualHost>",
+    ];
+    writeFileSync(config, [server, ...vhost, ""].join("\n"));
+  }
   return spawnServer("apache", APACHE, ["-X", "-d", prefix, "-f", config], port, { logs: [path.join(prefix, "error.log")] });
 }
 
