@@ -316,7 +316,7 @@ function ruleLines(rule: Rule): string[] {
   let plain: string | undefined;
   for (const [param, want] of Object.entries(rule.query)) {
     if (!want.startsWith(":")) conditions.push(`RewriteCond ${env(decodedVar(param))} ${rx(`^=${regexEscape(want)}$`)}`);
-    else if (rule.to !== null && rule.to.includes(want) && !data.some(([p]) => p === param)) plain = param;
+    else if (rule.to?.split(/(:[a-z]+)/).includes(want) && !data.some(([p]) => p === param)) plain = param;
     else conditions.push(`RewriteCond ${env(rawVar(param))} ^=`);
   }
   // A list path notes whether it has its slash: without it, the answer is a redirect whatever the file.
