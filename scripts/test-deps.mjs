@@ -1,4 +1,4 @@
-// Installs the Debian packages the tests drive (a real browser for the map page, nginx and Caddy for their configurations) before `npm test`
+// Installs the Debian packages the tests drive (a real browser for the map page, Apache, nginx and Caddy for their configurations) before `npm test`
 // runs them, so that `npm ci && npm test` passes on a fresh machine. Plain JavaScript: it runs before
 // anything is compiled. Without root or password-less sudo it stops with the one command to run.
 import { spawnSync } from "node:child_process";
@@ -8,6 +8,8 @@ import { existsSync } from "node:fs";
 const NEEDED = [
   { program: process.env.MESH_API_CHROMIUM ?? "/usr/bin/chromium", pkg: "chromium", test: "test/map.test.ts" },
   { program: process.env.MESH_API_NGINX ?? "/usr/sbin/nginx", pkg: "nginx", test: "test/nginx.test.ts" },
+  // Its postinst starts the apache2 service on port 80 with `|| true`: where that port is taken (nginx's own service), the install still succeeds.
+  { program: process.env.MESH_API_APACHE ?? "/usr/sbin/apache2", pkg: "apache2", test: "test/apache.test.ts" },
   { program: process.env.MESH_API_CADDY ?? "/usr/bin/caddy", pkg: "caddy", test: "test/caddy.test.ts" },
 ];
 

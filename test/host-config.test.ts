@@ -5,6 +5,7 @@ import { placeholderValues } from "../src/core/plan.ts";
 import { UsageError } from "../src/core/problems.ts";
 import { HOST_NAMES, HOSTS, hostNamed } from "../src/hosts/index.ts";
 import { netlify } from "../src/hosts/netlify.ts";
+import { apacheConfig } from "../src/hosts/apache.ts";
 import { nginxConfig } from "../src/hosts/nginx.ts";
 import { caddyConfig } from "../src/hosts/caddy.ts";
 import { validate } from "../src/pipeline.ts";
@@ -50,35 +51,41 @@ describe("mesh-api host-config", () => {
     expect(cli(["host-config", "netlify"]).stdout).toBe(readFileSync(path.join(ROOT, "netlify.toml"), "utf8"));
   });
 
-  it("nginx prints the block for a dump's server {}, or with --standalone --root --port a configuration of its own; those options go together", async () => {
-    const values = placeholderValues((await validate({ data: DATA, settings: { defaultStatus: "online" } })).model!);
-    const block = cli(["host-config", "nginx", "--data", DATA, "--default-status", "online", "-q"]);
-    expect([block.status, block.stdout]).toEqual([0, nginxConfig(values)]);
-    const alone = cli([
-      "host-config",
-      "nginx",
-      "--data",
-      DATA,
-      "--default-status",
-      "online",
-      "--standalone",
-      "--root",
-      "/srv/dist",
-      "--port",
-      "8181",
-      "-q",
-    ]);
-    expect([alone.status, alone.stdout]).toEqual([0, nginxConfig(values, { standalone: { root: "/srv/dist", port: 8181 } })]);
-    expect(alone.stdout).toContain("listen 127.0.0.1:8181;");
-    expect(cli(["host-config", "nginx", "--standalone", "--port", "8181"])).toMatchObject({
-      status: 2,
-      stderr: expect.stringContaining("--standalone needs --root"),
-    });
-    expect(cli(["host-config", "nginx", "--root", "/srv/dist"])).toMatchObject({
-      status: 2,
-      stderr: expect.stringContaining("--root and --port are for --standalone"),
-    });
-  });
+  it.each([
+    ["nginx", nginxConfig, "listen 127.0.0.1:8181;"],
+    ["apache", apacheConfig, "Listen 127.0.0.1:8181"],
+  ] as const)(
+    "%s prints the block for a dump's server or virtual host, or with --standalone --root --port a configuration of its own; those options go together",
+    async (name, config, listen) => {
+      const values = placeholderValues((await validate({ data: DATA, settings: { defaultStatus: "online" } })).model!);
+      const block = cli(["host-config", name, "--data", DATA, "--default-status", "online", "-q"]);
+      expect([block.status, block.stdout]).toEqual([0, config(values)]);
+      const alone = cli([
+        "host-config",
+        name,
+        "--data",
+        DATA,
+        "--default-status",
+        "online",
+        "--standalone",
+        "--root",
+        "/srv/dist",
+        "--port",
+        "8181",
+        "-q",
+      ]);
+      expect([alone.status, alone.stdout]).toEqual([0, config(values, { standalone: { root: "/srv/dist", port: 8181 } })]);
+      expect(alone.stdout).toContain(listen);
+      expect(cli(["host-config", name, "--standalone", "--port", "8181"])).toMatchObject({
+        status: 2,
+        stderr: expect.stringContaining("--standalone needs --root"),
+      });
+      expect(cli(["host-config", name, "--root", "/srv/dist"])).toMatchObject({
+        status: 2,
+        stderr: expect.stringContaining("--root and --port are for --standalone"),
+      });
+    },
+  );
 
   it("caddy prints the route for a dump's site block, or with --standalone --root --port a Caddyfile of its own; those options go together", async () => {
     const values = placeholderValues((await validate({ data: DATA })).model!);

@@ -1,0 +1,444 @@
+import type { PlaceholderValues } from "../core/plan.ts";
+import { UsageError } from "../core/problems.ts";
+import {
+  API_HEADERS,
+  ERROR_DETAILS,
+  errorBody,
+  FILES,
+  FOLDER_INDEX,
+  HIDDEN,
+  methodNotAllowed,
+  NOT_FOUND_BODY,
+  optionsBody,
+  QUERY_PLACEHOLDERS,
+  ROUTE_NAMES,
+  RULES,
+  type RouteKind,
+  type Rule,
+} from "../core/routes.ts";
+import { PARSEABLE_VERSION } from "../core/version.ts";
+import type { ConfigOptions, Host } from "./host.ts";
+import { dataPlaceholders, literalPatterns, OWN_KEY, regexEscape, severalFolds, valuePattern } from "./patterns.ts";
+
+/**
+ * Apache httpd 2.4, generated from the route table as one block for the operator's own <VirtualHost>
+ * (no RewriteMap, which only the server level may hold). mod_rewrite does the routing in the
+ * server context, where a rule sees the decoded, slash-merged path: every query parameter a rule
+ * names is read from the raw query into an environment variable (`-` absent, `=<raw value>`, the
+ * last occurrence, its name in any spelling), beside its percent-decoded form (ap_expr's unescape());
+ * each rule of the table is one RewriteRule whose conditions test those, and the first that matches
+ * decides. A decoded value that is its own file-name key reaches its file directly; a value of the
+ * data that is not (a space, upper case, an alias) is matched on the raw value by a pattern accepting
+ * every encoding of each byte, in a section per placeholder that only requests using it enter.
+ *
+ * Apache has no directive for a response of our own making, so the answers that are not a file come
+ * from its error machinery: the JSON 404 and 400 are ErrorDocument strings; the answer to OPTIONS is
+ * `R=200` with an ErrorDocument 200 string naming the route; a redirect (mod_rewrite writes an
+ * absolute Location, in a header table mod_headers cannot reach on an error) and a 405 (whose Allow
+ * header Apache would add itself) are handed by ErrorDocument to an internal request, which serves
+ * the build's 404 file rewritten by mod_substitute: emptied, or to the 405's body with the method
+ * echoed by mod_include. There mod_headers can set every header.
+ */
+
+const PREFIX = `${HIDDEN}-apache`;
+/** the internal request of a redirect and a 405 */
+const ANSWER = `${PREFIX}/answer`;
+/** What the internal request answers, set by the request it answers for (ANSWER_KIND). */
+const ANSWER_KIND = { refused: "refused", typed: "typed", moved: "moved" } as const;
+
+/** The modules the block uses beside the ones Debian enables by default (mime, dir). */
+export const APACHE_MODULES = ["rewrite", "headers", "substitute", "include", "buffer"] as const;
+
+/** What Apache answers differently from the preview, whatever the data (docs/hosting.md, Apache). */
+export const APACHE_LIMITS = {
+  redirectHexCase:
+    "the Location of a redirect whose path holds a character percent-encoded with a hex letter (non-ASCII, or one of ;<=>?[]^{|}): mod_rewrite escapes in lower-case hex, the preview in upper case (the same URL)",
+  encodedNul: "a path holding %00: Apache refuses it as not found before any module sees it (404), the preview as malformed (400)",
+  encodedSlash:
+    "a path holding %2F: Apache refuses it as not found (AllowEncodedSlashes Off, its default; decoding them would come after dot segments are removed), the preview decodes it",
+  dotSegments: "a path holding . or .. segments: Apache resolves them first (RFC 3986), the preview does not (404, or 400 outside the API)",
+  longTarget:
+    "a request line longer than 8,190 bytes: Apache's own 414 page (LimitRequestLine, read before any configuration of the block applies)",
+  assetType:
+    "a file outside the API other than HTML: Apache types it by its own MIME table (/etc/mime.types), the preview as http-server does",
+  caseFolding:
+    "a hardware address whose letters fold only by Unicode's special rules (one letter to several, as ß to SS): Apache matches each letter in its lower- and upper-case form",
+} as const;
+
+export interface ApacheOptions {
+  /** a complete configuration running Apache alone in the foreground on 127.0.0.1, its files under `prefix` */
+  readonly standalone?: {
+    readonly root: string;
+    readonly port: number;
+    /** the ServerRoot (pid file, error log, runtime files); without it, the one `apache2 -d` names */
+    readonly prefix?: string;
+    /** the user and group of the server when started as root (Apache refuses root; the default may not read the build) */
+    readonly user?: string;
+    readonly group?: string;
+  };
+}
+
+const MODULE_DIR = "/usr/lib/apache2/modules";
+
+/** The Apache configuration for a build of these values (without them, the route table's rules alone). */
+export function apacheConfig(values: PlaceholderValues | undefined, options: ApacheOptions = {}): string {
+  const block = serverBlock(values?.rules ?? RULES, values);
+  if (!options.standalone) return [...HEADER, "", ...block, ""].join("\n");
+  const { root, port, prefix, user, group } = options.standalone;
+  const modules: [string, string][] = [
+    ["mpm_event_module", "mod_mpm_event.so"],
+    ["authz_core_module", "mod_authz_core.so"],
+    ["mime_module", "mod_mime.so"],
+    ...APACHE_MODULES.map((m): [string, string] => [`${m}_module`, `mod_${m}.so`]),
+  ];
+  return [
+    ...HEADER,
+    "# Standalone: runs Apache alone in the foreground, e.g. apache2 -X -d <folder for its files> -f <this file>",
+    ...(prefix ? [`ServerRoot ${str(prefix)}`] : []),
+    // Its mutexes and runtime files too (Mutex's default folder is this one).
+    `DefaultRuntimeDir ${str(prefix ?? ".")}`,
+    'PidFile "apache2.pid"',
+    'ErrorLog "error.log"',
+    "LogLevel warn",
+    `Listen 127.0.0.1:${port}`,
+    "ServerName 127.0.0.1",
+    ...(user ? [`User ${str(user)}`] : []),
+    ...(group ? [`Group ${str(group)}`] : []),
+    ...modules.map(([name, file]) => `LoadModule ${name} ${str(`${MODULE_DIR}/${file}`)}`),
+    'TypesConfig "/etc/mime.types"',
+    `DocumentRoot ${str(root)}`,
+    `<Directory ${str(root)}>`,
+    "  Options None",
+    "  AllowOverride None",
+    "  Require all granted",
+    "</Directory>",
+    "",
+    ...block,
+    "",
+  ].join("\n");
+}
+
+const HEADER = [
+  "# Generated by `mesh-api host-config apache` from the route table (src/core/routes.ts) and one dump's filter values.",
+  `# Include it in the <VirtualHost> that serves the build (its DocumentRoot is the build's folder), with a2enmod ${APACHE_MODULES.join(" ")};`,
+  "# reload Apache after a new dump.",
+];
+
+/** What Apache cannot express for these values: a folding value (a MAC) with a letter whose case maps to several letters. */
+export function apacheLimits(values: PlaceholderValues): { kind: string; message: string }[] {
+  return severalFolds(values).map((value) => ({ kind: "apache", message: `${value}: ${APACHE_LIMITS.caseFolding}` }));
+}
+
+/** A single-quoted argument of a core directive, read as it is written (ap_getword_conf). */
+function word(s: string): string {
+  return `'${s.replace(/[\\']/g, "\\$&")}'`;
+}
+
+/** A quoted argument of a core directive (ap_getword_conf: a backslash escapes a backslash or the quote). */
+function str(s: string): string {
+  return `"${s.replace(/[\\"]/g, "\\$&")}"`;
+}
+
+/**
+ * A constant for an ErrorDocument or Header value, which Apache reads as a string expression (`%{`
+ * and backslashes are its syntax): the API's constants hold none, and this says so if one ever does.
+ */
+function constant(s: string, expression?: string): string {
+  if (/[\\'%$\n]/.test(expression === undefined ? s : s.replace(expression, "")))
+    throw new Error(`cannot write ${JSON.stringify(s)} as an Apache string constant`);
+  return `'${s}'`;
+}
+
+/**
+ * A regular expression as one argument of RewriteRule or RewriteCond, which mod_rewrite splits at
+ * whitespace and quotes without unescaping anything: those characters are written as PCRE escapes.
+ */
+function rx(pattern: string): string {
+  return pattern.replace(/["'\s]/g, (c) => `\\x${c.charCodeAt(0).toString(16).padStart(2, "0")}`);
+}
+
+/** A literal part of an `E=` value: mod_rewrite expands `\`, `$` and `%`, and splits flags at `,` and whitespace. */
+function envText(s: string): string {
+  if (/[,\]]/.test(s)) throw new Error(`cannot write ${JSON.stringify(s)} in a mod_rewrite flag`);
+  return s.replace(/[\\$%\s]/g, "\\$&");
+}
+
+const env = (name: string) => `%{ENV:${name}}`;
+const rawVar = (param: string) => `MESH_R_${param}`;
+const decodedVar = (param: string) => `MESH_D_${param}`;
+const flags = (list: readonly string[]) => `[${list.join(",")}]`;
+/** Any request path under /api/ (the block has answered every one of them when its API section ends). */
+const API_PATH = "^/api(?:/|$)";
+/** A path placeholder's segment, as the preview takes it (routes.ts isSafeSegment; Apache has removed `.` and `..`). */
+const SEGMENT = "([^/\\\\\\x00-\\x1f\\x7f]+)";
+
+/** The answer to OPTIONS, with the route's name where each route's answer has its own. */
+const OPTIONS_NAME = "%{reqenv:MESH_NAME}";
+
+function optionsTemplate(): string {
+  const name = OPTIONS_NAME;
+  const template = optionsBody("api-root").replace(JSON.stringify(ROUTE_NAMES["api-root"]), `"${name}"`);
+  for (const kind of Object.keys(ROUTE_NAMES) as RouteKind[])
+    if (template.replace(name, ROUTE_NAMES[kind]) !== optionsBody(kind))
+      throw new Error(`the answer to OPTIONS of ${kind} is not the template's`);
+  return template;
+}
+
+/** The 405's body in mod_substitute's replacement syntax, the method echoed by mod_include. */
+function refusedTemplate(): string {
+  const [before, after] = errorBody(methodNotAllowed("\uE000")).split("\uE000");
+  const echo = '<!--#echo encoding="none" var="REDIRECT_REQUEST_METHOD" -->';
+  // ap_pregsub reads a backslash as an escape and `&` as the match; `|` is the delimiter.
+  const replacement = (s: string) => s.replace(/[\\&$|]/g, "\\$&");
+  return `s|.+|${replacement(before)}${echo}${replacement(after)}|`;
+}
+
+function serverBlock(rules: readonly Rule[], values: PlaceholderValues | undefined): string[] {
+  const headerIf = `"expr=-n reqenv('MESH_API') || %{REQUEST_STATUS} =~ /^40[04]$/"`;
+  const answerIs = (kind: string) => `reqenv('REDIRECT_MESH_ANSWER') == '${kind}'`;
+  const headers = (indent: string, condition: string, withType: boolean) =>
+    Object.entries(API_HEADERS)
+      .filter(([name]) => withType || name !== "Content-Type")
+      .map(([name, value]) => `${indent}Header always set ${name} ${constant(value)} ${condition}`);
+  return [
+    "RewriteEngine On",
+    "<IfModule mod_dir.c>",
+    "  DirectorySlash Off",
+    "</IfModule>",
+    `ErrorDocument 400 ${constant(errorBody(ERROR_DETAILS.malformed))}`,
+    `ErrorDocument 404 ${constant(NOT_FOUND_BODY)}`,
+    `ErrorDocument 200 ${constant(optionsTemplate(), OPTIONS_NAME)}`,
+    `ErrorDocument 301 ${ANSWER}`,
+    `ErrorDocument 405 ${ANSWER}`,
+    "# The API's headers: on its answers, the 404 page, and every JSON 404 and 400.",
+    ...headers("", headerIf, true),
+    `Header always set Content-Type ${constant("text/html; charset=utf-8")} env=MESH_HTML`,
+    "",
+    "# The internal request answering a redirect or a 405: the build's 404 file, emptied or made the 405's body.",
+    "RewriteCond %{ENV:REDIRECT_STATUS} ^(?:301|405)$",
+    `RewriteRule ${rx(`^${regexEscape(ANSWER)}$`)} %{DOCUMENT_ROOT}${FILES.notFound} [L]`,
+    `<Location ${str(ANSWER)}>`,
+    "  Options +Includes",
+    "  SetOutputFilter SUBSTITUTE;INCLUDES;BUFFER",
+    `  <If "${answerIs(ANSWER_KIND.refused)}">`,
+    `    Substitute ${word(refusedTemplate())}`,
+    "  </If>",
+    "  <Else>",
+    "    Substitute 's|.+||'",
+    "  </Else>",
+    `  <If "!(${answerIs(ANSWER_KIND.refused)} || ${answerIs(ANSWER_KIND.typed)})">`,
+    "    RemoveType .json",
+    "  </If>",
+    // mod_rewrite's Location is absolute (scheme and host as the request named them); the preview's is the path.
+    `  Header edit Location ${str("^[a-z][a-z0-9+.-]*://[^/]*")} ""`,
+    ...headers("  ", `"expr=-n reqenv('REDIRECT_MESH_API')"`, false).map((l) => l.replace("Header always set", "Header set")),
+    "</Location>",
+    "",
+    "# Malformed requests: a percent sign without two hex digits, or escapes that are not UTF-8 (the path's own are Apache's 400).",
+    `RewriteCond %{THE_REQUEST} !${rx(`^\\S+ (?:[^%\\s]|%[0-7][0-9A-Fa-f]|${UTF8})*(?: |$)`)}`,
+    "RewriteRule ^ - [R=400]",
+    "",
+    ...apiSection(rules, values),
+    "",
+    ...staticSection(),
+  ];
+}
+
+/** A percent-encoded UTF-8 sequence of two to four bytes (RFC 3629), as decodeURIComponent accepts it. */
+const UTF8 = (() => {
+  const b = (range: string) => `%${range}`;
+  const tail = b("[89ABab][0-9A-Fa-f]");
+  return [
+    `${b("[Cc][2-9A-Fa-f]")}${tail}`,
+    `${b("[Dd][0-9A-Fa-f]")}${tail}`,
+    `${b("[Ee]0")}${b("[ABab][0-9A-Fa-f]")}${tail}`,
+    `${b("[Ee][1-9A-Ca-cEeFf]")}${tail}${tail}`,
+    `${b("[Ee][Dd]")}${b("[89][0-9A-Fa-f]")}${tail}`,
+    `${b("[Ff]0")}${b("[9ABab][0-9A-Fa-f]")}${tail}${tail}`,
+    `${b("[Ff][1-3]")}${tail}${tail}${tail}`,
+    `${b("[Ff]4")}${b("8[0-9A-Fa-f]")}${tail}${tail}`,
+  ].join("|");
+})();
+
+function apiSection(rules: readonly Rule[], values: PlaceholderValues | undefined): string[] {
+  const params = [...new Set(rules.flatMap((r) => Object.keys(r.query)))].sort();
+  const lines = [
+    "# The API: every path under /api/, by the route table.",
+    `RewriteRule ${API_PATH} - [E=MESH_API:1]`,
+    "RewriteCond %{REQUEST_METHOD} !^(?:GET|HEAD|OPTIONS)$",
+    `RewriteRule ${API_PATH} - [R=405,E=MESH_ANSWER:${ANSWER_KIND.refused}]`,
+    "# Each parameter a rule names: its raw state (the last occurrence, the name in any spelling) and the state decoded.",
+  ];
+  for (const param of params) {
+    const name = valuePattern(param, false);
+    lines.push(
+      `RewriteRule ${API_PATH} - [E=${rawVar(param)}:-,E=${decodedVar(param)}:!]`,
+      `RewriteCond %{QUERY_STRING} ${rx(`^(?:.*&)?${name}(?:=([^&]*))?(?:&|$)`)}`,
+      `RewriteRule ${API_PATH} - [E=${rawVar(param)}:=%1]`,
+      `RewriteCond expr "unescape(reqenv('${rawVar(param)}')) =~ /^([\\s\\S]*)$/"`,
+      `RewriteRule ${API_PATH} - [E=${decodedVar(param)}:%1]`,
+    );
+  }
+  lines.push("# The route table, first match first: each rule notes what it answers.");
+  for (const rule of rules) lines.push(...ruleLines(rule));
+  const data = [...new Set(rules.flatMap((r) => dataPlaceholders(r).map(([, name]) => name)))].sort();
+  lines.push(
+    "# A list path without its slash moves to it, with the query as sent; a rule without a file is not found.",
+    "RewriteCond %{ENV:MESH_LIST} =1",
+    "RewriteCond %{ENV:MESH_SLASH} ^$",
+    `RewriteRule ^(/api/.*)$ $1/ [R=301,L,B,BNP,BNE=-_.!~*'():/,NE,E=MESH_ANSWER:${ANSWER_KIND.moved}]`,
+    "RewriteCond %{ENV:MESH_DO} !=file",
+    `RewriteRule ${API_PATH} - [R=404]`,
+    "# A data placeholder's value: its own key, the class of values with one answer, or the key of a value of the data.",
+    ...data.flatMap((name) => keySection(name, values)),
+    "RewriteCond %{ENV:MESH_NEED} !^$",
+    "RewriteCond %{ENV:MESH_KEY} ^$",
+    `RewriteRule ${API_PATH} - [R=404]`,
+    `RewriteRule ${API_PATH} - [E=MESH_FILE:${env("MESH_TO")}${env("MESH_KEY")}${env("MESH_REST")}]`,
+    `RewriteCond %{DOCUMENT_ROOT}${env("MESH_FILE")} !-f`,
+    `RewriteRule ${API_PATH} - [R=404]`,
+    "RewriteCond %{REQUEST_METHOD} =OPTIONS",
+    `RewriteRule ${API_PATH} - [R=200]`,
+    `RewriteRule ${API_PATH} %{DOCUMENT_ROOT}${env("MESH_FILE")} [L]`,
+  );
+  return lines;
+}
+
+/** One rule of the table: its conditions, and what it notes when it is the first to match. */
+function ruleLines(rule: Rule): string[] {
+  const list = rule.from.endsWith("/");
+  const data = dataPlaceholders(rule);
+  const { pattern, segments } = pathPattern(rule.from);
+  const first = "RewriteCond %{ENV:MESH_DO} ^$";
+  const conditions: string[] = [];
+  // A query placeholder that is not the data's (status) reaches a file only with a value that is its own key.
+  let plain: string | undefined;
+  for (const [param, want] of Object.entries(rule.query)) {
+    if (!want.startsWith(":")) conditions.push(`RewriteCond ${env(decodedVar(param))} ${rx(`^=${regexEscape(want)}$`)}`);
+    else if (rule.to?.split(/(:[a-z]+)/).includes(want) && !data.some(([p]) => p === param)) plain = param;
+    else conditions.push(`RewriteCond ${env(rawVar(param))} ^=`);
+  }
+  // A list path notes whether it has its slash: without it, the answer is a redirect whatever the file.
+  const moves = list && rule.kind !== "not-found" && rule.to !== null ? { LIST: "1", SLASH: `$${segments + 1}` } : {};
+  const rewrite = (pairs: Record<string, string>) => {
+    const set = Object.entries({ ...pairs, ...moves }).filter(([, v]) => v !== "");
+    return `RewriteRule ${rx(pattern)} - ${flags(set.map(([k, v]) => `E=MESH_${k}:${v}`))}`;
+  };
+  if (rule.kind === "not-found" || rule.to === null) return [first, ...conditions, rewrite({ DO: "404" })];
+  // The target: path placeholders from the path, the plain one from its capture, the data's one decided later.
+  let target = "";
+  const pathNames = rule.from
+    .split("/")
+    .filter((s) => s.startsWith(":"))
+    .map((s) => s.slice(1));
+  const parts = rule.to.split(/(:[a-z]+)/);
+  let rest: string | undefined;
+  for (const part of parts) {
+    const piece = !part.startsWith(":")
+      ? envText(part)
+      : pathNames.includes(part.slice(1))
+        ? `$${pathNames.indexOf(part.slice(1)) + 1}`
+        : plain && rule.query[plain] === part
+          ? "%1"
+          : undefined;
+    if (piece === undefined) {
+      rest = "";
+      continue;
+    }
+    if (rest === undefined) target += piece;
+    else rest += piece;
+  }
+  const [param, need] = data[0] ?? ["", ""];
+  const file = {
+    DO: "file",
+    TO: target,
+    REST: rest ?? "",
+    NEED: need,
+    VALUE: param ? env(rawVar(param)) : "",
+    DVALUE: param ? env(decodedVar(param)) : "",
+    NAME: envText(ROUTE_NAMES[rule.kind]),
+  };
+  if (!plain) return [first, ...conditions, rewrite(file)];
+  return [
+    first,
+    ...conditions,
+    `RewriteCond ${env(decodedVar(plain))} ${rx(`^=(${OWN_KEY})$`)}`,
+    rewrite(file),
+    first,
+    ...conditions,
+    `RewriteCond ${env(rawVar(plain))} ^=`,
+    rewrite({ DO: "404" }),
+  ];
+}
+
+/** A rule's path as a pattern over the decoded path: placeholders capture a segment; a list captures its slash. */
+function pathPattern(from: string): { pattern: string; segments: number } {
+  if (from.endsWith("/*")) return { pattern: `^${regexEscape(from.slice(0, -2))}(?:/.*)?$`, segments: 0 };
+  let segments = 0;
+  const body = from
+    .replace(/\/$/, "")
+    .split("/")
+    .map((s) => (s.startsWith(":") ? (segments++, SEGMENT) : regexEscape(s)))
+    .join("/");
+  return { pattern: `^${body}${from.endsWith("/") ? "(/?)" : ""}$`, segments };
+}
+
+/** The rules turning the value of one data placeholder into its file's key; requests for other placeholders skip them. */
+function keySection(name: string, values: PlaceholderValues | undefined): string[] {
+  const spec = QUERY_PLACEHOLDERS[name];
+  const rules: string[][] = [[`RewriteCond ${env("MESH_DVALUE")} ${rx(`^=(${OWN_KEY})$`)}`, `RewriteRule ^ - [E=MESH_KEY:%1]`]];
+  const other = values?.others.get(name);
+  if (other !== undefined && spec.other) {
+    // The class of values with one answer: the decoded value is not a version (a %00 empties it, and no version is empty).
+    rules.push(
+      [`RewriteCond ${env("MESH_DVALUE")} ^=([\\s\\S]*)$`, "RewriteRule ^ - [E=MESH_BARE:%1]"],
+      [`RewriteCond ${env("MESH_BARE")} !${rx(PARSEABLE_VERSION.source)}`, `RewriteRule ^ - [E=MESH_KEY:${envText(other)}]`],
+    );
+  }
+  if (values)
+    for (const [pattern, key] of literalPatterns(values, name))
+      rules.push([`RewriteCond ${env("MESH_VALUE")} ${rx(`^=${pattern}$`)}`, `RewriteRule ^ - [E=MESH_KEY:${envText(key)}]`]);
+  return [`RewriteCond ${env("MESH_NEED")} !=${name}`, `RewriteRule ^ - [S=${rules.length}]`, ...rules.flat()];
+}
+
+function staticSection(): string[] {
+  const notFoundPage = rx(`^${regexEscape(FILES.notFoundPage)}$`);
+  return [
+    "# Everything else: the build's files as a static host serves them; host and hidden files are not content.",
+    "RewriteRule (?:^|/)[._] - [R=404]",
+    "# A folder moves to its slash when it has a page, whatever the method.",
+    "RewriteCond %{DOCUMENT_ROOT}$1 -d",
+    `RewriteCond %{DOCUMENT_ROOT}$1/${FOLDER_INDEX} -f`,
+    "RewriteRule ^(/.*[^/])$ $1/ [R=301,L,B,BNP,BNE=-_.!~*'()/,NE]",
+    `RewriteRule ^(.*/)$ $1${FOLDER_INDEX}`,
+    "RewriteCond %{DOCUMENT_ROOT}$1 !-f",
+    "RewriteRule ^(.*)$ - [R=404]",
+    `RewriteRule ${notFoundPage} - [E=MESH_API:1,E=MESH_ANSWER:${ANSWER_KIND.typed}]`,
+    "RewriteCond %{REQUEST_METHOD} !^(?:GET|HEAD)$",
+    "RewriteRule ^ - [R=405]",
+    `RewriteCond $1 !${notFoundPage}`,
+    "RewriteRule ^(.*\\.html?)$ - [NC,E=MESH_HTML:1]",
+    "RewriteRule ^(.*)$ %{DOCUMENT_ROOT}$1 [L]",
+  ];
+}
+
+/**
+ * Apache as a Host: nothing in the build (the block reads the 404 file every build has), the block
+ * `host-config apache --data <dump>` prints for the operator's <VirtualHost>, or with
+ * `--standalone --root <dir> --port <n>` a configuration running Apache alone (its files under `apache2 -d`).
+ */
+export const apache: Host = {
+  name: "apache",
+  files: () => [],
+  config(input, options: ConfigOptions = {}) {
+    if (!options.standalone) {
+      if (options.root !== undefined || options.port !== undefined)
+        throw new UsageError("--root and --port are for --standalone; the block for your <VirtualHost> takes its DocumentRoot from there");
+      return apacheConfig(input);
+    }
+    if (options.root === undefined || options.port === undefined)
+      throw new UsageError("--standalone needs --root <the build's folder> and --port <n>");
+    return apacheConfig(input, { standalone: { root: options.root, port: options.port } });
+  },
+  limits: apacheLimits,
+};

@@ -1,0 +1,102 @@
+import path from "node:path";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { build, startPreview, type Preview } from "../src/index.ts";
+import { placeholderValues } from "../src/core/plan.ts";
+import { API, API_HEADERS } from "../src/core/routes.ts";
+import { APACHE_LIMITS, apacheLimits } from "../src/hosts/apache.ts";
+import { hostileDump } from "./support/hostile.ts";
+import { startApache } from "./support/apache.ts";
+import { describeServed, GET, otherRequests, type Request, type RunningServer } from "./support/served.ts";
+import { pool, rawRequest, type RawResponse } from "./support/http.ts";
+import { ROOT, tempDir } from "./support/tree.ts";
+
+/**
+ * Debian's Apache, started as a child process with the configuration `host-config apache --standalone`
+ * prints for the build it serves, answers every request like the preview (test/support/served.ts).
+ * A difference is a failure unless it is one of Apache's listed limits (APACHE_LIMITS, docs/hosting.md).
+ */
+
+const HEADERS = Object.keys(API_HEADERS).map((h) => h.toLowerCase());
+
+/** Which limit explains a difference, from the request alone; undefined if none does. */
+function limitOf(r: Request, p: RawResponse, n: RawResponse): keyof typeof APACHE_LIMITS | undefined {
+  const q = r.target.indexOf("?");
+  const rawPath = q < 0 ? r.target : r.target.slice(0, q);
+  const onlyType =
+    p.status === n.status && p.body.equals(n.body) && HEADERS.every((h) => h === "content-type" || p.headers[h] === n.headers[h]);
+  if (onlyType && !rawPath.startsWith("/api") && !/\.html?$|\/$/.test(rawPath) && p.status === 200) return "assetType";
+  if (r.target.length > 8190 && p.status === 414 && n.status === 414) return "longTarget";
+  if (/%00/.test(rawPath) && p.status === 400 && n.status === 404) return "encodedNul";
+  if (/%2F/i.test(rawPath) && n.status === 404) return "encodedSlash";
+  if (rawPath.split("/").some((s) => /^(?:\.|%2E){1,2}$/i.test(s))) return "dotSegments";
+  const location = (x: RawResponse) => x.headers.location?.replace(/%[0-9A-F]{2}/gi, (e) => e.toUpperCase());
+  if (p.status === 301 && n.status === 301 && p.body.equals(n.body) && location(p) === location(n)) return "redirectHexCase";
+  return undefined;
+}
+
+describeServed({
+  name: "apache",
+  start: startApache,
+  limitOf,
+  // Two asset types (GET, HEAD).
+  otherLimits: { assetType: 4 },
+});
+
+describe("Apache's warnings", () => {
+  it("warns of no hostile value (every one folds letter by letter), but of a letter whose case folds to two", async () => {
+    const result = await build({ data: hostileDump(), out: `${tempDir()}/dist` });
+    const values = placeholderValues(result.model!);
+    expect(apacheLimits(values)).toEqual([]);
+    const strasse = { ...values, values: { ...values.values, mac: ["straße"] } };
+    expect(apacheLimits(strasse).map((w) => w.message)).toEqual([`if_hwaddress="straße": ${APACHE_LIMITS.caseFolding}`]);
+  });
+});
+
+describe("Apache beyond the replay", () => {
+  let preview: Preview;
+  let served: RunningServer;
+  let model: NonNullable<Awaited<ReturnType<typeof build>>["model"]>;
+  beforeAll(async () => {
+    const out = path.join(tempDir(), "dist");
+    model = (await build({ data: path.join(ROOT, "data"), out })).model!;
+    preview = await startPreview({ dir: out, port: 0 });
+    served = await startApache(out, placeholderValues(model), { vhost: true });
+  }, 120_000);
+  afterAll(async () => {
+    await Promise.all([served?.stop(), preview?.close()]);
+  });
+  const both = (r: Request) =>
+    Promise.all([rawRequest(Number(new URL(preview.url).port), r.method, r.target), rawRequest(served.port, r.method, r.target)]);
+
+  it("the block included in a <VirtualHost>, as docs/hosting.md shows it, answers like the preview", async () => {
+    const requests = otherRequests(model);
+    const answers = await pool(requests, 8, both);
+    const differ = requests.filter((r, i) => !same(...answers[i]) && limitOf(r, ...answers[i]) !== "assetType");
+    expect(differ).toEqual([]);
+  });
+
+  it("answers the listed limits as docs/hosting.md says, each recognised from the request", async () => {
+    const ap = model.accesspoints[0].main_ip;
+    const cases: [string, keyof typeof APACHE_LIMITS][] = [
+      [`${API}/accesspoint/%C3%A9/links`, "redirectHexCase"],
+      [`${API}/accesspoint/a%00b`, "encodedNul"],
+      [`${API}/accesspoint/${ap}%2Flinks/`, "encodedSlash"],
+      [`${API}/link/../accesspoint/${ap}`, "dotSegments"],
+      [`${API}/accesspoint/?status=${"a".repeat(8200)}`, "longTarget"],
+    ];
+    for (const [target, limit] of cases) {
+      const [p, n] = await both(GET(target));
+      expect(same(p, n), target).toBe(false);
+      expect(limitOf(GET(target), p, n), target).toBe(limit);
+    }
+  });
+});
+
+function same(p: RawResponse, n: RawResponse): boolean {
+  return (
+    p.status === n.status &&
+    p.body.equals(n.body) &&
+    HEADERS.every((h) => p.headers[h] === n.headers[h]) &&
+    (p.status !== 301 || p.headers.location === n.headers.location)
+  );
+}
