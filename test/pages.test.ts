@@ -46,6 +46,7 @@ describe("API root", () => {
       "status_values",
       "openapi",
       "netjson",
+      "freifunk_nodelist",
       "map",
       "taken_at",
     ]);

@@ -1,10 +1,11 @@
 import { NETJSON } from "./netjson.ts";
+import { NODELIST } from "./nodelist.ts";
 
 /**
  * Every output record (output.ts), in the order the API root, the landing page, the route table and
  * the plan list them. A new output is one line here.
  */
-export const OUTPUTS = [NETJSON] as const;
+export const OUTPUTS = [NETJSON, NODELIST] as const;
 
 export type OutputKind = (typeof OUTPUTS)[number]["kind"];
 /** The names of their response schemas (response-schemas.ts, the OpenAPI document's components). */
