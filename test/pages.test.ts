@@ -47,6 +47,7 @@ describe("API root", () => {
       "openapi",
       "netjson",
       "freifunk_nodelist",
+      "meshviewer",
       "map",
       "taken_at",
     ]);
