@@ -76,15 +76,19 @@ export const MESHVIEWER = outputRecord({
 });
 
 function meshviewerBody(model: Model): EnclosedList {
-  const links = model.links.filter((l) => {
-    const [a, b] = linkFacts(l, model).entries;
-    return a !== undefined && b !== undefined && a.ap !== b.ap;
-  });
   return {
     head: `{${model.takenAt === null ? "" : `"timestamp":"${model.takenAt.text}",`}"nodes":`,
     items: rendered(model.accesspoints, (ap) => node(ap, model)),
-    tail: { head: ',"links":', items: rendered(links, (l) => link(l, model)), tail: "}" },
+    tail: { head: ',"links":', items: rendered(betweenAccesspoints(model), (l) => link(l, model)), tail: "}" },
   };
+}
+
+/** The links between two access points (a link within one would be a loop on the map), picked as they are written. */
+function* betweenAccesspoints(model: Model): Generator<ResolvedLink> {
+  for (const l of model.links) {
+    const [a, b] = linkFacts(l, model).entries;
+    if (a !== undefined && b !== undefined && a.ap !== b.ap) yield l;
+  }
 }
 
 /** The fields of an access point's API JSON that meshviewer has a place for (brand fields by their neutral names). */
