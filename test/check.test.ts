@@ -9,6 +9,8 @@ import { unkey } from "../src/core/names.ts";
 import { describeNetworkError, withDeadline } from "../src/io/net.ts";
 import { build, startPreview, type Preview } from "../src/index.ts";
 import { fileKey } from "../src/core/names.ts";
+import { RULES } from "../src/core/routes.ts";
+import { OUTPUTS } from "../src/core/outputs/index.ts";
 import { PUBLIC_SAMPLE } from "./support/expected.ts";
 import { cli, cliAsync, tempDir } from "./support/tree.ts";
 
@@ -51,33 +53,14 @@ describe("live check", () => {
     const total = r.rows.reduce((s, x) => s + x.requested, 0);
     expect(r.problems).toEqual([]);
     expect(r.rows.every((x) => x.identical === x.requested)).toBe(true);
-    // Every route without a key in its path (lists, filters, the API root where there is one) is requested; details are sampled.
-    const details = [
-      "link-detail",
-      "site-detail",
-      "accesspoint-detail",
-      "accesspoint-links",
-      "accesspoint-interfaces",
-      "interface-detail",
-      "interface-accesspoint",
-    ];
-    expect(r.rows.filter((x) => details.includes(x.kind)).reduce((s, x) => s + x.requested, 0)).toBe(200);
+    // Every route without a key in its path (lists, filters, the API root, the outputs) is requested; details are sampled.
+    const keyed = new Set(RULES.filter((rule) => rule.from.includes(":")).map((rule) => rule.kind));
+    expect(r.rows.filter((x) => keyed.has(x.kind)).reduce((s, x) => s + x.requested, 0)).toBe(200);
     expect(total).toBeGreaterThan(200);
-    expect(r.rows.map((x) => x.kind).filter((k) => k !== "api-root")).toEqual([
-      "openapi",
-      "netjson",
-      "link-list",
-      "link-detail",
-      "site-list",
-      "site-detail",
-      "accesspoint-list",
-      "accesspoint-detail",
-      "accesspoint-links",
-      "accesspoint-interfaces",
-      "interface-list",
-      "interface-detail",
-      "interface-accesspoint",
-    ]);
+    // Every kind the route table answers with a file has its row, in the table's order.
+    const kinds = [...new Set(RULES.filter((rule) => rule.to !== null).map((rule) => rule.kind))];
+    expect(r.rows.map((x) => x.kind)).toEqual(kinds);
+    expect(kinds).toEqual(expect.arrayContaining(["openapi", ...OUTPUTS.map((o) => o.kind)]));
   });
 
   it("names the altered routes and exits 1 against an altered deployment", async () => {

@@ -46,6 +46,8 @@ describe("API root", () => {
       "status_values",
       "openapi",
       "netjson",
+      "freifunk_nodelist",
+      "meshviewer",
       "map",
       "taken_at",
     ]);

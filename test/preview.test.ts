@@ -257,7 +257,17 @@ describe("ways in: the landing page, the API root, JSON 404s", () => {
     const root = JSON.parse(r.body.toString());
     expect(root.taken_at).toBe(model.takenAt!.text);
     const links = Object.entries(root).filter(([, v]) => typeof v === "string" && v.startsWith("/"));
-    expect(links.map(([k]) => k)).toEqual(["accesspoint", "interface", "link", "site", "openapi", "netjson", "map"]);
+    expect(links.map(([k]) => k)).toEqual([
+      "accesspoint",
+      "interface",
+      "link",
+      "site",
+      "openapi",
+      "netjson",
+      "freifunk_nodelist",
+      "meshviewer",
+      "map",
+    ]);
     for (const [name, target] of links.slice(4)) expect((await get(target as string)).status, name).toBe(200);
     const endpoints = links.slice(0, 4);
     for (const [name, endpoint] of endpoints) {

@@ -3,6 +3,7 @@ import { existsSync, readFileSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { describe, expect, it } from "vitest";
 import { build, snapshot, startPreview } from "../src/index.ts";
+import { API_SERVED } from "../src/core/routes.ts";
 import type { SnapshotIndex } from "../src/publish/snapshot.ts";
 import { synthesize, writeSynthDump } from "../src/gen/synth.ts";
 import { cli, tempDir, treeDigest } from "./support/tree.ts";
@@ -49,7 +50,7 @@ describe("snapshots", () => {
     expect(names.filter((n) => !n.endsWith("/"))).toEqual([...names.filter((n) => !n.endsWith("/"))].sort());
   });
 
-  it("unpacking the dump archive and building from it reproduces api/ byte for byte", async () => {
+  it("unpacking the dump archive and building from it reproduces api/ and the outputs beside it byte for byte", async () => {
     const data = await dumpTakenAt(21);
     const out = path.join(tempDir(), "dist");
     await build({ data, out, snapshot: {} });
@@ -57,8 +58,11 @@ describe("snapshots", () => {
     execFileSync("tar", ["-xzf", path.join(out, "snapshots/mesh-topology-2026-11-21.tar.gz"), "-C", unpacked]);
     const again = path.join(tempDir(), "dist");
     await build({ data: path.join(unpacked, "mesh-topology-2026-11-21"), out: again });
-    const api = (d: string) => new Map([...treeDigest(d)].filter(([f]) => f.startsWith("api/")));
+    // What the API archive holds: the API's files and the output records' beside it (API_SERVED).
+    const api = (d: string) =>
+      new Map([...treeDigest(d)].filter(([f]) => f.startsWith(API_SERVED.folder.slice(1)) || API_SERVED.files.includes(`/${f}`)));
     expect(api(again)).toEqual(api(out));
+    expect([...api(out).keys()]).toEqual(expect.arrayContaining(API_SERVED.files.map((f) => f.slice(1))));
     const apiArchive = tempDir();
     execFileSync("tar", ["-xzf", path.join(out, "snapshots/mesh-api-v1-2026-11-21.tar.gz"), "-C", apiArchive]);
     expect(treeDigest(path.join(apiArchive, "mesh-api-v1-2026-11-21"))).toEqual(api(out));

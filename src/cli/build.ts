@@ -10,6 +10,8 @@ import {
   brandOption,
   count,
   defaultStatusOption,
+  communityNameOption,
+  communityUrlOption,
   log,
   quietOption,
   report,
@@ -58,6 +60,8 @@ export function register(program: Command): void {
     .option("--tiles-attribution <html>", "the credit the tile server asks for (default: OpenStreetMap's, with the default tiles)")
     .addOption(brandOption())
     .addOption(defaultStatusOption())
+    .addOption(communityNameOption())
+    .addOption(communityUrlOption())
     .addOption(allWarningsOption())
     .addOption(quietOption())
     .action(async (opts: BuildOptions) => {

@@ -1,5 +1,13 @@
 import { type Command, InvalidArgumentError, Option } from "commander";
-import { BRAND_RULE, DEFAULT_STATUSES, isBrand, type DefaultStatus, type SiteSettings } from "../core/settings.ts";
+import {
+  BRAND_RULE,
+  COMMUNITY_URL_PATTERN,
+  COMMUNITY_URL_RULE,
+  DEFAULT_STATUSES,
+  isBrand,
+  type DefaultStatus,
+  type SiteSettings,
+} from "../core/settings.ts";
 import { formatProblem, type Problem } from "../core/problems.ts";
 import type { HostWarning } from "../hosts/host.ts";
 import { SHOWN_PER_KIND, warningLines } from "./format.ts";
@@ -68,15 +76,35 @@ export const defaultStatusOption = () =>
     "what /accesspoint/, /link/ and /accesspoint/<ip>/links/ answer without status: all, or online as the original did (default: network.json's, else all)",
   ).choices(DEFAULT_STATUSES);
 
+/** `--community-name` and `--community-url`: what the Freifunk nodelist says of the community. */
+export const communityNameOption = () =>
+  new Option(
+    "--community-name <text>",
+    "the community the Freifunk nodelist names (default: network.json's community_name, else its name)",
+  );
+
+export const communityUrlOption = () =>
+  new Option(
+    "--community-url <url>",
+    "the community's web address in the Freifunk nodelist (default: network.json's community_url, else none)",
+  ).argParser((value: string) => {
+    if (!COMMUNITY_URL_PATTERN.test(value)) throw new InvalidArgumentError(COMMUNITY_URL_RULE);
+    return value;
+  });
+
 export interface SettingsFlags {
   readonly brand?: string;
   readonly defaultStatus?: DefaultStatus;
+  readonly communityName?: string;
+  readonly communityUrl?: string;
 }
 
 /** The settings given on the command line, for the library (options left out stay out). */
 export const settingsOf = (opts: SettingsFlags): Partial<SiteSettings> => ({
   ...(opts.brand !== undefined && { brand: opts.brand }),
   ...(opts.defaultStatus !== undefined && { defaultStatus: opts.defaultStatus }),
+  ...(opts.communityName !== undefined && { communityName: opts.communityName }),
+  ...(opts.communityUrl !== undefined && { communityUrl: opts.communityUrl }),
 });
 
 export function count(value: string): number {

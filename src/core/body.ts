@@ -51,3 +51,8 @@ export function* bodyPieces(body: Body): Generator<Buffer> {
 export function bodyText(body: Body): string {
   return Buffer.concat([...bodyPieces(body)]).toString("utf8");
 }
+
+/** A list's items rendered as they are written, one at a time: the list never exists whole. */
+export function* rendered<T>(items: Iterable<T>, render: (item: T) => string): Generator<Buffer> {
+  for (const item of items) yield Buffer.from(render(item), "utf8");
+}

@@ -1,7 +1,7 @@
 import { brandField, DEFAULT_SETTINGS, type SiteSettings } from "./settings.ts";
 import { STATUSES, type Model, type Status } from "./model.ts";
 import { html, page } from "./pages.ts";
-import { API, fileFor, FILES, FOLDER_INDEX } from "./routes.ts";
+import { fileFor, FILES, FOLDER_INDEX, rulesFor, urlFor } from "./routes.ts";
 
 /** Where the map's background tiles come from (`build --tiles`, `--tiles-attribution`). */
 export interface MapSettings {
@@ -52,12 +52,13 @@ const QUALITY_BANDS: MapConfig["quality"] = [
 /** Offline first, online last: the access points that answer now are never hidden under the others. */
 const DRAW_ORDER: readonly Status[] = ["offline", "flapping", "online"];
 
-const GEOJSON = "data_format=geojson";
+const GEOJSON = { data_format: "geojson" };
 
 export function mapConfig(settings: MapSettings, site: SiteSettings = DEFAULT_SETTINGS): MapConfig {
   const versionField = brandField(NEUTRAL_VERSION, site.brand);
   // The map draws every link: where a list without status answers the default status, it asks for all.
-  const allLinks = site.defaultStatus === "all" ? "" : "&status=all";
+  const rules = rulesFor(site);
+  const allLinks: Record<string, string> = site.defaultStatus === "all" ? {} : { status: "all" };
   return {
     tiles: settings.tiles,
     attribution: settings.attribution,
@@ -66,12 +67,12 @@ export function mapConfig(settings: MapSettings, site: SiteSettings = DEFAULT_SE
       .map((status) => ({
         status,
         color: STATUS_COLORS[status],
-        source: [`${API}/accesspoint/?${GEOJSON}&status=${status}`, fileFor("accesspointListGeojsonByStatus", { status })],
+        source: [urlFor("accesspoint-list", { ...GEOJSON, status }, rules), fileFor("accesspointListGeojsonByStatus", { status })],
       })),
-    links: [`${API}/link/?${GEOJSON}${allLinks}`, fileFor("linkListGeojson")],
+    links: [urlFor("link-list", { ...GEOJSON, ...allLinks }, rules), fileFor("linkListGeojson")],
     quality: QUALITY_BANDS,
-    accesspointDetail: `${API}/accesspoint/`,
-    linkDetail: `${API}/link/`,
+    accesspointDetail: urlFor("accesspoint-detail", { ip: "" }, rules),
+    linkDetail: urlFor("link-detail", { key: "" }, rules),
     // Written only when it differs, so a build with the API description's names keeps its page byte for byte.
     ...(versionField === NEUTRAL_VERSION ? {} : { versionField }),
   };
@@ -134,7 +135,7 @@ export function mapPage(model: Model, settings: MapSettings): string {
       : `from the topology dump taken at <time datetime="${html(takenAt)}">${html(takenAt)}</time>`;
   const statusItems = STATUSES.map((s) => `<span class="dot ${s}"></span>${html(s)}`).join("");
   const qualityItems = config.quality.map((q, i) => `<span class="line q${i}"></span>${html(q.label)}`).join("");
-  const apiRoot = `${API}/`;
+  const apiRoot = urlFor("api-root");
   return page(
     "Map — Mesh Network Topology Read API v1",
     [
@@ -150,7 +151,7 @@ export function mapPage(model: Model, settings: MapSettings): string {
       '<p id="map-status" role="status">Loading the network…</p>',
       '<p id="map-tiles" role="status" hidden></p>',
       "<noscript><p>The map needs JavaScript. The same data, as GeoJSON: " +
-        `<a href="${html(`${API}/accesspoint/?${GEOJSON}`)}">access points</a>, <a href="${html(config.links[0])}">links</a>.</p></noscript>`,
+        `<a href="${html(urlFor("accesspoint-list", GEOJSON))}">access points</a>, <a href="${html(config.links[0])}">links</a>.</p></noscript>`,
       "</header>",
       '<div id="map"></div>',
       `<script type="application/json" id="map-config">${scriptJson(config)}</script>`,

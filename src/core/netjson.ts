@@ -5,7 +5,7 @@ import { pyFloat } from "./pyfloat.ts";
 import { instant, list, str } from "./records.ts";
 import { linkFacts } from "./resources.ts";
 import type { ResolvedLink } from "./validate.ts";
-import { bodyText, type EnclosedList } from "./body.ts";
+import { bodyText, rendered, type EnclosedList } from "./body.ts";
 
 /**
  * `/api/v1/netjson/networkgraph.json` (and one per status): the network as a NetJSON NetworkGraph,
@@ -35,10 +35,6 @@ export function networkGraphBody(model: Model, status?: Status): EnclosedList {
     items: rendered(nodes, (ap) => node(ap, addresses.get(ap.main_ip) ?? [], model)),
     tail: { head: ',"links":', items: rendered(links, (l) => linkJson(l, model)), tail: `,${properties}` },
   };
-}
-
-function* rendered<T>(items: readonly T[], render: (item: T) => string): Generator<Buffer> {
-  for (const item of items) yield Buffer.from(render(item), "utf8");
 }
 
 /** Why an API link of the graph's selection is not a NetJSON link; each counts once, under the first reason that applies. */

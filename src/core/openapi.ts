@@ -1,7 +1,17 @@
 import { z } from "zod";
 import { STATUSES } from "./model.ts";
 import { PREVIEW_ERRORS, responseSchemas, type ResponseSchemaName } from "./response-schemas.ts";
-import { API, API_HEADERS, IGNORED_PARAMETERS, NOT_FOUND_BODY, QUERY_PLACEHOLDERS, rulesFor, type RouteKind, type Rule } from "./routes.ts";
+import {
+  API_HEADERS,
+  IGNORED_PARAMETERS,
+  NOT_FOUND_BODY,
+  QUERY_PLACEHOLDERS,
+  rulesFor,
+  urlFor,
+  type RouteKind,
+  type Rule,
+} from "./routes.ts";
+import { OUTPUTS, type OutputKind } from "./outputs/index.ts";
 import { brandField, DEFAULT_SETTINGS, type SiteSettings } from "./settings.ts";
 
 /**
@@ -23,13 +33,16 @@ export function openApiDocument(settings: SiteSettings = DEFAULT_SETTINGS): stri
 type Served = Exclude<RouteKind, "not-found">;
 
 /** What each kind answers; `geojson` is its body under `data_format=geojson`, where RULES have one. */
-const KINDS: Record<Served, { readonly summary: string; readonly body: ResponseSchemaName; readonly geojson?: ResponseSchemaName }> = {
+const KINDS: Record<Served, { readonly summary: string; readonly body: string; readonly geojson?: ResponseSchemaName }> = {
   "api-root": {
     summary: "The API root: the list endpoints, the filters each accepts, the status values, when the data was taken",
     body: "ApiRoot",
   },
   openapi: { summary: "This document", body: "OpenApiDocument" },
-  netjson: { summary: "The network as a NetJSON NetworkGraph", body: "NetworkGraph" },
+  ...(Object.fromEntries(OUTPUTS.map((o) => [o.kind, { summary: o.summary, body: o.schema.name }])) as Record<
+    OutputKind,
+    { summary: string; body: string }
+  >),
   "link-list": { summary: "All links", body: "LinkList", geojson: "LinkFeatureCollection" },
   "link-detail": { summary: "One link", body: "Link" },
   "site-list": { summary: "All sites", body: "SiteList", geojson: "SiteFeatureCollection" },
@@ -286,7 +299,7 @@ function document(settings: SiteSettings): Record<string, unknown> {
 
 const INFO = [
   "A static copy of the Mesh Network Topology Read API v1: every answer is a file computed once from a topology dump.",
-  `Every response under \`${API}/\` carries the headers ${HEADER_NAMES.map(code).join(", ")} and is \`${JSON_TYPE}\`; every unknown path, identifier or filter value, and every filter combination that is not precomputed, answers 404 with \`${NOT_FOUND_BODY}\`.`,
+  `Every response under \`${urlFor("api-root")}\` carries the headers ${HEADER_NAMES.map(code).join(", ")} and is \`${JSON_TYPE}\`; every unknown path, identifier or filter value, and every filter combination that is not precomputed, answers 404 with \`${NOT_FOUND_BODY}\`.`,
   "HEAD, OPTIONS, redirects and the error bodies other than 404 are described as the preview (`mesh-api preview`) answers them; static hosts differ there (docs/hosting.md).",
   "Generated from the route table and zod schemas of the bodies; response objects are strict (no other members).",
 ].join("\n\n");

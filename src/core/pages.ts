@@ -1,6 +1,7 @@
 import { STATUSES, type Model } from "./model.ts";
-import { API, FILES, MAP_FOLDER, RULES, SNAPSHOT_DIR, SNAPSHOT_FILES } from "./routes.ts";
+import { MAP_FOLDER, pathFormsOf, RULES, SNAPSHOT_DIR, SNAPSHOT_FILES, urlFor, type RouteKind } from "./routes.ts";
 import { isOwnKey } from "./names.ts";
+import { OUTPUTS } from "./outputs/index.ts";
 
 /**
  * The ways in for a newcomer, rendered from the model (pure, deterministic): the landing page
@@ -37,11 +38,11 @@ export function listFilters(): Record<Resource, string[]> {
  */
 export function apiRoot(model: Model): string {
   const root: Record<string, unknown> = {};
-  for (const r of RESOURCES) root[r] = `${API}/${r}/`;
+  for (const r of RESOURCES) root[r] = urlFor(`${r}-list`);
   root.filters = listFilters();
   root.status_values = [...STATUSES, "all"];
-  root.openapi = FILES.openapi;
-  root.netjson = FILES.netjson;
+  root.openapi = urlFor("openapi");
+  for (const o of OUTPUTS) root[o.rootMember] = urlFor(o.kind);
   root.map = MAP_FOLDER;
   root.taken_at = model.takenAt?.text ?? null;
   return JSON.stringify(root);
@@ -64,51 +65,65 @@ export function landingExamples(model: Model): Endpoint[] {
   const link = model.links[0];
   const peers = model.linkByPeers.keys().next().value;
   const site = model.sites[0];
-  const at = (...segments: string[]) => `${API}/${segments.map(segment).join("/")}`;
   const when = <T>(value: T | null | undefined, make: (v: T) => string[]) => (value === undefined || value === null ? [] : make(value));
+  // A path form as the page shows it: each placeholder as <name>, or as `shown` spells it (a link's key is its id or its peers).
+  const form = (kind: RouteKind, shown: Record<string, string> = {}) =>
+    pathFormsOf(kind)[0].replace(/:([a-z]+)/g, (_, name: string) => shown[name] ?? `<${name}>`);
+  const row = (kind: RouteKind, about: string, examples: string[], shown?: Record<string, string>) => ({
+    template: form(kind, shown),
+    about,
+    examples,
+  });
   return [
-    { template: `${API}/accesspoint/`, about: "all access points", examples: [at("accesspoint", ""), at("accesspoint", "?status=online")] },
-    {
-      template: `${API}/accesspoint/<ip>`,
-      about: "one access point, by its main_ip or main_ipv6",
-      examples: when(ap, (a) => [at("accesspoint", a.main_ip)]),
-    },
-    {
-      template: `${API}/accesspoint/<ip>/links/`,
-      about: "the links of an access point",
-      examples: when(ap, (a) => [at("accesspoint", a.main_ip, "links", "")]),
-    },
-    {
-      template: `${API}/accesspoint/<ip>/interfaces/`,
-      about: "the interfaces of an access point",
-      examples: when(ap, (a) => [at("accesspoint", a.main_ip, "interfaces", "")]),
-    },
-    {
-      template: `${API}/interface/`,
-      about: "all interfaces",
-      examples: [at("interface", ""), ...when(ssid, (s) => [at("interface", `?wifi_ssid=${encodeURIComponent(s)}`)])],
-    },
-    {
-      template: `${API}/interface/<ip>`,
-      about: "the interface that holds an address (IPv4 or IPv6)",
-      examples: when(address, (a) => [at("interface", a)]),
-    },
-    {
-      template: `${API}/interface/<ip>/accesspoint/`,
-      about: "the access point of that interface",
-      examples: when(address, (a) => [at("interface", a, "accesspoint", "")]),
-    },
-    { template: `${API}/link/`, about: "all links", examples: [at("link", ""), at("link", "?status=online")] },
-    { template: `${API}/link/<id>`, about: "one link, by its id", examples: when(link, (l) => [at("link", String(l.id))]) },
-    { template: `${API}/link/<ip_a>-<ip_b>`, about: "the link between two access points", examples: when(peers, (p) => [at("link", p)]) },
-    { template: `${API}/site/`, about: "all sites", examples: [at("site", "")] },
-    { template: `${API}/site/<id>`, about: "one site, by its id", examples: when(site, (s) => [at("site", String(s.id))]) },
+    row("accesspoint-list", "all access points", [urlFor("accesspoint-list"), urlFor("accesspoint-list", { status: "online" })]),
+    row(
+      "accesspoint-detail",
+      "one access point, by its main_ip or main_ipv6",
+      when(ap, (a) => [urlFor("accesspoint-detail", { ip: a.main_ip })]),
+    ),
+    row(
+      "accesspoint-links",
+      "the links of an access point",
+      when(ap, (a) => [urlFor("accesspoint-links", { ip: a.main_ip })]),
+    ),
+    row(
+      "accesspoint-interfaces",
+      "the interfaces of an access point",
+      when(ap, (a) => [urlFor("accesspoint-interfaces", { ip: a.main_ip })]),
+    ),
+    row("interface-list", "all interfaces", [urlFor("interface-list"), ...when(ssid, (s) => [urlFor("interface-list", { wifi_ssid: s })])]),
+    row(
+      "interface-detail",
+      "the interface that holds an address (IPv4 or IPv6)",
+      when(address, (a) => [urlFor("interface-detail", { ip: a })]),
+    ),
+    row(
+      "interface-accesspoint",
+      "the access point of that interface",
+      when(address, (a) => [urlFor("interface-accesspoint", { ip: a })]),
+    ),
+    row("link-list", "all links", [urlFor("link-list"), urlFor("link-list", { status: "online" })]),
+    row(
+      "link-detail",
+      "one link, by its id",
+      when(link, (l) => [urlFor("link-detail", { key: String(l.id) })]),
+      { key: "<id>" },
+    ),
+    row(
+      "link-detail",
+      "the link between two access points",
+      when(peers, (p) => [urlFor("link-detail", { key: p })]),
+      {
+        key: "<ip_a>-<ip_b>",
+      },
+    ),
+    row("site-list", "all sites", [urlFor("site-list")]),
+    row(
+      "site-detail",
+      "one site, by its id",
+      when(site, (s) => [urlFor("site-detail", { id: String(s.id) })]),
+    ),
   ];
-}
-
-/** A path segment as sent; a query ("?…") is passed as built. Colons stay (IPv6 addresses read better). */
-function segment(s: string): string {
-  return s.startsWith("?") ? s : encodeURIComponent(s).replace(/%3A/gi, ":");
 }
 
 const STYLE =
@@ -149,7 +164,7 @@ export function landingPage(model: Model): string {
       ? "without it, a list holds every item"
       : `without it, the access point and link lists and an access point's links hold the <code>${model.settings.defaultStatus}</code> items only (<code>status=all</code> for every item)`;
   const rows = landingExamples(model).map((e) => {
-    const list = RESOURCES.find((r) => e.template === `${API}/${r}/`);
+    const list = RESOURCES.find((r) => e.template === urlFor(`${r}-list`));
     const accepts =
       list && filters[list].length > 0 ? `<br>filters: ${filters[list].map((f) => `<code>${html(f)}</code>`).join(", ")}` : "";
     const examples = e.examples.length > 0 ? e.examples.map(exampleLink).join("<br>") : "none in this network";
@@ -168,15 +183,15 @@ export function landingPage(model: Model): string {
     count("Sites", model.sites.length),
     "</table>",
     "<h2>Endpoints</h2>",
-    `<p>The API root <a href="${API}/">${API}/</a> lists the endpoints in JSON, with the filters each list accepts. Every endpoint also accepts <code>format=api</code>, and every list <code>in_bbox</code>, both ignored: a box gets the whole list, a superset of its items (a static copy cannot cut boxes). <code>status</code> is one of <code>online</code>, <code>flapping</code>, <code>offline</code> or <code>all</code>; ${byDefault}. Each example below is an answer of this build.</p>`,
+    `<p>The API root <a href="${urlFor("api-root")}">${urlFor("api-root")}</a> lists the endpoints in JSON, with the filters each list accepts. Every endpoint also accepts <code>format=api</code>, and every list <code>in_bbox</code>, both ignored: a box gets the whole list, a superset of its items (a static copy cannot cut boxes). <code>status</code> is one of <code>online</code>, <code>flapping</code>, <code>offline</code> or <code>all</code>; ${byDefault}. Each example below is an answer of this build.</p>`,
     "<table>",
     "<tr><th>Endpoint</th><th>Answers</th><th>Example</th></tr>",
     ...rows,
     "</table>",
     "<h2>Description, graph and map</h2>",
     "<ul>",
-    `<li><a href="${FILES.openapi}"><code>${FILES.openapi}</code></a>: the API described in OpenAPI 3.1, for client generators and API tools.</li>`,
-    `<li><a href="${FILES.netjson}"><code>${FILES.netjson}</code></a>: the network as a NetJSON NetworkGraph (OpenWISP, netdiff, netjsongraph.js); <code>?status=online</code> for one status.</li>`,
+    `<li><a href="${urlFor("openapi")}"><code>${urlFor("openapi")}</code></a>: the API described in OpenAPI 3.1, for client generators and API tools.</li>`,
+    ...OUTPUTS.map((o) => `<li><a href="${urlFor(o.kind)}"><code>${urlFor(o.kind)}</code></a>: ${o.landing}</li>`),
     `<li><a href="${MAP_FOLDER}"><code>${MAP_FOLDER}</code></a>: a map of the access points and links.</li>`,
     "</ul>",
     "<h2>Snapshots</h2>",

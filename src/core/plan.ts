@@ -5,7 +5,7 @@ import { STATUSES, statusOf } from "./model.ts";
 import { accesspointFeature, featureCollection, linkFeature, siteFeature } from "./geojson.ts";
 import { apiRoot, landingPage } from "./pages.ts";
 import { DEFAULT_MAP_SETTINGS, mapPage, type MapSettings } from "./map.ts";
-import { networkGraphBody } from "./netjson.ts";
+import { OUTPUTS } from "./outputs/index.ts";
 import { openApiDocument } from "./openapi.ts";
 import { renderLink, renderSite } from "./resources.ts";
 import {
@@ -52,10 +52,9 @@ export function* outputFiles(model: Model, settings: { readonly map?: MapSetting
   yield out(fileFor("landing"), landingPage(model));
   yield out(fileFor("apiRoot"), apiRoot(model));
   yield out(fileFor("aliases"), aliasesBody(placeholderValues(model), model.settings.defaultStatus));
-  // Descriptions and views of the API, beside it: OpenAPI, NetJSON, the map (Leaflet's files are copied by io/map-assets.ts).
+  // Descriptions and views of the API, beside it: OpenAPI, the output records (outputs/), the map (Leaflet's files are copied by io/map-assets.ts).
   yield out(fileFor("openapi"), openApiDocument(model.settings));
-  yield out(fileFor("netjson"), networkGraphBody(model));
-  for (const status of STATUSES) yield out(fileFor("netjsonByStatus", { status }), networkGraphBody(model, status));
+  for (const o of OUTPUTS) for (const { file, values, body } of o.bodies(model)) yield out(fileFor(file, values), body);
   yield out(fileFor("map"), mapPage(model, settings.map ?? DEFAULT_MAP_SETTINGS));
 
   // Links: all of them and without redundant site links, each as a list and as GeoJSON, with status

@@ -3,7 +3,8 @@ import { ACCESSPOINT_FIELDS, WIFI_FIELDS, type FieldKind } from "./fields.ts";
 import { STATUSES } from "./model.ts";
 import { brandField, DEFAULT_SETTINGS } from "./settings.ts";
 import { listFilters } from "./pages.ts";
-import { API, ERROR_DETAILS, FILES, MAP_FOLDER, NOT_FOUND_BODY, ROUTE_NAMES } from "./routes.ts";
+import { OUTPUTS, type OutputSchemaName } from "./outputs/index.ts";
+import { ERROR_DETAILS, MAP_FOLDER, NOT_FOUND_BODY, ROUTE_NAMES, urlFor } from "./routes.ts";
 
 /**
  * zod schemas of the response bodies, as records.ts, resources.ts, geojson.ts, pages.ts and the
@@ -143,48 +144,16 @@ const SiteFeature = feature(Point, z.strictObject({ accesspoints: z.array(ipv4),
 const filters = listFilters();
 const resources = ["accesspoint", "interface", "link", "site"] as const;
 const ApiRoot = z.strictObject({
-  ...Object.fromEntries(resources.map((r) => [r, z.literal(`${API}/${r}/`)])),
+  ...Object.fromEntries(resources.map((r) => [r, z.literal(urlFor(`${r}-list`))])),
   filters: z.strictObject(Object.fromEntries(resources.map((r) => [r, z.array(z.enum(filters[r]))]))),
   status_values: z.array(z.enum([...STATUSES, "all"])),
-  openapi: z.literal(FILES.openapi),
-  netjson: z.literal(FILES.netjson),
+  openapi: z.literal(urlFor("openapi")),
+  ...Object.fromEntries(OUTPUTS.map((o) => [o.rootMember, z.literal(urlFor(o.kind))])),
   map: z.literal(MAP_FOLDER).meta({ description: "the map's folder: its page is the folder's index" }),
   taken_at: Timestamp.nullable(),
 });
 
-/**
- * NetJSON NetworkGraph (netjson.org, draft 1), generically: the spec's members and no others. The
- * graph module may fill `properties` as it likes; everything else is the spec's.
- */
 const freeObject = z.record(z.string(), z.unknown());
-const NetworkGraph = z.strictObject({
-  type: z.literal("NetworkGraph"),
-  protocol: z.string(),
-  version: z.string(),
-  revision: z.string().optional(),
-  metric: z.string().nullable(),
-  router_id: z.string().optional(),
-  topology_id: z.string().optional(),
-  label: z.string().optional(),
-  nodes: z.array(
-    z.strictObject({
-      id: z.string(),
-      label: z.string().optional(),
-      local_addresses: z.array(z.string()).optional(),
-      properties: freeObject.optional(),
-    }),
-  ),
-  links: z.array(
-    z.strictObject({
-      source: z.string(),
-      target: z.string(),
-      cost: z.number(),
-      cost_text: z.string().optional(),
-      properties: freeObject.optional(),
-    }),
-  ),
-  properties: freeObject.optional(),
-});
 
 /** The document itself: its top level exactly, the rest as OpenAPI 3.1 has it (checked by a validator in the tests). */
 const OpenApiDocument = z.strictObject({
@@ -248,7 +217,7 @@ export const RESPONSE_SCHEMAS = {
   SiteFeature,
   SiteFeatureCollection: featureCollection(SiteFeature),
   ApiRoot,
-  NetworkGraph,
+  ...(Object.fromEntries(OUTPUTS.map((o) => [o.schema.name, o.schema.zod])) as Record<OutputSchemaName, z.ZodType>),
   OpenApiDocument,
   NotFound,
   ...errorSchemas,

@@ -1,4 +1,6 @@
+import { API, API_DIR } from "./base.ts";
 import { fileKey, NULL_KEY, unkey } from "./names.ts";
+import { OUTPUTS, type OutputFiles, type OutputKind, type OutputRecord } from "./outputs/index.ts";
 import { DEFAULT_SETTINGS, DEFAULT_STATUSES, type DefaultStatus } from "./settings.ts";
 import { isParseableVersion } from "./version.ts";
 
@@ -11,9 +13,7 @@ import { isParseableVersion } from "./version.ts";
  * parameters a rule does not name are ignored; placeholders stand for whole path segments only.
  */
 
-export const API = "/api/v1";
-/** The top folder of every API file (and of the API snapshot archive). */
-export const API_DIR = "api";
+export { API, API_DIR } from "./base.ts";
 
 /** Headers of every API response (preview and hosts). */
 export const API_HEADERS: Readonly<Record<string, string>> = {
@@ -48,7 +48,7 @@ export type RouteKind =
   | "interface-detail"
   | "interface-accesspoint"
   | "openapi"
-  | "netjson"
+  | OutputKind
   | "not-found";
 
 /** The name of each route in its answer to OPTIONS (Django REST framework's view names, as the original gave them). */
@@ -66,7 +66,7 @@ export const ROUTE_NAMES: Readonly<Record<RouteKind, string>> = {
   "interface-detail": "Interface Detail",
   "interface-accesspoint": "Interface Accesspoint Detail",
   openapi: "OpenAPI Document",
-  netjson: "NetJSON Network Graph",
+  ...(Object.fromEntries(OUTPUTS.map((o) => [o.kind, o.name])) as Record<OutputKind, string>),
   "not-found": "Not Found",
 };
 
@@ -118,12 +118,8 @@ export const FOLDER_INDEX = "index.html";
 /** The map's folder: its page is the folder's index. */
 export const MAP_FOLDER = "/map/";
 
-/**
- * Every file the build writes, as a template: `:name` is filled by fileFor(). Rules point at these,
- * the plan fills them, and check and the tests map files back to them. No other code spells an
- * output path. Filter results live under `_q/`, which no IP address or id can be.
- */
-export const FILES = {
+/** The API's files (the record outputs' and the site's follow in FILES). */
+const API_FILES = {
   notFound: "/api/404.json",
   apiRoot: `${API}/index.json`,
   linkList: `${API}/link/index.json`,
@@ -162,9 +158,9 @@ export const FILES = {
   interfaceAccesspoint: `${API}/interface/:ip/accesspoint/index.json`,
   /** the OpenAPI 3.1 description of the API (openapi.ts) */
   openapi: `${API}/openapi.json`,
-  /** the network as a NetJSON NetworkGraph (netjson.ts), all of it and by status */
-  netjson: `${API}/netjson/networkgraph.json`,
-  netjsonByStatus: `${API}/netjson/_q/status/:status/networkgraph.json`,
+} as const;
+
+const SITE_FILES = {
   /** the map (map.ts): its page and script, and the Leaflet files copied beside them (io/map-assets.ts) */
   map: `${MAP_FOLDER}${FOLDER_INDEX}`,
   mapScript: "/map/map.js",
@@ -183,7 +179,33 @@ export const FILES = {
   redirectRules: "/_redirects",
 } as const;
 
+/**
+ * Every file the build writes, as a template: `:name` is filled by fileFor(). Rules point at these,
+ * the plan fills them, and check and the tests map files back to them. No other code spells an
+ * output path; the output records (outputs/) bring their own. Filter results live under `_q/`,
+ * which no IP address or id can be.
+ */
+export const FILES = {
+  ...API_FILES,
+  ...(Object.assign({}, ...OUTPUTS.map((o) => o.files)) as OutputFiles),
+  ...SITE_FILES,
+} as const;
+
 export type FileName = keyof typeof FILES;
+
+/**
+ * The files answered as the API answers (its headers, JSON): every file under the API's folder, and
+ * the output records' files outside it (fixed names: `/freifunk/…`), which the route table routes
+ * too. Every host sends these with API_HEADERS, `check` compares them, the API snapshot holds them.
+ */
+export const API_SERVED: { readonly folder: string; readonly files: readonly string[] } = {
+  folder: `/${API_DIR}/`,
+  files: OUTPUTS.flatMap((o) => Object.values<string>(o.files)).filter((f) => !f.startsWith(`/${API_DIR}/`)),
+};
+for (const file of API_SERVED.files) if (file.includes(":")) throw new Error(`${file}: an output outside the API has a fixed name`);
+
+/** API_SERVED as fast-glob patterns relative to the output root. */
+export const API_SERVED_GLOBS: readonly string[] = [`${API_SERVED.folder.slice(1)}**`, ...API_SERVED.files.map((f) => f.slice(1))];
 
 /** The snapshots folder (publish/snapshot.ts writes it after the API) and its files, relative to it. */
 export const SNAPSHOT_DIR = "snapshots";
@@ -326,7 +348,7 @@ function buildRules(byDefault: DefaultStatus): Rule[] {
     r("api-root", `${API}/`, {}, F.apiRoot),
     // Files of their own, not resources of the original: their paths are file names, without a slash.
     r("openapi", F.openapi, {}, F.openapi),
-    ...withStatus("netjson", F.netjson, {}, F.netjson, F.netjsonByStatus),
+    ...OUTPUTS.flatMap(outputRules),
     // Link list (GeoJSON, without redundant site links, status) and link by id or by peers (one path
     // form on hosts: placeholders cannot split a segment). with_redundant_site_links other than "0" changes nothing.
     ...list("link-list", link, { ...geojson, [redundant]: "0" }, F.linkListNoRedundantGeojson, F.linkListNoRedundantGeojsonByStatus),
@@ -387,6 +409,16 @@ function buildRules(byDefault: DefaultStatus): Rule[] {
     ...unfiltered("interface-accesspoint", `${iface}:ip/accesspoint/`, F.interfaceAccesspoint),
     r("not-found", "/api/*", {}, null),
   ];
+}
+
+/**
+ * An output record's routes: its path is its file's; with a file per status, `status` selects it
+ * (the whole output without one, whatever the list default: it is no list of the original's).
+ */
+function outputRules(o: OutputRecord): Rule[] {
+  const kind = o.kind as OutputKind;
+  const file = o.files[o.file];
+  return o.byStatus === undefined ? [r(kind, file, {}, file)] : withStatus(kind, file, {}, file, o.files[o.byStatus]);
 }
 
 const rulesByDefault = new Map<DefaultStatus, readonly Rule[]>();
@@ -531,6 +563,36 @@ export function aliasesBody(
   const others = routing.others.size > 0 ? { others: sorted(routing.others) } : {};
   const settings = defaultStatus === DEFAULT_SETTINGS.defaultStatus ? {} : { default_status: defaultStatus };
   return JSON.stringify({ format: "mesh-api-aliases/1", aliases: body, ...others, ...settings }) + "\n";
+}
+
+/**
+ * The URL of a route: the first rule of `kind` with a file whose query names exactly the parameters
+ * given (besides its path placeholders) and whose literal values are the ones given. Path values are
+ * used as segments as they are (percent-encoded but for ":", which addresses keep); query values
+ * percent-encoded, in the rule's order. The only way code outside this table names a URL.
+ */
+export function urlFor(kind: RouteKind, values: Readonly<Record<string, string>> = {}, rules: readonly Rule[] = RULES): string {
+  for (const rule of rules) {
+    if (rule.kind !== kind || rule.to === null) continue;
+    const path = [...rule.from.matchAll(/:([a-z]+)/g)].map((m) => m[1]);
+    if (!path.every((name) => name in values)) continue;
+    const query = Object.keys(values).filter((name) => !path.includes(name));
+    const want = Object.entries(rule.query);
+    if (want.length !== query.length) continue;
+    if (!want.every(([name, v]) => name in values && (v.startsWith(":") ? values[name] !== "" : v === values[name]))) continue;
+    const filled = rule.from.replace(/:([a-z]+)/g, (_, name: string) => encodeURIComponent(values[name]).replace(/%3A/gi, ":"));
+    const q = want.map(([name]) => `${name}=${encodeURIComponent(values[name])}`).join("&");
+    return q ? `${filled}?${q}` : filled;
+  }
+  throw new Error(`no route of ${kind} takes ${JSON.stringify(Object.keys(values))}`);
+}
+
+/**
+ * The path forms of a kind (`rule.from`, in the table's order) as `/api/v1/accesspoint/:ip`: for
+ * pages that show a form with its placeholders.
+ */
+export function pathFormsOf(kind: RouteKind, rules: readonly Rule[] = RULES): string[] {
+  return [...new Set(rules.filter((r) => r.kind === kind && r.to !== null).map((r) => r.from))];
 }
 
 /** Reads FILES.aliases back; an absent or foreign file means no aliases and the default table. */

@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { BRAND_PATTERN, BRAND_RULE, DEFAULT_STATUSES } from "./settings.ts";
+import { BRAND_PATTERN, BRAND_RULE, COMMUNITY_URL_PATTERN, COMMUNITY_URL_RULE, DEFAULT_STATUSES } from "./settings.ts";
 import { ACCESSPOINT_FIELDS, DEFAULT_FIRMWARE_TYPE, WIFI_FIELDS, type FieldKind } from "./fields.ts";
 import { canonicalIp, canonicalIpv4, canonicalIpv6, type Family } from "./ip.ts";
 import { checkDate, parseInstant, type Instant } from "./timestamp.ts";
@@ -159,6 +159,10 @@ export const networkSchema = z.strictObject({
   brand: z.string().regex(BRAND_PATTERN, BRAND_RULE).nullable().default(null),
   /** what a list without `status` answers; the build's --default-status overrides it */
   default_status: z.enum(DEFAULT_STATUSES).nullable().default(null),
+  /** the community the Freifunk nodelist names (default: `name`); the build's --community-name overrides it */
+  community_name: text.nullable().default(null),
+  /** the community's web address in the Freifunk nodelist; the build's --community-url overrides it */
+  community_url: z.string().regex(COMMUNITY_URL_PATTERN, COMMUNITY_URL_RULE).nullable().default(null),
 });
 
 export type AccesspointRecord = z.output<typeof accesspointSchema>;

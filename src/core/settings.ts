@@ -12,10 +12,17 @@ export interface SiteSettings {
   readonly brand: string;
   /** what `/accesspoint/`, `/link/` and `/accesspoint/<ip>/links/` answer without `status` */
   readonly defaultStatus: DefaultStatus;
+  /** the community the Freifunk nodelist names (`community.name`); null leaves the member out */
+  readonly communityName: string | null;
+  /** the community's web address in the Freifunk nodelist (`community.href`); null leaves the member out */
+  readonly communityUrl: string | null;
 }
 
-/** The API description's names and rule: the neutral prefix, and lists that publish the whole collection. */
-export const DEFAULT_SETTINGS: SiteSettings = { brand: "mesh", defaultStatus: "all" };
+/**
+ * The API description's names and rule: the neutral prefix, and lists that publish the whole
+ * collection; no community named beyond what the dump says (resolveSettings).
+ */
+export const DEFAULT_SETTINGS: SiteSettings = { brand: "mesh", defaultStatus: "all", communityName: null, communityUrl: null };
 
 /** The neutral prefix every brand field carries in the dump format and the API description. */
 export const NEUTRAL_PREFIX = "mesh_";
@@ -33,13 +40,26 @@ export function brandField(name: string, brand: string): string {
   return name.startsWith(NEUTRAL_PREFIX) ? `${brand}_${name.slice(NEUTRAL_PREFIX.length)}` : name;
 }
 
+/** What a dump's network.json says about the settings (validate.ts). */
+export interface DumpSettings {
+  readonly brand?: string | null;
+  readonly defaultStatus?: DefaultStatus | null;
+  readonly communityName?: string | null;
+  readonly communityUrl?: string | null;
+  /** the network's name: the community's, when network.json names no community */
+  readonly name?: string | null;
+}
+
 /** The settings of a build: the options given, else what the dump names, else the defaults. */
-export function resolveSettings(
-  given: Partial<SiteSettings>,
-  dump: { readonly brand?: string | null; readonly defaultStatus?: DefaultStatus | null } = {},
-): SiteSettings {
+export function resolveSettings(given: Partial<SiteSettings>, dump: DumpSettings = {}): SiteSettings {
   return {
     brand: given.brand ?? dump.brand ?? DEFAULT_SETTINGS.brand,
     defaultStatus: given.defaultStatus ?? dump.defaultStatus ?? DEFAULT_SETTINGS.defaultStatus,
+    communityName: given.communityName ?? dump.communityName ?? dump.name ?? DEFAULT_SETTINGS.communityName,
+    communityUrl: given.communityUrl ?? dump.communityUrl ?? DEFAULT_SETTINGS.communityUrl,
   };
 }
+
+/** A community's web address: http(s), as the nodelist's readers follow it. */
+export const COMMUNITY_URL_PATTERN = /^https?:\/\/[^\s/?#]+(?:[/?#]\S*)?$/;
+export const COMMUNITY_URL_RULE = "a community URL is an http(s) address, e.g. https://example.org/";

@@ -15,6 +15,8 @@ export interface Dump {
   /** what network.json names (null: not named); the build's options override both */
   readonly brand: string | null;
   readonly defaultStatus: DefaultStatus | null;
+  readonly communityName: string | null;
+  readonly communityUrl: string | null;
   /** the instant status filters are computed against; null when the dump has no timestamp at all */
   readonly takenAt: Instant | null;
   /** sorted by main_ip */
@@ -184,6 +186,8 @@ function crossCheck(
       name: network?.name ?? null,
       brand: network?.brand ?? null,
       defaultStatus: network?.default_status ?? null,
+      communityName: network?.community_name ?? null,
+      communityUrl: network?.community_url ?? null,
       takenAt: network?.taken_at ?? latestTimestamp(accesspoints, resolved),
       accesspoints,
       links: resolved,

@@ -2,6 +2,7 @@ import type { PlaceholderValues } from "../core/plan.ts";
 import { UsageError } from "../core/problems.ts";
 import {
   API_HEADERS,
+  API_SERVED,
   ERROR_DETAILS,
   errorBody,
   FILES,
@@ -167,8 +168,11 @@ const env = (name: string) => `%{ENV:${name}}`;
 const rawVar = (param: string) => `MESH_R_${param}`;
 const decodedVar = (param: string) => `MESH_D_${param}`;
 const flags = (list: readonly string[]) => `[${list.join(",")}]`;
-/** Any request path under /api/ (the block has answered every one of them when its API section ends). */
-const API_PATH = "^/api(?:/|$)";
+/**
+ * Any request path under /api/, and the output records' files outside it, which answer as the API
+ * does (the block has answered every one of them when its API section ends).
+ */
+const API_PATH = `^(?:/api(?:/|$)|${API_SERVED.files.map((f) => `${regexEscape(f)}$`).join("|")})`;
 /** A path placeholder's segment, as the preview takes it (routes.ts isSafeSegment; Apache has removed `.` and `..`). */
 const SEGMENT = "([^/\\\\\\x00-\\x1f\\x7f]+)";
 
@@ -263,7 +267,7 @@ const UTF8 = (() => {
 function apiSection(rules: readonly Rule[], values: PlaceholderValues | undefined): string[] {
   const params = [...new Set(rules.flatMap((r) => Object.keys(r.query)))].sort();
   const lines = [
-    "# The API: every path under /api/, by the route table.",
+    "# The API: every path under /api/ and the output records' files outside it, by the route table.",
     `RewriteRule ${API_PATH} - [E=MESH_API:1]`,
     "RewriteCond %{REQUEST_METHOD} !^(?:GET|HEAD|OPTIONS)$",
     `RewriteRule ${API_PATH} - [R=405,E=MESH_ANSWER:${ANSWER_KIND.refused}]`,

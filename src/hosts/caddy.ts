@@ -2,6 +2,7 @@ import type { PlaceholderValues } from "../core/plan.ts";
 import { UsageError } from "../core/problems.ts";
 import {
   API_HEADERS,
+  API_SERVED,
   ERROR_DETAILS,
   errorBody,
   FILES,
@@ -114,8 +115,8 @@ function routeBlock(rules: readonly Rule[], values: PlaceholderValues | undefine
     `@mesh_query expression ${quote('{query} != ""')}`,
     "@mesh_refused not method GET HEAD",
     "",
-    "# The API: every path under /api/, by the route table.",
-    `@mesh_api vars_regexp {path} ${pattern("^/+api(?:/.*)?$")}`,
+    "# The API: every path under /api/ and the output records' files outside it, by the route table.",
+    `@mesh_api vars_regexp {path} ${pattern(`^(?:/+api(?:/.*)?|${API_SERVED.files.map(regexEscape).join("|")})$`)}`,
     ...route("@mesh_api ", apiLines(rules, values)),
     "",
     "# Everything else: the build's files as a static host serves them; host and hidden files are not content.",

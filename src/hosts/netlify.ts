@@ -1,7 +1,7 @@
 import type { OutputFile, PlaceholderValues } from "../core/plan.ts";
 import { UsageError } from "../core/problems.ts";
 import { plural } from "../core/text.ts";
-import { API_DIR, API_HEADERS, fileFor, NOT_FOUND_BODY, RULES, type Rule } from "../core/routes.ts";
+import { API_HEADERS, API_SERVED, fileFor, NOT_FOUND_BODY, RULES, type Rule } from "../core/routes.ts";
 import type { ConfigOptions, Host, HostWarning } from "./host.ts";
 import { literals, type Literal } from "./literals.ts";
 
@@ -94,7 +94,7 @@ function renderToml(all: readonly NetlifyLiteral[] | undefined, rules: readonly 
     emit(rule);
   });
   // Headers follow the file served: API files, and the page Netlify serves for a missing target.
-  for (const path of [`/${API_DIR}/*`, fileFor("notFoundPage")]) {
+  for (const path of [`${API_SERVED.folder}*`, ...API_SERVED.files, fileFor("notFoundPage")]) {
     lines.push("[[headers]]", `  for = ${tomlString(path)}`, "  [headers.values]");
     for (const [name, value] of Object.entries(API_HEADERS)) lines.push(`    ${tomlKey(name)} = ${tomlString(value)}`);
     lines.push("");

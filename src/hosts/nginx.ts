@@ -1,6 +1,7 @@
 import type { PlaceholderValues } from "../core/plan.ts";
 import {
   API_HEADERS,
+  API_SERVED,
   errorBody,
   FILES,
   HIDDEN,
@@ -144,6 +145,7 @@ function serverBlock(rules: readonly Rule[], values: PlaceholderValues | undefin
     "location ^~ /api/ {",
     ...api,
     "}",
+    ...outside(rules),
     "",
     "# A rule's file: not found unless it exists; OPTIONS describes the route.",
     `location = ${LOC.file} {`,
@@ -208,6 +210,14 @@ function serverBlock(rules: readonly Rule[], values: PlaceholderValues | undefin
     '  return 200 "";',
     "}",
   ];
+}
+
+/** The route table's files outside /api/ (the output records'): an exact location each, routed by its own rules. */
+function outside(rules: readonly Rule[]): string[] {
+  return API_SERVED.files.flatMap((file) => {
+    const own = rules.filter((r) => r.from === file);
+    return [`location = ${file} {`, ...apiLocation(own, [...new Set(own.flatMap((r) => Object.keys(r.query)))].sort()), "}"];
+  });
 }
 
 const stateVar = (param: string) => `$mesh_q_${param}`;

@@ -1,5 +1,6 @@
 import { ACCESSPOINT_FIELDS, WIFI_FIELDS } from "../core/fields.ts";
 import { NETWORK_FORMAT } from "../core/schema.ts";
+import { urlFor } from "../core/routes.ts";
 import { statusOf } from "../core/model.ts";
 import { BRAND_RULE, type DefaultStatus, isBrand, NEUTRAL_PREFIX } from "../core/settings.ts";
 import { parseInstant } from "../core/timestamp.ts";
@@ -18,14 +19,17 @@ import { importTime, writeImportedDump } from "../io/write-dump.ts";
  * and the atomic write. Whatever fails, nothing is written.
  */
 
+/** A URL of the route table, relative to the API root (the original answers the same forms). */
+const underRoot = (url: string) => url.slice(urlFor("api-root").length);
+
 /** The lists the importer reads, relative to the API's `/api/v1/`. */
 export const API_LISTS = {
-  accesspoints: "accesspoint/?status=all",
+  accesspoints: underRoot(urlFor("accesspoint-list", { status: "all" })),
   /** what a client gets without `status`: only compared with the full list, for the list default */
-  accesspointsByDefault: "accesspoint/",
-  interfaces: "interface/",
-  links: "link/?status=all",
-  sites: "site/",
+  accesspointsByDefault: underRoot(urlFor("accesspoint-list")),
+  interfaces: underRoot(urlFor("interface-list")),
+  links: underRoot(urlFor("link-list", { status: "all" })),
+  sites: underRoot(urlFor("site-list")),
 } as const;
 
 export type ApiListName = keyof typeof API_LISTS;
@@ -401,7 +405,8 @@ export function apiRoot(base: string): URL {
   u.search = "";
   u.hash = "";
   if (!u.pathname.endsWith("/")) u.pathname += "/";
-  if (!/\/api\/v1\/$/.test(u.pathname)) u.pathname += "api/v1/";
+  const root = urlFor("api-root");
+  if (!u.pathname.endsWith(root)) u.pathname += root.slice(1);
   return u;
 }
 

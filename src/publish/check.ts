@@ -1,7 +1,7 @@
 import { readFile } from "node:fs/promises";
 import path from "node:path";
 import fg from "fast-glob";
-import { API_DIR, API_HEADERS, parseRequest, requestsForFile, resolve, RULES, type RouteKind } from "../core/routes.ts";
+import { API_HEADERS, API_SERVED_GLOBS, parseRequest, requestsForFile, resolve, RULES, urlFor, type RouteKind } from "../core/routes.ts";
 import { groupBy } from "../core/collections.ts";
 import { DEFAULTS } from "../core/defaults.ts";
 import { httpUrl, urlError, type UrlNeed } from "../core/url.ts";
@@ -91,7 +91,9 @@ export function parseBaseUrl(text: string): { base: string; note?: string } {
   if (query) fail(`${given} has a query (${query[0]})`);
   if (hash >= 0) fail(`${given} has a fragment (${given.slice(hash)})`);
   if (/^\/*$/.test(url.pathname)) return { base: site };
-  if (/^\/api\/v1\/?$/.test(url.pathname)) return { base: site, note: `checking ${site} (the base URL is the site, not its /api/v1/)` };
+  const root = urlFor("api-root");
+  if (url.pathname === root || url.pathname === root.slice(0, -1))
+    return { base: site, note: `checking ${site} (the base URL is the site, not its ${root})` };
   return fail(
     `${given} has a path (${url.pathname}), but the route table's paths are absolute, so a site under a sub-path cannot be checked`,
   );
@@ -192,7 +194,7 @@ function spread(details: readonly CheckRequest[], n: number): CheckRequest[] {
 
 /** Every request the build answers with a file of its own, recovered from the file paths through the route table. */
 export async function requestsFromTree(dist: string): Promise<CheckRequest[]> {
-  const files = (await fg(`${API_DIR}/**`, { cwd: dist, onlyFiles: true })).sort().map((f) => `/${f}`);
+  const files = (await fg([...API_SERVED_GLOBS], { cwd: dist, onlyFiles: true })).sort().map((f) => `/${f}`);
   const { aliases, rules, others } = await loadRouting(dist);
   const out: CheckRequest[] = [];
   for (const file of files) {

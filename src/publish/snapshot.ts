@@ -9,7 +9,7 @@ import { writeArchive } from "../io/archive.ts";
 import { exists, replaceFolder } from "../io/swap.ts";
 import type { DumpSummary } from "../core/model.ts";
 import { snapshotListing } from "../core/pages.ts";
-import { API_DIR, SNAPSHOT_DIR, SNAPSHOT_FILES, snapshotArchive } from "../core/routes.ts";
+import { API_SERVED_GLOBS, SNAPSHOT_DIR, SNAPSHOT_FILES, snapshotArchive } from "../core/routes.ts";
 import { DEFAULTS } from "../core/defaults.ts";
 
 /**
@@ -73,7 +73,7 @@ export async function writeSnapshots(options: SnapshotOptions): Promise<Snapshot
       options.dumpFiles.map((f) => ({ name: `${dump.folder}/${f}`, source: path.join(options.data, f) })),
       mtime,
     );
-    const apiFiles = await fg(`${API_DIR}/**`, { cwd: options.dist, onlyFiles: true, dot: true });
+    const apiFiles = (await fg([...API_SERVED_GLOBS], { cwd: options.dist, onlyFiles: true, dot: true })).sort();
     await writeArchive(
       path.join(tmp, api.file),
       apiFiles.map((f) => ({ name: `${api.folder}/${f}`, source: path.join(options.dist, f) })),

@@ -9,6 +9,7 @@ import {
   API_HEADERS,
   ERROR_DETAILS,
   errorBody,
+  API_SERVED,
   FILES,
   FOLDER_INDEX,
   methodNotAllowed,
@@ -133,11 +134,13 @@ async function handle(root: string, routing: Routing, req: IncomingMessage, res:
   const target = req.url ?? "/";
   const method = req.method ?? "GET";
   const pathPart = target.split("?")[0];
-  const isApi = pathPart === "/api" || pathPart.startsWith("/api/");
+  const { folder, files } = API_SERVED;
+  const isApi = pathPart === folder.slice(0, -1) || pathPart.startsWith(folder);
   if (target.length > MAX_TARGET) return json(req, res, 414, errorBody(ERROR_DETAILS.uriTooLong));
   const request = parseRequest(target);
   if (!request || request.path.includes("\0")) return json(req, res, 400, errorBody(ERROR_DETAILS.malformed));
-  if (!isApi && !request.path.startsWith("/api/")) return serveStatic(root, request.path, req, res);
+  // The API, and the files of the route table outside it (the output records'), are routed by the table.
+  if (!isApi && !request.path.startsWith(folder) && !files.includes(request.path)) return serveStatic(root, request.path, req, res);
   if (!METHODS.has(method)) return json(req, res, 405, errorBody(methodNotAllowed(method)));
 
   const resolution = resolve(request, routing.aliases, routing.rules, routing.others);

@@ -6,7 +6,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { build, startPreview } from "../../src/index.ts";
 import { placeholderValues, type PlaceholderValues } from "../../src/core/plan.ts";
 import { tableRequests } from "../../src/core/requests.ts";
-import { API, API_HEADERS, fileFor, NOT_FOUND_BODY } from "../../src/core/routes.ts";
+import { API, API_HEADERS, API_SERVED, fileFor, NOT_FOUND_BODY } from "../../src/core/routes.ts";
 import { synthesize, writeSynthDump } from "../../src/gen/synth.ts";
 import { EXPECTED_OPENNET, mismatch, PUBLIC_SAMPLE, readExpected, type Expected } from "./expected.ts";
 import { hostileDump, hostileTargets } from "./hostile.ts";
@@ -143,6 +143,8 @@ export function otherRequests(model: NonNullable<Site["result"]["model"]>): Requ
     fileFor("openapi"),
     fileFor("netjson"),
     `${fileFor("netjson")}?status=online`,
+    // The output records' files outside the API, with a query and a trailing slash.
+    ...API_SERVED.files.flatMap((f) => [f, `${f}?status=online`, `${f}/`]),
     "/map",
     "/map/",
     "/map/map.js",

@@ -1,0 +1,19 @@
+import { MESHVIEWER } from "./meshviewer.ts";
+import { NETJSON } from "./netjson.ts";
+import { NODELIST } from "./nodelist.ts";
+
+/**
+ * Every output record (output.ts), in the order the API root, the landing page, the route table and
+ * the plan list them. A new output is one line here.
+ */
+export const OUTPUTS = [NETJSON, NODELIST, MESHVIEWER] as const;
+
+export type OutputKind = (typeof OUTPUTS)[number]["kind"];
+/** The names of their response schemas (response-schemas.ts, the OpenAPI document's components). */
+export type OutputSchemaName = (typeof OUTPUTS)[number]["schema"]["name"];
+
+type Union<T> = (T extends unknown ? (x: T) => void : never) extends (x: infer I) => void ? I : never;
+/** The file templates of every record, by name (routes.ts FILES). */
+export type OutputFiles = Union<(typeof OUTPUTS)[number]["files"]>;
+
+export type { OutputRecord } from "./output.ts";

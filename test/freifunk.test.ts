@@ -1,0 +1,262 @@
+import { readFileSync, writeFileSync } from "node:fs";
+import path from "node:path";
+import { Ajv } from "ajv";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { API_HEADERS, fileFor, urlFor } from "../src/core/routes.ts";
+import { NEVER_SEEN } from "../src/core/outputs/meshviewer.ts";
+import { synthesize, writeSynthDump } from "../src/gen/synth.ts";
+import { build, startPreview, type Preview } from "../src/index.ts";
+import { PUBLIC_SAMPLE } from "./support/expected.ts";
+import { HOSTILE, hostileDump } from "./support/hostile.ts";
+import { cli, tempDir } from "./support/tree.ts";
+
+/**
+ * The files other maps read (src/core/outputs/nodelist.ts, meshviewer.ts): each build's against the
+ * published Freifunk nodelist schema and against what meshviewer reads (test/fixtures/), for the
+ * public sample, a synthetic network and the hostile-values network; the public sample's over HTTP
+ * against the API's own lists; the nodelist against what the original's generator made of the same
+ * lists, apart from the differences docs/freifunk.md states.
+ */
+
+const fixture = (name: string) => JSON.parse(readFileSync(new URL(`fixtures/${name}`, import.meta.url), "utf8")) as object;
+const ajv = new Ajv({ allErrors: true, strict: true });
+const nodelistSchema = ajv.compile(fixture("freifunk/nodelist-1.0.0.schema.json"));
+const meshviewerSchema = ajv.compile(fixture("meshviewer/meshviewer.schema.json"));
+
+interface NodelistNode {
+  id: string;
+  name: string;
+  node_type: string;
+  status: { online: boolean; lastcontact?: string };
+  position?: { lat: number; long: number };
+}
+interface Nodelist {
+  version: string;
+  updated_at?: string;
+  community?: { href?: string; name?: string };
+  nodes: NodelistNode[];
+}
+interface MeshNode {
+  node_id: string;
+  hostname: string;
+  is_online: boolean;
+  lastseen: string;
+  owner?: string;
+  model?: string;
+  location?: { latitude: number; longitude: number };
+  addresses: string[];
+  firmware: { base?: string; release?: string };
+}
+interface MeshLink {
+  source: string;
+  target: string;
+  type: string;
+  source_tq: number;
+  target_tq: number;
+}
+interface Meshviewer {
+  timestamp?: string;
+  nodes: MeshNode[];
+  links: MeshLink[];
+}
+interface ApiAccesspoint {
+  main_ip: string;
+  lastseen_timestamp: string | null;
+  position: { type: "Point"; coordinates: [number, number] } | null;
+  owner: string | null;
+  device_model: string | null;
+}
+
+const read = <T>(out: string, file: string) => JSON.parse(readFileSync(path.join(out, file), "utf8")) as T;
+const nodelistOf = (out: string) => read<Nodelist>(out, fileFor("freifunkNodelist"));
+const meshviewerOf = (out: string) => read<Meshviewer>(out, fileFor("meshviewer"));
+
+/** Everything wrong with a build's two files against their schemas and against the build's own access point list. */
+function problemsOf(out: string): string[] {
+  const problems: string[] = [];
+  const nodelist = nodelistOf(out);
+  const mesh = meshviewerOf(out);
+  if (!nodelistSchema(nodelist)) problems.push(`nodelist: ${ajv.errorsText(nodelistSchema.errors)}`);
+  if (!meshviewerSchema(mesh)) problems.push(`meshviewer: ${ajv.errorsText(meshviewerSchema.errors)}`);
+  const aps = read<ApiAccesspoint[]>(out, fileFor("accesspointList"));
+  const online = new Set(read<ApiAccesspoint[]>(out, fileFor("accesspointListByStatus", { status: "online" })).map((a) => a.main_ip));
+  const ids = aps.map((a) => a.main_ip);
+  if (JSON.stringify(nodelist.nodes.map((n) => n.id)) !== JSON.stringify(ids))
+    problems.push("nodelist: not every access point once, in order");
+  if (JSON.stringify(mesh.nodes.map((n) => n.node_id)) !== JSON.stringify(ids))
+    problems.push("meshviewer: not every access point once, in order");
+  aps.forEach((ap, i) => {
+    const n = nodelist.nodes[i];
+    const m = mesh.nodes[i];
+    const position = ap.position && { lat: ap.position.coordinates[1], long: ap.position.coordinates[0] };
+    if (JSON.stringify(n.position) !== JSON.stringify(position ?? undefined)) problems.push(`nodelist ${ap.main_ip}: position`);
+    const location = ap.position && { latitude: ap.position.coordinates[1], longitude: ap.position.coordinates[0] };
+    if (JSON.stringify(m.location) !== JSON.stringify(location ?? undefined)) problems.push(`meshviewer ${ap.main_ip}: location`);
+    if (n.status.online !== online.has(ap.main_ip) || m.is_online !== online.has(ap.main_ip)) problems.push(`${ap.main_ip}: online`);
+    if (n.status.lastcontact !== (ap.lastseen_timestamp ?? undefined)) problems.push(`nodelist ${ap.main_ip}: lastcontact`);
+    if (m.lastseen !== (ap.lastseen_timestamp ?? NEVER_SEEN)) problems.push(`meshviewer ${ap.main_ip}: lastseen`);
+    if ((m.owner ?? null) !== (ap.owner || null) || (m.model ?? null) !== (ap.device_model || null))
+      problems.push(`meshviewer ${ap.main_ip}: owner or model`);
+    if (!m.addresses.includes(ap.main_ip)) problems.push(`meshviewer ${ap.main_ip}: main_ip not among its addresses`);
+  });
+  const nodes = new Set(ids);
+  for (const l of mesh.links)
+    if (!nodes.has(l.source) || !nodes.has(l.target) || l.source === l.target)
+      problems.push(`meshviewer link ${l.source}-${l.target}: not between two nodes`);
+  return problems;
+}
+
+describe("the public sample's nodelist and meshviewer data", () => {
+  let out: string;
+  let preview: Preview;
+  const get = async (target: string) => {
+    const res = await fetch(preview.url + target);
+    return {
+      status: res.status,
+      type: res.headers.get("content-type"),
+      cors: res.headers.get("access-control-allow-origin"),
+      body: await res.json(),
+    };
+  };
+
+  beforeAll(async () => {
+    out = path.join(tempDir(), "dist");
+    const r = cli([
+      "build",
+      "--quiet",
+      "--data",
+      `${PUBLIC_SAMPLE}dump`,
+      "--out",
+      out,
+      "--community-name",
+      "Opennet Initiative e.V.",
+      "--community-url",
+      "https://www.opennet-initiative.de/",
+    ]);
+    expect(r.stderr).toBe("");
+    preview = await startPreview({ dir: out, port: 0 });
+  }, 120_000);
+  afterAll(async () => preview?.close());
+
+  it("fit their schemas and the build's access points", () => {
+    expect(problemsOf(out)).toEqual([]);
+    const nodelist = nodelistOf(out);
+    expect(nodelist.community).toEqual({ href: "https://www.opennet-initiative.de/", name: "Opennet Initiative e.V." });
+    expect(nodelist.updated_at).toBe(read<{ taken_at: string }>(out, fileFor("apiRoot")).taken_at);
+  });
+
+  it("agree over HTTP with the API's own lists: node counts, online counts, positions", async () => {
+    const nodelist = await get(urlFor("freifunk-nodelist"));
+    const mesh = await get(urlFor("meshviewer"));
+    for (const answer of [nodelist, mesh]) {
+      expect([answer.status, answer.type, answer.cors]).toEqual([200, API_HEADERS["Content-Type"], "*"]);
+    }
+    const all = (await get(urlFor("accesspoint-list", { status: "all" }))).body as ApiAccesspoint[];
+    const online = (await get(urlFor("accesspoint-list", { status: "online" }))).body as ApiAccesspoint[];
+    const nodes = (nodelist.body as Nodelist).nodes;
+    const meshNodes = (mesh.body as Meshviewer).nodes;
+    expect(nodes.length).toBe(all.length);
+    expect(meshNodes.length).toBe(all.length);
+    expect(nodes.filter((n) => n.status.online).length).toBe(online.length);
+    expect(meshNodes.filter((n) => n.is_online).length).toBe(online.length);
+    expect(online.length).toBeGreaterThan(0);
+    expect(online.length).toBeLessThan(all.length);
+    const positions = (list: ApiAccesspoint[]) =>
+      list.filter((a) => a.position).map((a) => `${a.main_ip} ${a.position!.coordinates[1]} ${a.position!.coordinates[0]}`);
+    expect(positions(all).length).toBeGreaterThan(0);
+    expect(nodes.filter((n) => n.position).map((n) => `${n.id} ${n.position!.lat} ${n.position!.long}`)).toEqual(positions(all));
+    expect(meshNodes.filter((n) => n.location).map((n) => `${n.node_id} ${n.location!.latitude} ${n.location!.longitude}`)).toEqual(
+      positions(all),
+    );
+    // The API root and the landing page link both.
+    const root = (await get(urlFor("api-root"))).body as Record<string, string>;
+    expect([root.freifunk_nodelist, root.meshviewer]).toEqual([urlFor("freifunk-nodelist"), urlFor("meshviewer")]);
+    const landing = await (await fetch(`${preview.url}/`)).text();
+    for (const url of [urlFor("freifunk-nodelist"), urlFor("meshviewer")]) expect(landing).toContain(`<a href="${url}">`);
+  });
+
+  it("has every API link between two access points as a meshviewer link, with both endpoints' qualities", async () => {
+    const links = (await get(urlFor("link-list", { status: "all" }))).body as {
+      id: number;
+      is_wireless: boolean;
+      endpoints: { quality: number; interface: { accesspoint: string } }[];
+    }[];
+    const between = links.filter((l) => l.endpoints[0].interface.accesspoint !== l.endpoints[1].interface.accesspoint);
+    const want = between.map((l) => ({
+      type: l.is_wireless ? "wifi" : "other",
+      source: l.endpoints[0].interface.accesspoint,
+      target: l.endpoints[1].interface.accesspoint,
+      source_tq: l.endpoints[0].quality,
+      target_tq: l.endpoints[1].quality,
+    }));
+    expect(
+      meshviewerOf(out).links.map(({ type, source, target, source_tq, target_tq }) => ({ type, source, target, source_tq, target_tq })),
+    ).toEqual(want);
+    expect(want.length).toBeGreaterThan(100);
+  });
+
+  it("is the original generator's nodelist but for the corrected online test, updated_at, lastcontact's spelling, position and scope", async () => {
+    // What geronimo_freifunknodelist.py made of the original's default list (the online access points:
+    // the original answered `/accesspoint/` with them), run at the dump's taken_at. Restated here as
+    // its behaviour, not its code: a node per access point of that list, online when it was last
+    // seen MORE than 15 minutes before, lastcontact in Python's isoformat(), position {lon, lat} or null.
+    const takenAt = Date.parse(read<{ taken_at: string }>(out, fileFor("apiRoot")).taken_at);
+    const defaultList = (await get(urlFor("accesspoint-list", { status: "online" }))).body as ApiAccesspoint[];
+    const original = defaultList.map((ap) => ({
+      id: ap.main_ip,
+      name: ap.main_ip,
+      node_type: "AccessPoint",
+      status: {
+        online: takenAt - Date.parse(ap.lastseen_timestamp!) > 15 * 60_000,
+        lastcontact: ap.lastseen_timestamp!.replace(/Z$/, "+00:00"),
+      },
+      position: ap.position ? { lon: ap.position.coordinates[0], lat: ap.position.coordinates[1] } : null,
+    }));
+    const ours = new Map(nodelistOf(out).nodes.map((n) => [n.id, n]));
+    const differences = new Map<string, number>();
+    const count = (what: string) => differences.set(what, (differences.get(what) ?? 0) + 1);
+    for (const o of original) {
+      const n = ours.get(o.id)!;
+      // The documented differences, each counted: online is the build's status (online here, for every
+      // access point of the online list), lastcontact ends in Z, position is {lat, long} or absent.
+      if (n.status.online !== o.status.online) count("online");
+      expect(n.status.online).toBe(true);
+      expect(n.status.lastcontact).toBe(o.status.lastcontact.replace(/\+00:00$/, "Z"));
+      expect(n.position).toEqual(o.position === null ? undefined : { lat: o.position.lat, long: o.position.lon });
+      expect({ ...n, status: undefined, position: undefined }).toEqual({ ...o, status: undefined, position: undefined });
+    }
+    // Scope: ours has every access point; the original's the online ones.
+    expect(ours.size - original.length).toBe([...ours.values()].filter((n) => !n.status.online).length);
+    // The original's test called these offline: seen within 15 minutes of taken_at.
+    expect(differences.get("online")).toBe(original.filter((o) => !o.status.online).length);
+  });
+});
+
+describe("a synthetic network's and the hostile-values network's", () => {
+  it("fit their schemas and the build's access points", async () => {
+    const data = path.join(tempDir(), "data");
+    await writeSynthDump(data, synthesize({ aps: 300, seed: 21 }));
+    const out = path.join(tempDir(), "dist");
+    await build({ data, out });
+    expect(problemsOf(out)).toEqual([]);
+    expect(meshviewerOf(out).links.length).toBeGreaterThan(100);
+    expect(nodelistOf(out).nodes.filter((n) => n.status.online).length).toBeGreaterThan(0);
+  }, 120_000);
+
+  it("keep hostile owners, models and versions as strings and stay JSON", async () => {
+    const data = hostileDump();
+    // The hostile values as owner and device model too: texts a meshviewer shows.
+    const file = path.join(data, "accesspoints/hostile.json");
+    const aps = JSON.parse(readFileSync(file, "utf8")) as Record<string, unknown>[];
+    writeFileSync(file, JSON.stringify(aps.map((ap, i) => ({ ...ap, owner: HOSTILE[i], device_model: HOSTILE[i] }))));
+    const out = path.join(tempDir(), "dist");
+    await build({ data, out, settings: { communityName: HOSTILE.join(" ") } });
+    expect(problemsOf(out)).toEqual([]);
+    const mesh = meshviewerOf(out);
+    const sorted = (values: (string | undefined)[]) => values.map(String).sort();
+    expect(sorted(mesh.nodes.map((n) => n.owner))).toEqual(sorted(HOSTILE));
+    expect(sorted(mesh.nodes.map((n) => n.model))).toEqual(sorted(HOSTILE));
+    expect(sorted(mesh.nodes.map((n) => n.firmware.release))).toEqual(sorted(HOSTILE));
+    expect(nodelistOf(out).community?.name).toBe(HOSTILE.join(" "));
+  }, 120_000);
+});
