@@ -93,6 +93,21 @@ describe("the layers of src/", () => {
     expect(named).toEqual([]);
   });
 
+  it("ships only what the package runs: every compiled file is reached by imports from index.ts or cli/main.ts (code for tests lives in test/)", () => {
+    const build = JSON.parse(readFileSync(path.join(ROOT, "tsconfig.build.json"), "utf8")) as { exclude: string[] };
+    const excluded = build.exclude.map((e) => `${path.posix.relative("src", e)}/`);
+    const compiled = files.filter((f) => !f.endsWith(".d.ts") && !excluded.some((e) => f.startsWith(e)));
+    const reached = new Set<string>();
+    const visit = (f: string) => {
+      if (reached.has(f)) return;
+      reached.add(f);
+      for (const t of importsOf(f).local) if (files.includes(t)) visit(t);
+    };
+    for (const entry of ["index.ts", "cli/main.ts"]) visit(entry);
+    expect(compiled.length).toBeGreaterThan(50);
+    expect(compiled.filter((f) => !reached.has(f))).toEqual([]);
+  });
+
   it("finds the imports it checks (the reader itself works)", () => {
     expect(importsOf("cli/program.ts").local).toContain("cli/build.ts");
     expect(importsOf("pipeline.ts").local).toContain("core/plan.ts");

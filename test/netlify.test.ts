@@ -3,7 +3,7 @@ import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { build, startPreview, type BuildResult, type Preview } from "../src/index.ts";
 import { netlifyRules, netlifyToml } from "../src/hosts/netlify.ts";
-import { tableRequests } from "../src/core/requests.ts";
+import { tableRequests } from "./support/requests.ts";
 import { placeholderValues } from "../src/core/plan.ts";
 import { API_HEADERS, fileFor, NOT_FOUND_BODY, parseRequest, QUERY_PLACEHOLDERS, resolve, RULES } from "../src/core/routes.ts";
 import { isParseableVersion } from "../src/core/version.ts";

@@ -6,7 +6,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { build, startPreview, type Preview } from "../src/index.ts";
 import { synthesize, writeSynthDump } from "../src/gen/synth.ts";
 import { sampleSite } from "./support/site.ts";
-import { tableRequests } from "../src/core/requests.ts";
+import { tableRequests } from "./support/requests.ts";
 import { API_HEADERS, RULES } from "../src/core/routes.ts";
 import { mismatch, readExpected } from "./support/expected.ts";
 import { pool, rawRequest, type RawResponse } from "./support/http.ts";

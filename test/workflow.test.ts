@@ -13,7 +13,10 @@ import { netlifyRules } from "../src/hosts/netlify.ts";
 const text = readFileSync(path.join(ROOT, ".github/workflows/nightly.yml"), "utf8");
 const workflow = parse(text) as {
   on: Record<string, unknown>;
-  jobs: Record<string, { steps: { run?: string; uses?: string; if?: string; name?: string }[] }>;
+  jobs: Record<
+    string,
+    { steps: { run?: string; uses?: string; if?: string; name?: string; id?: string; with?: Record<string, unknown> }[] }
+  >;
 };
 const steps = Object.values(workflow.jobs).flatMap((j) => j.steps);
 const runs = steps.map((s) => s.run ?? "").join("\n");
@@ -30,24 +33,49 @@ describe("nightly workflow", () => {
     expect((workflow.on.schedule as { cron: string }[])[0].cron).toMatch(/^\S+ \S+ \S+ \S+ \S+$/);
   });
 
-  it("installs, tests, builds, snapshots with history, deploys and checks, in that order", () => {
-    const order = [
-      "npm ci",
-      "npm test",
-      "npm run build",
-      "snapshot --data",
-      "--previous",
-      "netlify-config --data",
-      "netlify-cli",
-      "mesh-api -- check",
-    ];
-    const positions = order.map((s) => runs.indexOf(s));
-    expect(
-      positions.every((p) => p >= 0),
-      JSON.stringify(positions),
-    ).toBe(true);
-    expect([...positions].sort((a, b) => a - b)).toEqual(positions);
-    expect(steps.some((s) => s.uses?.startsWith("actions/setup-node") && JSON.stringify(s).includes('"cache":"npm"'))).toBe(true);
+  it("has these steps, in this order, with these inputs and conditions", () => {
+    const deploy = "env.NETLIFY_AUTH_TOKEN != '' && env.NETLIFY_SITE_ID != ''";
+    expect(steps.map(({ run: _run, ...step }) => step)).toEqual([
+      { uses: "actions/checkout@v4" },
+      { uses: "actions/setup-node@v4", with: { "node-version": 24, cache: "npm" } },
+      {}, // npm ci
+      {}, // npm test
+      { name: "Choose the dumps", id: "dumps" },
+      { name: "Build" },
+      { name: "Snapshot, with the history of the live site" },
+      { name: "Netlify rules for this dump" },
+      { name: "Deploy to Netlify", if: deploy },
+      { name: "Deploy skipped", if: "env.NETLIFY_AUTH_TOKEN == '' || env.NETLIFY_SITE_ID == ''" },
+      { name: "Check the live site", if: `${deploy} && env.SITE_URL != ''` },
+    ]);
+  });
+
+  it("installs, tests, builds, snapshots with history, deploys and checks: each step's commands, with the dump the data step chose", () => {
+    const dump = '"${{ steps.dumps.outputs.dir }}"';
+    const keep = '${KEEP_SNAPSHOTS:+--keep "$KEEP_SNAPSHOTS"}';
+    // each step's npm and npx commands, up to the end of the command (`;`, a line's end, or the `)` closing a `$(`)
+    const commands = steps.map((s) => [...(s.run ?? "").matchAll(/\b(?:npm|npx) [^;\n]*/g)].map((m) => m[0].replace(/\)\s*$/, "").trim()));
+    expect(commands).toEqual([
+      [],
+      [],
+      ["npm ci"],
+      ["npm test"],
+      [
+        'npm run --silent mesh-api -- fetch-dump "$DUMP_URL" --out "$RUNNER_TEMP/dump"',
+        'npm run --silent mesh-api -- import api "$MIRROR_URL" --out "$RUNNER_TEMP/dump"',
+      ],
+      [`npm run build -- --data ${dump} $extra`],
+      [
+        `npm run mesh-api -- snapshot --data ${dump} --previous "$SITE_URL/snapshots/index.json" ${keep}`,
+        `npm run mesh-api -- snapshot --data ${dump} ${keep}`,
+      ],
+      [`npm run --silent mesh-api -- netlify-config --data ${dump} --write --force`],
+      ['npx --yes netlify-cli@27 deploy --prod --dir dist --no-build --message "nightly $(date -u +%Y-%m-%d)"'],
+      [],
+      ['npm run mesh-api -- check "$SITE_URL" --skip-header Allow'],
+    ]);
+    // the data step writes the output the later steps read
+    expect(steps[4].run).toContain('echo "dir=$dir" >> "$GITHUB_OUTPUT"');
   });
 
   it("calls only npm scripts that exist", () => {

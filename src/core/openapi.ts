@@ -3,7 +3,9 @@ import { STATUSES } from "./model.ts";
 import { PREVIEW_ERRORS, responseSchemas, type ResponseSchemaName } from "./response-schemas.ts";
 import {
   API_HEADERS,
+  errorBody,
   IGNORED_PARAMETERS,
+  methodNotAllowed,
   NOT_FOUND_BODY,
   QUERY_PLACEHOLDERS,
   rulesFor,
@@ -94,60 +96,36 @@ const pathParameter = (name: string, description: string, schema: Record<string,
 });
 const address = { type: "string", description: "canonical text (IPv4 dotted quad, IPv6 as RFC 5952)" };
 
-/** How a path placeholder of RULES is written in OpenAPI: `:key` is a link id or two peers, one segment on hosts but two forms here. */
-const PATH_PLACEHOLDERS: Readonly<
-  Record<string, readonly { readonly segment: string; readonly suffix: string; readonly parameters: readonly Parameter[] }[]>
-> = {
-  ip: [
-    {
-      segment: "{ip}",
-      suffix: "",
-      parameters: [pathParameter("ip", "An access point's main_ip or main_ipv6; for an interface, any address it holds.", address)],
-    },
-  ],
-  id: [{ segment: "{id}", suffix: "", parameters: [pathParameter("id", "The id.", { type: "integer", minimum: 0 })] }],
-  key: [
-    { segment: "{id}", suffix: "", parameters: [pathParameter("id", "The link's id.", { type: "integer", minimum: 0 })] },
-    {
-      segment: "{ip_a}-{ip_b}",
-      suffix: "ByPeers",
-      parameters: [
-        pathParameter("ip_a", "The main_ip of one access point of the link.", address),
-        pathParameter("ip_b", "The main_ip of the other (either order).", address),
-      ],
-    },
-  ],
+/**
+ * The path placeholders of RULES, as OpenAPI parameters. `:key` is a link's id or its two peers: one
+ * parameter, not `{id}` and `{ip_a}-{ip_b}`, because two templates that differ only in a parameter's
+ * spelling are ambiguous to the tools that route by template (Redocly's no-ambiguous-paths).
+ */
+const PATH_PARAMETERS: Readonly<Record<string, Parameter>> = {
+  ip: pathParameter("ip", "An access point's main_ip or main_ipv6; for an interface, any address it holds.", address),
+  id: pathParameter("id", "The id.", { type: "integer", minimum: 0 }),
+  key: pathParameter("key", "The link's id, or the main_ip of each of its two access points joined by `-` (either order).", {
+    type: "string",
+    pattern: "^(?:[0-9]+|[^-/]+-[^-/]+)$",
+    examples: ["7", "10.0.0.1-10.0.0.2"],
+  }),
 };
 
-interface PathForm {
-  readonly path: string;
-  readonly suffix: string;
-  readonly parameters: readonly Parameter[];
+/** A placeholder of a path form of RULES (`:ip`). */
+const PLACEHOLDER = /:([a-z]+)/g;
+
+/** The OpenAPI path template of a path form of RULES (`rule.from`); a list form's redirecting twin without the slash is not it. */
+export function openApiPath(from: string): string {
+  return from.replace(PLACEHOLDER, (_, name: string) => `{${name}}`);
 }
 
-/** The document's paths for one path form of RULES (`rule.from`), in order. */
-function pathForms(from: string): PathForm[] {
-  let forms: PathForm[] = [{ path: "", suffix: "", parameters: [] }];
-  for (const part of from.split(/(:[a-z]+)/)) {
-    if (!part.startsWith(":")) {
-      forms = forms.map((f) => ({ ...f, path: f.path + part }));
-      continue;
-    }
-    const name = part.slice(1);
-    const variants = PATH_PLACEHOLDERS[name] ?? [
-      { segment: `{${name}}`, suffix: "", parameters: [pathParameter(name, "", { type: "string" })] },
-    ];
-    forms = forms.flatMap((f) =>
-      variants.map((v) => ({ path: f.path + v.segment, suffix: f.suffix + v.suffix, parameters: [...f.parameters, ...v.parameters] })),
-    );
-  }
-  return forms;
-}
-
-/** The OpenAPI path templates of a path form of RULES; a list form's redirecting twin without the slash is not among them. */
-export function openApiPaths(from: string): string[] {
-  return pathForms(from).map((f) => f.path);
-}
+/** The path parameters of a path form of RULES, in order; a placeholder without its entry above is a developer's error. */
+const pathParameters = (from: string): Parameter[] =>
+  [...from.matchAll(PLACEHOLDER)].map(([, name]) => {
+    const parameter = PATH_PARAMETERS[name];
+    if (!parameter) throw new Error(`${from}: PATH_PARAMETERS does not describe :${name}`);
+    return parameter;
+  });
 
 /** The path forms of the rules and their rules, in the table's order; the catch-all 404 is not a path. */
 function routes(rules: readonly Rule[]): Map<string, Rule[]> {
@@ -242,41 +220,36 @@ function document(settings: SiteSettings): Record<string, unknown> {
       headers: headers(),
       content: { [JSON_TYPE]: { schema } },
     };
-    for (const form of pathForms(from)) {
-      const id = camel(kind) + form.suffix;
-      const ignored = IGNORED.filter(
-        (p) => p.on === "every endpoint" || (p.on === "lists" && from.endsWith("/") && kind.endsWith("-list")),
+    const path = openApiPath(from);
+    const id = camel(kind);
+    const ignored = IGNORED.filter((p) => p.on === "every endpoint" || (p.on === "lists" && from.endsWith("/") && kind.endsWith("-list")));
+    const parameters = [...pathParameters(from), ...query, ...ignored.map((p) => ref("parameters", p.name))];
+    const operations = (get: Record<string, unknown>, head: Record<string, unknown>, options: Record<string, unknown>, name: string) => ({
+      parameters,
+      get: { tags: [kind.split("-")[0]], summary: about.summary, ...(description && { description }), operationId: name, responses: get },
+      head: { tags: [kind.split("-")[0]], summary: `${about.summary} (headers only)`, operationId: `${name}Head`, responses: head },
+      options: { tags: [kind.split("-")[0]], summary: "What the endpoint renders", operationId: `${name}Options`, responses: options },
+    });
+    const errors = Object.fromEntries(DESCRIBED_ERRORS.map((e) => [String(e.status), ref("responses", e.name)]));
+    paths[path] = operations(
+      { "200": ok, "404": ref("responses", "NotFound"), ...errors },
+      { "200": ref("responses", "Headers"), "404": ref("responses", "NotFoundHead") },
+      { "200": ref("responses", "Options"), "404": ref("responses", "NotFound") },
+      id,
+    );
+    // A list path without its slash: the preview redirects, as the original did; hosts that cannot redirect answer as for the slashed path.
+    if (path.endsWith("/")) {
+      paths[path.slice(0, -1)] = operations(
+        {
+          "301": ref("responses", "Redirect"),
+          "200": { ...ok, description: `${ok.description}, on hosts that do not redirect: as for the path with its slash` },
+          "404": ref("responses", "NotFound"),
+          ...errors,
+        },
+        { "301": ref("responses", "Redirect"), "200": ref("responses", "Headers"), "404": ref("responses", "NotFoundHead") },
+        { "301": ref("responses", "Redirect"), "200": ref("responses", "Options"), "404": ref("responses", "NotFound") },
+        `${id}Redirect`,
       );
-      const parameters = [...form.parameters, ...query, ...ignored.map((p) => ref("parameters", p.name))];
-      const operations = (get: Record<string, unknown>, head: Record<string, unknown>, options: Record<string, unknown>, name: string) => ({
-        parameters,
-        get: { tags: [kind.split("-")[0]], summary: about.summary, ...(description && { description }), operationId: name, responses: get },
-        head: { tags: [kind.split("-")[0]], summary: `${about.summary} (headers only)`, operationId: `${name}Head`, responses: head },
-        options: { tags: [kind.split("-")[0]], summary: "What the endpoint renders", operationId: `${name}Options`, responses: options },
-      });
-      const errors = Object.fromEntries(
-        PREVIEW_ERRORS.filter((e) => e.status !== 405).map((e) => [String(e.status), ref("responses", e.name)]),
-      );
-      paths[form.path] = operations(
-        { "200": ok, "404": ref("responses", "NotFound"), ...errors },
-        { "200": ref("responses", "Headers"), "404": ref("responses", "NotFoundHead") },
-        { "200": ref("responses", "Options"), "404": ref("responses", "NotFound") },
-        id,
-      );
-      // A list path without its slash: the preview redirects, as the original did; hosts that cannot redirect answer as for the slashed path.
-      if (form.path.endsWith("/")) {
-        paths[form.path.slice(0, -1)] = operations(
-          {
-            "301": ref("responses", "Redirect"),
-            "200": { ...ok, description: `${ok.description}, on hosts that do not redirect: as for the path with its slash` },
-            "404": ref("responses", "NotFound"),
-            ...errors,
-          },
-          { "301": ref("responses", "Redirect"), "200": ref("responses", "Headers"), "404": ref("responses", "NotFoundHead") },
-          { "301": ref("responses", "Redirect"), "200": ref("responses", "Options"), "404": ref("responses", "NotFound") },
-          `${id}Redirect`,
-        );
-      }
     }
   }
   return {
@@ -287,9 +260,14 @@ function document(settings: SiteSettings): Record<string, unknown> {
       description: INFO,
       license: { name: "GPL-3.0-or-later", identifier: "GPL-3.0-or-later" },
     },
+    // The paths are absolute and the build does not know its site's address: the site root, relative to where the document was fetched
+    // (what OpenAPI assumes without `servers`, stated because tools and linters ask for it).
+    servers: [{ url: "/", description: "the site that serves this document" }],
+    // A public API: no operation asks for credentials.
+    security: [],
     paths,
     components: {
-      schemas: schemas(responseSchemas(settings.brand)),
+      schemas: schemas(describedSchemas(responseSchemas(settings.brand))),
       parameters: Object.fromEntries(IGNORED.map((p) => [p.name, ignoredParameter(p)])),
       headers: headerComponents(),
       responses: responses(),
@@ -297,10 +275,21 @@ function document(settings: SiteSettings): Record<string, unknown> {
   };
 }
 
+/**
+ * The preview's errors an operation can meet. 405 answers the methods the document has no operation
+ * for, and OpenAPI describes only the responses of operations: INFO says it in words, and its body is
+ * no component, as nothing would refer to it.
+ */
+const METHOD_NOT_ALLOWED = PREVIEW_ERRORS.find((e) => e.status === 405)!;
+const DESCRIBED_ERRORS = PREVIEW_ERRORS.filter((e) => e !== METHOD_NOT_ALLOWED);
+const describedSchemas = (named: Readonly<Record<string, z.ZodType>>) =>
+  Object.fromEntries(Object.entries(named).filter(([name]) => name !== METHOD_NOT_ALLOWED.name));
+
 const INFO = [
   "A static copy of the Mesh Network Topology Read API v1: every answer is a file computed once from a topology dump.",
   `Every response under \`${urlFor("api-root")}\` carries the headers ${HEADER_NAMES.map(code).join(", ")} and is \`${JSON_TYPE}\`; every unknown path, identifier or filter value, and every filter combination that is not precomputed, answers 404 with \`${NOT_FOUND_BODY}\`.`,
   "HEAD, OPTIONS, redirects and the error bodies other than 404 are described as the preview (`mesh-api preview`) answers them; static hosts differ there (docs/hosting.md).",
+  `Any method but GET, HEAD and OPTIONS answers ${METHOD_NOT_ALLOWED.status} with \`${errorBody(methodNotAllowed("<method>"))}\` (the preview).`,
   "Generated from the route table and zod schemas of the bodies; response objects are strict (no other members).",
 ].join("\n\n");
 
@@ -342,7 +331,7 @@ function responses(): Record<string, unknown> {
       },
     },
   };
-  for (const e of PREVIEW_ERRORS) out[e.name] = { description: e.when, headers: headers(), content: body(e.name) };
+  for (const e of DESCRIBED_ERRORS) out[e.name] = { description: e.when, headers: headers(), content: body(e.name) };
   return out;
 }
 

@@ -159,6 +159,8 @@ const freeObject = z.record(z.string(), z.unknown());
 const OpenApiDocument = z.strictObject({
   openapi: z.literal("3.1.0"),
   info: z.looseObject({ title: z.string(), version: z.string() }),
+  servers: z.array(z.looseObject({ url: z.string() })),
+  security: z.array(freeObject),
   paths: z.record(z.string(), freeObject),
   components: freeObject,
 });

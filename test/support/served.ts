@@ -5,7 +5,7 @@ import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { build, startPreview } from "../../src/index.ts";
 import { placeholderValues, type PlaceholderValues } from "../../src/core/plan.ts";
-import { tableRequests } from "../../src/core/requests.ts";
+import { tableRequests } from "./requests.ts";
 import { API, API_HEADERS, API_SERVED, fileFor, NOT_FOUND_BODY } from "../../src/core/routes.ts";
 import { synthesize, writeSynthDump } from "../../src/gen/synth.ts";
 import { EXPECTED_OPENNET, mismatch, PUBLIC_SAMPLE, readExpected, type Expected } from "./expected.ts";

@@ -1,13 +1,14 @@
-import { beforeValues, placeholderValues } from "./plan.ts";
-import { isOwnKey } from "./names.ts";
-import { STATUSES, type Model } from "./model.ts";
-import { RULES, type Rule } from "./routes.ts";
+import { beforeValues, placeholderValues } from "../../src/core/plan.ts";
+import { isOwnKey } from "../../src/core/names.ts";
+import { STATUSES, type Model } from "../../src/core/model.ts";
+import { RULES, type Rule } from "../../src/core/routes.ts";
 
 /**
  * Requests that exercise every rule of the route table on a given network: each placeholder filled
  * with values present in the data (including those that need literal host rules), with unknown
- * values, and with `format=api`. The tests replay them against the preview and the hosts' engines, and
- * the live check (issue "check") samples them.
+ * values, and with `format=api`. The tests replay them against the preview, Netlify's engine and the
+ * self-hosted servers (served.ts). The live check (`check`) does not use them: it samples the requests
+ * of a build's own files (src/publish/check.ts requestsFromTree).
  */
 export interface TableRequest {
   readonly rule: Rule;
