@@ -17,6 +17,7 @@ import { API_DIR, SNAPSHOT_DIR, SNAPSHOT_FILES } from "./core/routes.ts";
 import { carrySnapshots, writeSnapshots, type SnapshotWritten } from "./publish/snapshot.ts";
 import { dumpEntry, foreignFiles, readBuildRecord, writeBuildRecord } from "./io/build-record.ts";
 import { copyExtra, listExtra } from "./io/extra.ts";
+import { docsAssets } from "./io/docs-assets.ts";
 import { mapAssets } from "./io/map-assets.ts";
 import type { MapSettings } from "./core/map.ts";
 import type { SiteSettings } from "./core/settings.ts";
@@ -161,6 +162,7 @@ async function assertNothingForeign(out: string): Promise<void> {
 function* allFiles(model: Model, values: PlaceholderValues, map: MapSettings | undefined) {
   yield* outputFiles(model, { map });
   yield* mapAssets();
+  yield* docsAssets();
   for (const host of HOSTS) yield* host.files(values);
 }
 

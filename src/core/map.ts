@@ -92,9 +92,10 @@ function scriptJson(value: unknown): string {
 /**
  * Data strings reach the page only through the API's JSON, which the script puts into text nodes;
  * the policy is the second line: no inline script can run, and the page talks to its own host only.
- * Images may come from anywhere, since tile servers redirect to CDNs of their own.
+ * Images may come from anywhere, since tile servers redirect to CDNs of their own. The API reference
+ * (docs.ts) has the same policy: Swagger UI loads the document and tries requests on its own host.
  */
-const CONTENT_SECURITY_POLICY = [
+export const CONTENT_SECURITY_POLICY = [
   "default-src 'none'",
   "script-src 'self'",
   "style-src 'self' 'unsafe-inline'",

@@ -3,6 +3,7 @@ import { STATUSES } from "./model.ts";
 import { PREVIEW_ERRORS, responseSchemas, type ResponseSchemaName } from "./response-schemas.ts";
 import {
   API_HEADERS,
+  DOCS_FOLDER,
   errorBody,
   IGNORED_PARAMETERS,
   methodNotAllowed,
@@ -287,7 +288,7 @@ const describedSchemas = (named: Readonly<Record<string, z.ZodType>>) =>
 
 const INFO = [
   "A static copy of the Mesh Network Topology Read API v1: every answer is a file computed once from a topology dump.",
-  `Every response under \`${urlFor("api-root")}\` carries the headers ${HEADER_NAMES.map(code).join(", ")} and is \`${JSON_TYPE}\`; every unknown path, identifier or filter value, and every filter combination that is not precomputed, answers 404 with \`${NOT_FOUND_BODY}\`.`,
+  `Every response under \`${urlFor("api-root")}\` but the reference's HTML page and its files (\`${DOCS_FOLDER}\`, this document rendered) carries the headers ${HEADER_NAMES.map(code).join(", ")} and is \`${JSON_TYPE}\`; every unknown path, identifier or filter value, and every filter combination that is not precomputed, answers 404 with \`${NOT_FOUND_BODY}\`.`,
   "HEAD, OPTIONS, redirects and the error bodies other than 404 are described as the preview (`mesh-api preview`) answers them; static hosts differ there (docs/hosting.md).",
   `Any method but GET, HEAD and OPTIONS answers ${METHOD_NOT_ALLOWED.status} with \`${errorBody(methodNotAllowed("<method>"))}\` (the preview).`,
   "Generated from the route table and zod schemas of the bodies; response objects are strict (no other members).",

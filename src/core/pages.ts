@@ -1,5 +1,5 @@
 import { STATUSES, type Model } from "./model.ts";
-import { MAP_FOLDER, pathFormsOf, RULES, SNAPSHOT_DIR, SNAPSHOT_FILES, urlFor, type RouteKind } from "./routes.ts";
+import { DOCS_FOLDER, MAP_FOLDER, pathFormsOf, RULES, SNAPSHOT_DIR, SNAPSHOT_FILES, urlFor, type RouteKind } from "./routes.ts";
 import { isOwnKey } from "./names.ts";
 import { OUTPUTS } from "./outputs/index.ts";
 
@@ -44,6 +44,7 @@ export function apiRoot(model: Model): string {
   root.openapi = urlFor("openapi");
   for (const o of OUTPUTS) root[o.rootMember] = urlFor(o.kind);
   root.map = MAP_FOLDER;
+  root.docs = DOCS_FOLDER;
   root.taken_at = model.takenAt?.text ?? null;
   return JSON.stringify(root);
 }
@@ -188,11 +189,12 @@ export function landingPage(model: Model): string {
     "<tr><th>Endpoint</th><th>Answers</th><th>Example</th></tr>",
     ...rows,
     "</table>",
-    "<h2>Description, graph and map</h2>",
+    "<h2>Description, reference, graph and map</h2>",
     "<ul>",
     `<li><a href="${urlFor("openapi")}"><code>${urlFor("openapi")}</code></a>: the API described in OpenAPI 3.1, for client generators and API tools.</li>`,
     ...OUTPUTS.map((o) => `<li><a href="${urlFor(o.kind)}"><code>${urlFor(o.kind)}</code></a>: ${o.landing}</li>`),
     `<li><a href="${MAP_FOLDER}"><code>${MAP_FOLDER}</code></a>: a map of the access points and links.</li>`,
+    `<li><a href="${DOCS_FOLDER}"><code>${DOCS_FOLDER}</code></a>: the API reference, rendered from the OpenAPI document, where requests can be tried.</li>`,
     "</ul>",
     "<h2>Snapshots</h2>",
     `<p>The topology dump and this API tree as archives, one a day, with their SHA-256 sums: <a href="/${SNAPSHOT_DIR}/">/${SNAPSHOT_DIR}/</a>, when this site publishes them.</p>`,

@@ -4,6 +4,7 @@ import { groupBy } from "./collections.ts";
 import { STATUSES, statusOf } from "./model.ts";
 import { accesspointFeature, featureCollection, linkFeature, siteFeature } from "./geojson.ts";
 import { apiRoot, landingPage } from "./pages.ts";
+import { docsPage } from "./docs.ts";
 import { DEFAULT_MAP_SETTINGS, mapPage, type MapSettings } from "./map.ts";
 import { OUTPUTS } from "./outputs/index.ts";
 import { openApiDocument } from "./openapi.ts";
@@ -52,10 +53,12 @@ export function* outputFiles(model: Model, settings: { readonly map?: MapSetting
   yield out(fileFor("landing"), landingPage(model));
   yield out(fileFor("apiRoot"), apiRoot(model));
   yield out(fileFor("aliases"), aliasesBody(placeholderValues(model), model.settings.defaultStatus));
-  // Descriptions and views of the API, beside it: OpenAPI, the output records (outputs/), the map (Leaflet's files are copied by io/map-assets.ts).
+  // Descriptions and views of the API, beside it: OpenAPI, the output records (outputs/), the map (Leaflet's
+  // files are copied by io/map-assets.ts), the reference (Swagger UI's by io/docs-assets.ts).
   yield out(fileFor("openapi"), openApiDocument(model.settings));
   for (const o of OUTPUTS) for (const { file, values, body } of o.bodies(model)) yield out(fileFor(file, values), body);
   yield out(fileFor("map"), mapPage(model, settings.map ?? DEFAULT_MAP_SETTINGS));
+  yield out(fileFor("docs"), docsPage());
 
   // Links: all of them and without redundant site links, each as a list and as GeoJSON, with status
   const linkLists = function* (names: readonly [FileName, FileName, FileName, FileName], links: readonly ResolvedLink[]) {

@@ -4,7 +4,7 @@ import { STATUSES } from "./model.ts";
 import { brandField, DEFAULT_SETTINGS } from "./settings.ts";
 import { listFilters } from "./pages.ts";
 import { OUTPUTS, type OutputSchemaName } from "./outputs/index.ts";
-import { ERROR_DETAILS, MAP_FOLDER, NOT_FOUND_BODY, ROUTE_NAMES, urlFor } from "./routes.ts";
+import { DOCS_FOLDER, ERROR_DETAILS, MAP_FOLDER, NOT_FOUND_BODY, ROUTE_NAMES, urlFor } from "./routes.ts";
 
 /**
  * zod schemas of the response bodies, as records.ts, resources.ts, geojson.ts, pages.ts and the
@@ -150,6 +150,9 @@ const ApiRoot = z.strictObject({
   openapi: z.literal(urlFor("openapi")),
   ...Object.fromEntries(OUTPUTS.map((o) => [o.rootMember, z.literal(urlFor(o.kind))])),
   map: z.literal(MAP_FOLDER).meta({ description: "the map's folder: its page is the folder's index" }),
+  docs: z
+    .literal(DOCS_FOLDER)
+    .meta({ description: "the API reference's folder (HTML, no part of the API): its page is the folder's index" }),
   taken_at: Timestamp.nullable(),
 });
 

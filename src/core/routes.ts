@@ -117,6 +117,12 @@ export const HIDDEN = "/.mesh-api";
 export const FOLDER_INDEX = "index.html";
 /** The map's folder: its page is the folder's index. */
 export const MAP_FOLDER = "/map/";
+/**
+ * The API reference's folder (docs.ts): a page and its static files inside the API's path, yet no
+ * part of the API. The preview and every host serve it as the site's other files (the folder's
+ * index, each file with the type of its name, a 301 to the slash), not through the route table.
+ */
+export const DOCS_FOLDER = `${API}/docs/`;
 
 /** The API's files (the record outputs' and the site's follow in FILES). */
 const API_FILES = {
@@ -166,6 +172,10 @@ const SITE_FILES = {
   mapScript: "/map/map.js",
   leaflet: "/map/leaflet/:asset",
   leafletImage: "/map/leaflet/images/:image",
+  /** the API reference (docs.ts): its page and script, and Swagger UI's files copied beside them (io/docs-assets.ts) */
+  docs: `${DOCS_FOLDER}${FOLDER_INDEX}`,
+  docsScript: `${DOCS_FOLDER}docs.js`,
+  swaggerUi: `${DOCS_FOLDER}:asset`,
   /** the landing page every static host serves at "/" */
   landing: `/${FOLDER_INDEX}`,
   /** the mark of a folder this tool wrote (io/ownership.ts); hidden: hosts and the preview do not serve it */
@@ -194,18 +204,29 @@ export const FILES = {
 export type FileName = keyof typeof FILES;
 
 /**
- * The files answered as the API answers (its headers, JSON): every file under the API's folder, and
- * the output records' files outside it (fixed names: `/freifunk/…`), which the route table routes
- * too. Every host sends these with API_HEADERS, `check` compares them, the API snapshot holds them.
+ * The files answered as the API answers (its headers, JSON): every file under the API's folder but
+ * the reference's (`except`), and the output records' files outside it (fixed names: `/freifunk/…`),
+ * which the route table routes too. Every host sends these with API_HEADERS, `check` compares them,
+ * the API snapshot holds them.
  */
-export const API_SERVED: { readonly folder: string; readonly files: readonly string[] } = {
+export const API_SERVED: { readonly folder: string; readonly except: string; readonly files: readonly string[] } = {
   folder: `/${API_DIR}/`,
+  except: DOCS_FOLDER,
   files: OUTPUTS.flatMap((o) => Object.values<string>(o.files)).filter((f) => !f.startsWith(`/${API_DIR}/`)),
 };
 for (const file of API_SERVED.files) if (file.includes(":")) throw new Error(`${file}: an output outside the API has a fixed name`);
 
 /** API_SERVED as fast-glob patterns relative to the output root. */
-export const API_SERVED_GLOBS: readonly string[] = [`${API_SERVED.folder.slice(1)}**`, ...API_SERVED.files.map((f) => f.slice(1))];
+export const API_SERVED_GLOBS: readonly string[] = [
+  `${API_SERVED.folder.slice(1)}**`,
+  `!${API_SERVED.except.slice(1)}**`,
+  ...API_SERVED.files.map((f) => f.slice(1)),
+];
+
+/** Whether a decoded request path is the reference's folder, with or without its slash, or under it. */
+export function isDocsPath(requestPath: string): boolean {
+  return requestPath === DOCS_FOLDER.slice(0, -1) || requestPath.startsWith(DOCS_FOLDER);
+}
 
 /** The snapshots folder (publish/snapshot.ts writes it after the API) and its files, relative to it. */
 export const SNAPSHOT_DIR = "snapshots";

@@ -12,6 +12,7 @@ import {
   API_SERVED,
   FILES,
   FOLDER_INDEX,
+  isDocsPath,
   methodNotAllowed,
   NOT_FOUND_BODY,
   parseRequest,
@@ -139,8 +140,10 @@ async function handle(root: string, routing: Routing, req: IncomingMessage, res:
   if (target.length > MAX_TARGET) return json(req, res, 414, errorBody(ERROR_DETAILS.uriTooLong));
   const request = parseRequest(target);
   if (!request || request.path.includes("\0")) return json(req, res, 400, errorBody(ERROR_DETAILS.malformed));
-  // The API, and the files of the route table outside it (the output records'), are routed by the table.
-  if (!isApi && !request.path.startsWith(folder) && !files.includes(request.path)) return serveStatic(root, request.path, req, res);
+  // The API, and the files of the route table outside it (the output records'), are routed by the table;
+  // the reference's folder inside it is the site's files like the map's.
+  if (isDocsPath(request.path) || (!isApi && !request.path.startsWith(folder) && !files.includes(request.path)))
+    return serveStatic(root, request.path, req, res);
   if (!METHODS.has(method)) return json(req, res, 405, errorBody(methodNotAllowed(method)));
 
   const resolution = resolve(request, routing.aliases, routing.rules, routing.others);
