@@ -1,10 +1,9 @@
 // @ts-check
 // The API reference page's script (src/core/docs.ts): Swagger UI on the build's OpenAPI document.
 // A file of its own because the page's policy allows no inline script.
+// SwaggerUIBundle is the global of swagger-ui-bundle.js, loaded before this script (swagger-ui.d.ts).
 (function () {
   const root = /** @type {HTMLElement} */ (document.getElementById("swagger-ui"));
-  // @ts-ignore: the global of swagger-ui-bundle.js, loaded before this script
-  const SwaggerUIBundle = window.SwaggerUIBundle;
   SwaggerUIBundle({
     url: new URL(/** @type {string} */ (root.dataset.url), document.baseURI).href,
     domNode: root,
