@@ -57,11 +57,9 @@ async function open(url: string): Promise<{ page: Page; errors: string[] }> {
   });
   page.on("pageerror", (e) => errors.push(`uncaught: ${e.message}`));
   await page.exposeFunction("__violation", (v: string) => errors.push(`CSP: ${v}`));
-  await page.addInitScript(() =>
-    document.addEventListener("securitypolicyviolation", (e) =>
-      (window as unknown as { __violation(v: string): void }).__violation(`${e.violatedDirective} ${e.blockedURI}`),
-    ),
-  );
+  await page.addInitScript({
+    content: 'document.addEventListener("securitypolicyviolation", (e) => window.__violation(e.violatedDirective + " " + e.blockedURI));',
+  });
   await page.goto(url);
   await page.waitForSelector("html[data-docs=ready]", { timeout: 20_000 });
   await page.waitForSelector("#swagger-ui .opblock", { timeout: 20_000 });

@@ -2,10 +2,10 @@ import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { build, startPreview, type BuildResult, type Preview } from "../src/index.ts";
-import { netlifyRules, netlifyToml } from "../src/hosts/netlify.ts";
+import { netlifyRules, netlifyToml, OWN_RULES } from "../src/hosts/netlify.ts";
 import { tableRequests } from "./support/requests.ts";
 import { placeholderValues } from "../src/core/plan.ts";
-import { API_HEADERS, fileFor, NOT_FOUND_BODY, parseRequest, QUERY_PLACEHOLDERS, resolve, RULES } from "../src/core/routes.ts";
+import { API_HEADERS, DOCS_FOLDER, fileFor, NOT_FOUND_BODY, parseRequest, QUERY_PLACEHOLDERS, resolve, RULES } from "../src/core/routes.ts";
 import { isParseableVersion } from "../src/core/version.ts";
 import { checkDeployment, requestsFromTree } from "../src/publish/check.ts";
 import { parseAllRedirects } from "@netlify/redirect-parser";
@@ -211,7 +211,7 @@ describe("Netlify's engine on the deploy's rules: the public sample", () => {
     const toml = await parseAllRedirects({ redirectsFiles: [], netlifyConfigPath: s.config, minimal: false, configRedirects: [] });
     expect(netlifyRules(s.result.values!).rules).toBeGreaterThan(0);
     expect(s.netlify.rules).toBe(toml.redirects.length);
-    expect(toml.redirects.length).toBe(RULES.length + netlifyRules(s.result.values!).configRules);
+    expect(toml.redirects.length).toBe(OWN_RULES.length + RULES.length + netlifyRules(s.result.values!).configRules);
   });
 
   it("the committed netlify.toml is exactly what the route table generates", () => {
@@ -270,6 +270,23 @@ describe("Netlify's engine on the deploy's rules: the public sample", () => {
     expect(s.netlify.answer("/api/v1/")).toMatchObject({ file: "/api/v1/index.json", headers: API_HEADERS });
     // The page is HTML: Netlify types it by its name; no JSON header rule covers it.
     expect(s.netlify.answer("/")).toMatchObject({ file: "/index.html", headers: {} });
+  });
+
+  it("answers the API reference's page and files (not the API) with their bytes and types; a missing one with the JSON 404", async () => {
+    for (const [target, file, type] of [
+      [DOCS_FOLDER, fileFor("docs"), "text/html; charset=utf-8"],
+      [DOCS_FOLDER.slice(0, -1), fileFor("docs"), "text/html; charset=utf-8"],
+      [fileFor("docsScript"), fileFor("docsScript"), "text/javascript; charset=utf-8"],
+      [fileFor("swaggerUi", { asset: "swagger-ui.css" }), fileFor("swaggerUi", { asset: "swagger-ui.css" }), "text/css; charset=utf-8"],
+    ]) {
+      const n = s.netlify.answer(target);
+      if ("error" in n) throw new Error(n.error);
+      expect([n.status, n.file, n.headers["Content-Type"]], target).toEqual([200, file, type]);
+      expect(n.body!.equals(readFileSync(path.join(s.out, file))), target).toBe(true);
+    }
+    const missing = s.netlify.answer(`${DOCS_FOLDER}nope.js`);
+    if ("error" in missing) throw new Error(missing.error);
+    expect([missing.status, missing.body!.toString(), missing.headers["Content-Type"]]).toEqual([404, NOT_FOUND_BODY, "application/json"]);
   });
 
   it("answers unknown paths outside /api/ with the 404 page, under the application/json header rule", () => {

@@ -1,7 +1,8 @@
 import type { OutputFile, PlaceholderValues } from "../core/plan.ts";
 import { UsageError } from "../core/problems.ts";
 import { plural } from "../core/text.ts";
-import { API_HEADERS, API_SERVED, fileFor, NOT_FOUND_BODY, RULES, type Rule } from "../core/routes.ts";
+import { docsFiles } from "../core/docs.ts";
+import { API_HEADERS, API_SERVED, DOCS_FOLDER, fileFor, NOT_FOUND_BODY, RULES, type Rule } from "../core/routes.ts";
 import type { ConfigOptions, Host, HostWarning } from "./host.ts";
 import { literals, type Literal } from "./literals.ts";
 
@@ -71,6 +72,14 @@ const DATA_HEADER = [
 ];
 
 /**
+ * Rules Netlify needs before the route table's: the reference's folder is no part of the API, so its
+ * files are served as they are, ahead of the API's 404 for `/api/*`.
+ */
+export const OWN_RULES: readonly { readonly from: string; readonly to: string }[] = [
+  { from: `${DOCS_FOLDER}*`, to: `${DOCS_FOLDER}:splat` },
+];
+
+/**
  * The Netlify configuration: without values, the generic rules and headers of the committed
  * netlify.toml; with a dump's values, the configuration to deploy a build of it with: the same
  * with every literal rule (but for values no rule can hold) right before the rule it specialises.
@@ -88,6 +97,8 @@ function renderToml(all: readonly NetlifyLiteral[] | undefined, rules: readonly 
     if (query.length > 0) lines.push(`  query = { ${query.map(([k, v]) => `${tomlKey(k)} = ${tomlString(v)}`).join(", ")} }`);
     lines.push(`  to = ${tomlString(rule.to ?? NOT_FOUND_FILE)}`, `  status = ${rule.to ? 200 : 404}`, "  force = true", "");
   };
+  for (const { from, to } of OWN_RULES)
+    lines.push("[[redirects]]", `  from = ${tomlString(from)}`, `  to = ${tomlString(to)}`, "  status = 200", "  force = true", "");
   let next = 0;
   rules.forEach((rule, at) => {
     for (; next < inToml.length && inToml[next].at === at; next++) emit(inToml[next].rule);
@@ -99,6 +110,11 @@ function renderToml(all: readonly NetlifyLiteral[] | undefined, rules: readonly 
     for (const [name, value] of Object.entries(API_HEADERS)) lines.push(`    ${tomlKey(name)} = ${tomlString(value)}`);
     lines.push("");
   }
+  // The API's rule covers the reference's files too, and no Netlify path can leave them out: a later rule
+  // gives each its own type (the later rule's value wins); the folder's URL is its index's.
+  for (const { file, type } of docsFiles())
+    for (const path of file === fileFor("docs") ? [DOCS_FOLDER, file] : [file])
+      lines.push("[[headers]]", `  for = ${tomlString(path)}`, "  [headers.values]", `    Content-Type = ${tomlString(type)}`, "");
   return lines.join("\n");
 }
 
@@ -144,7 +160,7 @@ export function dataRules(values: PlaceholderValues): DataRules {
     rules: inRedirects.length,
     config: () => renderToml(netlifyLiterals(values), values.rules),
     configRules: deployed.length,
-    deployRules: values.rules.length + deployed.length,
+    deployRules: OWN_RULES.length + values.rules.length + deployed.length,
     literalsByParam,
     inexpressible: distinct(all.filter((l) => l.form !== "_redirects").map(({ param, value }) => ({ param, value }))),
     unreachable: distinct(

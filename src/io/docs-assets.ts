@@ -1,7 +1,7 @@
 import { readFileSync } from "node:fs";
 import { createRequire } from "node:module";
 import path from "node:path";
-import { SWAGGER_UI_SCRIPT, SWAGGER_UI_STYLE } from "../core/docs.ts";
+import { SWAGGER_UI_ASSETS } from "../core/docs.ts";
 import type { OutputFile } from "../core/plan.ts";
 import { fileFor } from "../core/routes.ts";
 
@@ -17,7 +17,6 @@ export const DOCS_SCRIPT = new URL("../../assets/docs/docs.js", import.meta.url)
  */
 export function* docsAssets(): Generator<OutputFile> {
   const dist = path.dirname(createRequire(import.meta.url).resolve("swagger-ui-dist/package.json"));
-  for (const asset of [SWAGGER_UI_SCRIPT, SWAGGER_UI_STYLE, "LICENSE", "NOTICE", `${SWAGGER_UI_SCRIPT}.LICENSE.txt`])
-    yield { path: fileFor("swaggerUi", { asset }), body: readFileSync(path.join(dist, asset)) };
+  for (const asset of SWAGGER_UI_ASSETS) yield { path: fileFor("swaggerUi", { asset }), body: readFileSync(path.join(dist, asset)) };
   yield { path: fileFor("docsScript"), body: readFileSync(DOCS_SCRIPT) };
 }
