@@ -2,7 +2,7 @@ import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { build, startPreview, type Preview } from "../src/index.ts";
 import { placeholderValues } from "../src/core/plan.ts";
-import { API, API_HEADERS } from "../src/core/routes.ts";
+import { API, API_HEADERS, isDocsPath } from "../src/core/routes.ts";
 import { APACHE_LIMITS, apacheLimits } from "../src/hosts/apache.ts";
 import { hostileDump } from "./support/hostile.ts";
 import { startApache } from "./support/apache.ts";
@@ -24,7 +24,8 @@ function limitOf(r: Request, p: RawResponse, n: RawResponse): keyof typeof APACH
   const rawPath = q < 0 ? r.target : r.target.slice(0, q);
   const onlyType =
     p.status === n.status && p.body.equals(n.body) && HEADERS.every((h) => h === "content-type" || p.headers[h] === n.headers[h]);
-  if (onlyType && !rawPath.startsWith("/api") && !/\.html?$|\/$/.test(rawPath) && p.status === 200) return "assetType";
+  if (onlyType && (!rawPath.startsWith("/api") || isDocsPath(rawPath)) && !/\.html?$|\/$/.test(rawPath) && p.status === 200)
+    return "assetType";
   if (r.target.length > 8190 && p.status === 414 && n.status === 414) return "longTarget";
   if (/%00/.test(rawPath) && p.status === 400 && n.status === 404) return "encodedNul";
   if (/%2F/i.test(rawPath) && n.status === 404) return "encodedSlash";
@@ -38,8 +39,8 @@ describeServed({
   name: "apache",
   start: startApache,
   limitOf,
-  // Two asset types (GET, HEAD).
-  otherLimits: { assetType: 4 },
+  // Three asset types, map.js, leaflet.css and the reference's docs.js (GET, HEAD).
+  otherLimits: { assetType: 6 },
 });
 
 describe("Apache's warnings", () => {

@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { build } from "../src/index.ts";
 import { placeholderValues } from "../src/core/plan.ts";
-import { API_HEADERS } from "../src/core/routes.ts";
+import { API_HEADERS, isDocsPath } from "../src/core/routes.ts";
 import { CADDY_LIMITS, caddyLimits } from "../src/hosts/caddy.ts";
 import { hostileDump } from "./support/hostile.ts";
 import { startCaddy } from "./support/caddy.ts";
@@ -25,7 +25,8 @@ function limitOf(r: Request, p: RawResponse, n: RawResponse): keyof typeof CADDY
   const onlyType =
     p.status === n.status && p.body.equals(n.body) && HEADERS.every((h) => h === "content-type" || p.headers[h] === n.headers[h]);
   // A non-API file other than HTML: Caddy types it by Go's MIME table, the preview as http-server does.
-  if (onlyType && !rawPath.startsWith("/api") && !/\.html?$|\/$/.test(rawPath) && p.status === 200) return "assetType";
+  if (onlyType && (!rawPath.startsWith("/api") || isDocsPath(rawPath)) && !/\.html?$|\/$/.test(rawPath) && p.status === 200)
+    return "assetType";
   if (/%(?![0-9a-f]{2})/i.test(rawPath) && n.status === 400) return "malformed";
   if (query.split("&").some((part) => part.split("=")[0].includes("%"))) return "paramNames";
   if (/%(?:[46][1-9a-f]|[57][0-9a]|3[0-9]|2[de]|5f|7e)/i.test(query) && n.status === 404) return "escapedUnreserved";
@@ -36,8 +37,8 @@ describeServed({
   name: "caddy",
   start: startCaddy,
   limitOf,
-  // Malformed encoding in a path (1 target, 5 methods); an escaped letter in a value (GET, HEAD, OPTIONS; other methods are refused alike), in a name (GET: HEAD and OPTIONS answer alike); two asset types (GET, HEAD).
-  otherLimits: { malformed: 5, escapedUnreserved: 3, paramNames: 1, assetType: 4 },
+  // Malformed encoding in a path (1 target, 5 methods); an escaped letter in a value (GET, HEAD, OPTIONS; other methods are refused alike), in a name (GET: HEAD and OPTIONS answer alike); three asset types, map.js, leaflet.css and the reference's docs.js (GET, HEAD).
+  otherLimits: { malformed: 5, escapedUnreserved: 3, paramNames: 1, assetType: 6 },
 });
 
 describe("Caddy's warnings", () => {

@@ -4,7 +4,7 @@ import path from "node:path";
 import { describe, expect, it } from "vitest";
 import { build } from "../src/index.ts";
 import { placeholderValues } from "../src/core/plan.ts";
-import { API_HEADERS } from "../src/core/routes.ts";
+import { API_HEADERS, isDocsPath } from "../src/core/routes.ts";
 import { NGINX_LIMITS, nginxConfig, nginxLimits } from "../src/hosts/nginx.ts";
 import { PUBLIC_SAMPLE } from "./support/expected.ts";
 import { hostileDump } from "./support/hostile.ts";
@@ -29,7 +29,8 @@ function limitOf(r: Request, p: RawResponse, n: RawResponse): keyof typeof NGINX
   const onlyType =
     p.status === n.status && p.body.equals(n.body) && HEADERS.every((h) => h === "content-type" || p.headers[h] === n.headers[h]);
   // A non-API file other than HTML: nginx types it by its mime.types, the preview as http-server does (charset spelled differently).
-  if (onlyType && !rawPath.startsWith("/api") && !/\.html?$|\/$/.test(rawPath) && p.status === 200) return "assetType";
+  if (onlyType && (!rawPath.startsWith("/api") || isDocsPath(rawPath)) && !/\.html?$|\/$/.test(rawPath) && p.status === 200)
+    return "assetType";
   if (p.status === 400) return "malformed";
   if (query.split("&").some((part) => part.split("=")[0].includes("%"))) return "paramNames";
   if (/%(?:[46][1-9a-f]|[57][0-9a]|3[0-9]|2[de]|5f|7e)/i.test(query) && n.status === 404) return "escapedUnreserved";
@@ -40,8 +41,8 @@ describeServed({
   name: "nginx",
   start: startNginx,
   limitOf,
-  // Malformed encoding (3 targets, 5 methods); an escaped letter in a value (GET, HEAD, OPTIONS; other methods are refused alike), in a name (GET: HEAD and OPTIONS answer alike); two asset types (GET, HEAD).
-  otherLimits: { malformed: 15, escapedUnreserved: 3, paramNames: 1, assetType: 4 },
+  // Malformed encoding (3 targets, 5 methods); an escaped letter in a value (GET, HEAD, OPTIONS; other methods are refused alike), in a name (GET: HEAD and OPTIONS answer alike); three asset types, map.js, leaflet.css and the reference's docs.js (GET, HEAD).
+  otherLimits: { malformed: 15, escapedUnreserved: 3, paramNames: 1, assetType: 6 },
 });
 
 describe("nginx's warnings", () => {

@@ -169,10 +169,11 @@ const rawVar = (param: string) => `MESH_R_${param}`;
 const decodedVar = (param: string) => `MESH_D_${param}`;
 const flags = (list: readonly string[]) => `[${list.join(",")}]`;
 /**
- * Any request path under /api/, and the output records' files outside it, which answer as the API
- * does (the block has answered every one of them when its API section ends).
+ * Any request path under /api/ but the reference's folder (the site's files, left to the static
+ * section), and the output records' files outside it, which answer as the API does (the block has
+ * answered every one of them when its API section ends).
  */
-const API_PATH = `^(?:/api(?:/|$)|${API_SERVED.files.map((f) => `${regexEscape(f)}$`).join("|")})`;
+const API_PATH = `^(?!${regexEscape(API_SERVED.except.slice(0, -1))}(?:/|$))(?:/api(?:/|$)|${API_SERVED.files.map((f) => `${regexEscape(f)}$`).join("|")})`;
 /** A path placeholder's segment, as the preview takes it (routes.ts isSafeSegment; Apache has removed `.` and `..`). */
 const SEGMENT = "([^/\\\\\\x00-\\x1f\\x7f]+)";
 

@@ -129,6 +129,21 @@ const apiHeaders = (indent = "") => [
 
 const notFound = `return 404 ${str(NOT_FOUND_BODY)};`;
 
+/** The build's files as a static host serves them: a location's body. */
+const STATIC = [
+  `  index ${FOLDER_INDEX};`,
+  "  charset utf-8;",
+  `  error_page 404 ${LOC.missing};`,
+  `  error_page 403 =404 ${LOC.missing};`,
+  `  error_page 301 =301 ${LOC.empty};`,
+  `  error_page 405 =405 ${LOC.empty};`,
+  // Other methods: refused for a file, but what is missing is not found and a folder moves to its slash first.
+  '  set $mesh_path "$uri";',
+  `  if ($request_method !~ ^(GET|HEAD)$) { rewrite ^ ${LOC.method} last; }`,
+];
+/** Inside a prefix location (an exact one can hold no other): host and hidden files are not content. */
+const HIDDEN_FILES = `  location ~ "/[._]" { return 404; }`;
+
 function serverBlock(rules: readonly Rule[], values: PlaceholderValues | undefined): string[] {
   const params = [...new Set(rules.flatMap((r) => Object.keys(r.query)))].sort();
   const api = apiLocation(rules, params);
@@ -144,6 +159,14 @@ function serverBlock(rules: readonly Rule[], values: PlaceholderValues | undefin
     "}",
     "location ^~ /api/ {",
     ...api,
+    "}",
+    "# The API reference's folder inside it: the site's files, as below.",
+    `location = ${API_SERVED.except.slice(0, -1)} {`,
+    ...STATIC,
+    "}",
+    `location ^~ ${API_SERVED.except} {`,
+    ...STATIC,
+    HIDDEN_FILES,
     "}",
     ...outside(rules),
     "",
@@ -178,16 +201,8 @@ function serverBlock(rules: readonly Rule[], values: PlaceholderValues | undefin
     "",
     "# Everything else: the build's files as a static host serves them; host and hidden files are not content.",
     "location / {",
-    `  index ${FOLDER_INDEX};`,
-    "  charset utf-8;",
-    `  error_page 404 ${LOC.missing};`,
-    `  error_page 403 =404 ${LOC.missing};`,
-    `  error_page 301 =301 ${LOC.empty};`,
-    `  error_page 405 =405 ${LOC.empty};`,
-    // Other methods: refused for a file, but what is missing is not found and a folder moves to its slash first.
-    '  set $mesh_path "$uri";',
-    `  if ($request_method !~ ^(GET|HEAD)$) { rewrite ^ ${LOC.method} last; }`,
-    `  location ~ "/[._]" { return 404; }`,
+    ...STATIC,
+    HIDDEN_FILES,
     "}",
     `location = ${LOC.method} {`,
     "  internal;",

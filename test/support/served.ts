@@ -6,7 +6,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { build, startPreview } from "../../src/index.ts";
 import { placeholderValues, type PlaceholderValues } from "../../src/core/plan.ts";
 import { tableRequests } from "./requests.ts";
-import { API, API_HEADERS, API_SERVED, fileFor, NOT_FOUND_BODY } from "../../src/core/routes.ts";
+import { API, API_HEADERS, API_SERVED, DOCS_FOLDER, fileFor, NOT_FOUND_BODY } from "../../src/core/routes.ts";
 import { synthesize, writeSynthDump } from "../../src/gen/synth.ts";
 import { EXPECTED_OPENNET, mismatch, PUBLIC_SAMPLE, readExpected, type Expected } from "./expected.ts";
 import { hostileDump, hostileTargets } from "./hostile.ts";
@@ -150,6 +150,12 @@ export function otherRequests(model: NonNullable<Site["result"]["model"]>): Requ
     "/map/map.js",
     "/map/leaflet/leaflet.css",
     "/map/leaflet/",
+    // The API reference's folder: the site's files inside /api/.
+    DOCS_FOLDER.slice(0, -1),
+    DOCS_FOLDER,
+    fileFor("docsScript"),
+    `${DOCS_FOLDER}nope.js`,
+    `${DOCS_FOLDER}.hidden`,
     "/snapshots/",
     "/nope",
     "/nope/",
