@@ -49,9 +49,15 @@ describe("API root", () => {
       "freifunk_nodelist",
       "meshviewer",
       "map",
+      "docs",
       "taken_at",
     ]);
-    expect([root.openapi, root.netjson, root.map]).toEqual(["/api/v1/openapi.json", "/api/v1/netjson/networkgraph.json", "/map/"]);
+    expect([root.openapi, root.netjson, root.map, root.docs]).toEqual([
+      "/api/v1/openapi.json",
+      "/api/v1/netjson/networkgraph.json",
+      "/map/",
+      "/api/v1/docs/",
+    ]);
     expect(root).toMatchObject({
       accesspoint: "/api/v1/accesspoint/",
       interface: "/api/v1/interface/",

@@ -7,7 +7,7 @@ import { build, startPreview, type Preview } from "../src/index.ts";
 import { synthesize, writeSynthDump } from "../src/gen/synth.ts";
 import { sampleSite } from "./support/site.ts";
 import { tableRequests } from "./support/requests.ts";
-import { API_HEADERS, RULES } from "../src/core/routes.ts";
+import { API_HEADERS, DOCS_FOLDER, RULES } from "../src/core/routes.ts";
 import { mismatch, readExpected } from "./support/expected.ts";
 import { pool, rawRequest, type RawResponse } from "./support/http.ts";
 import type { Model } from "../src/core/model.ts";
@@ -224,7 +224,8 @@ describe("ways in: the landing page, the API root, JSON 404s", () => {
     expect(page).toContain(`taken at <time datetime="${model.takenAt!.text}">`);
     for (const n of [model.accesspoints.length, model.interfaces.length, model.links.length, model.sites.length])
       expect(page).toContain(`<td class="n">${n}</td>`);
-    const examples = hrefs(page).filter((h) => h.startsWith("/api/"));
+    // The API reference's page is no JSON answer: checked below.
+    const examples = hrefs(page).filter((h) => h.startsWith("/api/") && h !== DOCS_FOLDER);
     // Every endpoint of the API description has its example on the sample network (it has every kind of item),
     // and the OpenAPI document and the NetJSON graph are linked.
     expect(examples.length).toBe(18);
@@ -240,6 +241,8 @@ describe("ways in: the landing page, the API root, JSON 404s", () => {
     expect(hrefs(page)).toContain("/snapshots/");
     expect(hrefs(page)).toContain("/map/");
     expectHtml(await get("/map/"));
+    expect(hrefs(page)).toContain(DOCS_FOLDER);
+    expectHtml(await get(DOCS_FOLDER));
     // The map's own files, typed by their extension as a static host types them.
     expect((await get("/map/map.js")).headers["content-type"]).toMatch(/^(application|text)\/javascript\b/);
     expect((await get("/map/leaflet/leaflet.css")).headers["content-type"]).toMatch(/^text\/css\b/);
@@ -267,6 +270,7 @@ describe("ways in: the landing page, the API root, JSON 404s", () => {
       "freifunk_nodelist",
       "meshviewer",
       "map",
+      "docs",
     ]);
     for (const [name, target] of links.slice(4)) expect((await get(target as string)).status, name).toBe(200);
     const endpoints = links.slice(0, 4);

@@ -5,7 +5,7 @@ import { fileFor, urlFor } from "./routes.ts";
 /** Swagger UI's files the page loads, copied beside it from swagger-ui-dist (io/docs-assets.ts). */
 export const SWAGGER_UI_SCRIPT = "swagger-ui-bundle.js";
 export const SWAGGER_UI_STYLE = "swagger-ui.css";
-/** What the build copies from swagger-ui-dist: the two files, and what Apache-2.0 asks to go with copies. */
+/** What the build copies from swagger-ui-dist: the two files, and what its licence asks to go with copies. */
 export const SWAGGER_UI_ASSETS: readonly string[] = [
   SWAGGER_UI_SCRIPT,
   SWAGGER_UI_STYLE,
@@ -16,7 +16,7 @@ export const SWAGGER_UI_ASSETS: readonly string[] = [
 
 /**
  * Every file of the reference's folder with its Content-Type, for a host whose API header rule would
- * cover the folder (Netlify's cannot leave it out); the others type these by name as they do the map's.
+ * cover the folder and cannot leave it out; the others type these by name as they do the map's.
  */
 export function docsFiles(): { readonly file: string; readonly type: string }[] {
   const files = [fileFor("docs"), fileFor("docsScript"), ...SWAGGER_UI_ASSETS.map((asset) => fileFor("swaggerUi", { asset }))];
