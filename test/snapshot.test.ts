@@ -58,14 +58,16 @@ describe("snapshots", () => {
     execFileSync("tar", ["-xzf", path.join(out, "snapshots/mesh-topology-2026-11-21.tar.gz"), "-C", unpacked]);
     const again = path.join(tempDir(), "dist");
     await build({ data: path.join(unpacked, "mesh-topology-2026-11-21"), out: again });
-    // What the API archive holds: the API's files and the output records' beside it (API_SERVED).
-    const api = (d: string) =>
-      new Map([...treeDigest(d)].filter(([f]) => f.startsWith(API_SERVED.folder.slice(1)) || API_SERVED.files.includes(`/${f}`)));
+    // What the API archive holds: the API's files but the reference's, and the output records' beside it (API_SERVED).
+    const apiFile = (f: string) =>
+      (f.startsWith(API_SERVED.folder.slice(1)) && !f.startsWith(API_SERVED.except.slice(1))) || API_SERVED.files.includes(`/${f}`);
+    const api = (d: string) => new Map([...treeDigest(d)].filter(([f]) => apiFile(f)));
     expect(api(again)).toEqual(api(out));
     expect([...api(out).keys()]).toEqual(expect.arrayContaining(API_SERVED.files.map((f) => f.slice(1))));
     const apiArchive = tempDir();
     execFileSync("tar", ["-xzf", path.join(out, "snapshots/mesh-api-v1-2026-11-21.tar.gz"), "-C", apiArchive]);
     expect(treeDigest(path.join(apiArchive, "mesh-api-v1-2026-11-21"))).toEqual(api(out));
+    expect([...treeDigest(out).keys()].filter((f) => f.startsWith(API_SERVED.except.slice(1))).length).toBeGreaterThan(0);
   });
 
   it("carries the history of a served earlier dist forward, verified and trimmed to --keep", async () => {
