@@ -23,8 +23,14 @@ let browser: Browser;
 let preview: Preview;
 let out: string;
 
+interface Parameter {
+  name?: string;
+  in?: string;
+  $ref?: string;
+}
 interface OpenApi {
-  paths: Record<string, Record<string, { operationId: string; tags: string[] }>>;
+  paths: Record<string, Record<string, { operationId: string; tags: string[] }> & { parameters?: Parameter[] }>;
+  components: { parameters: Record<string, Parameter> };
 }
 const METHODS = ["get", "head", "options", "put", "post", "delete", "patch", "trace"];
 
@@ -140,6 +146,25 @@ describe("the API reference (core/docs.ts)", () => {
     await expect.poll(() => op.locator(".live-responses-table tbody .response-col_status").first().innerText()).toBe("200");
     expect(await op.locator(".live-responses-table .microlight").first().innerText()).toContain(`"main_ip": "${ip}"`);
     await page.screenshot({ path: path.join(SHOTS, "docs.png") });
+    expect(errors).toEqual([]);
+    await page.close();
+  });
+
+  it("shows every parameter of every path, referenced ones too", async () => {
+    const document = readJson<OpenApi>(fileFor("openapi"));
+    const { page, errors } = await open(`${preview.url}${DOCS_FOLDER}`);
+    const resolved = (p: Parameter) => (p.$ref ? document.components.parameters[p.$ref.split("/").pop()!] : p);
+    for (const [p, item] of Object.entries(document.paths)) {
+      const get = item.get as { operationId: string; tags: string[]; parameters?: Parameter[] };
+      const want = [...(item.parameters ?? []), ...(get.parameters ?? [])].map(resolved).map((x) => `${x.name}/${x.in}`);
+      const op = page.locator(`#operations-${get.tags[0]}-${get.operationId}`);
+      await op.locator(".opblock-summary-control").click();
+      await op.locator(".parameters-container").waitFor();
+      const shown = await op
+        .locator("tr[data-param-name]")
+        .evaluateAll((rows) => rows.map((r) => `${r.getAttribute("data-param-name")}/${r.getAttribute("data-param-in")}`));
+      expect(shown.sort(), p).toEqual(want.sort());
+    }
     expect(errors).toEqual([]);
     await page.close();
   });

@@ -1,6 +1,6 @@
 // The part of swagger-ui-bundle.js (swagger-ui-dist) that docs.js uses: the global it defines.
 declare function SwaggerUIBundle(options: {
-  url: string;
+  spec: object;
   domNode: HTMLElement;
   presets: readonly unknown[];
   layout: string;
