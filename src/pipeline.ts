@@ -55,6 +55,37 @@ export interface SettingsOptions {
 }
 
 export async function validate(options: { data: string } & SettingsOptions & PipelineOptions): Promise<ValidateResult> {
+  const { files, model, problems, takenAt } = await readModel(options);
+  // From here on only the model is alive: the host reports' work (hundreds of thousands of literal
+  // rules at the memory case's size) would otherwise stack on top of every validated record.
+  const values = model ? placeholderValues(model) : undefined;
+  const hosts = Object.fromEntries(values ? HOSTS.map((h) => [h.name, hostReport(h, values)]) : []);
+  return {
+    dumpFiles: files,
+    model,
+    problems,
+    values,
+    hosts,
+    hostWarnings: Object.values(hosts).flatMap((r) => r.warnings),
+    summary: {
+      files: files.length,
+      accesspoints: model?.accesspoints.length ?? 0,
+      interfaces: model?.interfaces.length ?? 0,
+      links: model?.links.length ?? 0,
+      sites: model?.sites.length ?? 0,
+      takenAt,
+    },
+  };
+}
+
+/**
+ * The dump read, validated and turned into the model. Only the model leaves this function: the
+ * validator and the validated records it holds (about 170 MiB at the memory case's size) can be
+ * collected as soon as it returns.
+ */
+async function readModel(
+  options: { data: string } & SettingsOptions & PipelineOptions,
+): Promise<{ files: readonly string[]; model?: Model; problems: readonly Problem[]; takenAt: string | null }> {
   // Records are validated as they are read, so the raw parse of the whole dump is never held at once.
   const validator = createValidator();
   let records = 0;
@@ -63,26 +94,8 @@ export async function validate(options: { data: string } & SettingsOptions & Pip
     options.progress?.({ stage: "reading", done: ++records });
   });
   const { dump, problems } = validator.finish(loaded);
-  // Only the model is returned: it keeps what the API needs, and the records can go (the memory target).
   const model = dump ? buildModel(dump, options.settings) : undefined;
-  const values = model ? placeholderValues(model) : undefined;
-  const hosts = Object.fromEntries(values ? HOSTS.map((h) => [h.name, hostReport(h, values)]) : []);
-  return {
-    dumpFiles: loaded.files,
-    model,
-    problems,
-    values,
-    hosts,
-    hostWarnings: Object.values(hosts).flatMap((r) => r.warnings),
-    summary: {
-      files: loaded.files.length,
-      accesspoints: model?.accesspoints.length ?? 0,
-      interfaces: model?.interfaces.length ?? 0,
-      links: model?.links.length ?? 0,
-      sites: model?.sites.length ?? 0,
-      takenAt: dump?.takenAt?.text ?? null,
-    },
-  };
+  return { files: loaded.files, model, problems, takenAt: dump?.takenAt?.text ?? null };
 }
 
 export interface BuildResult extends ValidateResult {

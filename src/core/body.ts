@@ -1,12 +1,17 @@
 /** Response bodies as the plan gives them and as they are written: in pieces, never a whole long list at once. */
 
 /**
- * A body: text, UTF-8 bytes, the items of a JSON list as UTF-8 bytes, or such a list written inside a
+ * A body: text (whole or in pieces), UTF-8 bytes, the items of a JSON list as UTF-8 bytes, or such a list written inside a
  * fixed text (`head` + list + `tail`: a GeoJSON FeatureCollection; a tail may hold the next list: the
  * nodes and links of a NetJSON graph). List items may be rendered lazily (an iterable used once): a
  * list is written in pieces as its items come, never held whole.
  */
-export type Body = string | Buffer | Iterable<Buffer> | EnclosedList;
+export type Body = string | Buffer | Iterable<Buffer> | EnclosedList | TextPieces;
+
+/** A text given in pieces, written as they come (a host's rules file of hundreds of thousands of lines). */
+export interface TextPieces {
+  readonly text: Iterable<string>;
+}
 
 export interface EnclosedList {
   readonly head: string;
@@ -26,6 +31,7 @@ const [OPEN, COMMA, CLOSE] = ["[", ",", "]"].map((c) => Buffer.from(c));
 export function* bodyPieces(body: Body): Generator<Buffer> {
   if (typeof body === "string") return yield Buffer.from(body, "utf8");
   if (Buffer.isBuffer(body)) return yield body;
+  if ("text" in body) return yield* textPieces(body.text);
   const enclosed = "items" in body ? body : undefined;
   const head = enclosed ? Buffer.from(enclosed.head, "utf8") : undefined;
   let batch: Buffer[] = head ? [head, OPEN] : [OPEN];
@@ -45,6 +51,21 @@ export function* bodyPieces(body: Body): Generator<Buffer> {
   if (enclosed && typeof enclosed.tail === "string") batch.push(Buffer.from(enclosed.tail, "utf8"));
   yield Buffer.concat(batch);
   if (enclosed && typeof enclosed.tail !== "string") yield* bodyPieces(enclosed.tail);
+}
+
+/** Text pieces joined into UTF-8 pieces of about PIECE characters. */
+function* textPieces(text: Iterable<string>): Generator<Buffer> {
+  let batch: string[] = [];
+  let size = 0;
+  for (const piece of text) {
+    batch.push(piece);
+    size += piece.length;
+    if (size >= PIECE) {
+      yield Buffer.from(batch.join(""), "utf8");
+      [batch, size] = [[], 0];
+    }
+  }
+  yield Buffer.from(batch.join(""), "utf8");
 }
 
 /** A body's whole text: for small bodies and tests; the build writes the pieces. */
