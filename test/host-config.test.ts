@@ -53,11 +53,11 @@ describe("mesh-api host-config", () => {
   });
 
   it.each([
-    ["nginx", nginxConfig, "listen 127.0.0.1:8181;"],
-    ["apache", apacheConfig, "Listen 127.0.0.1:8181"],
+    ["nginx", nginxConfig, "listen 127.0.0.1:8181;", 'user "www-data" "web";'],
+    ["apache", apacheConfig, "Listen 127.0.0.1:8181", 'User "www-data"\nGroup "web"'],
   ] as const)(
     "%s prints the block for a dump's server or virtual host, or with --standalone --root --port a configuration of its own; those options go together",
-    async (name, config, listen) => {
+    async (name, config, listen, user) => {
       const values = placeholderValues((await validate({ data: DATA, settings: { defaultStatus: "online" } })).model!);
       const block = cli(["host-config", name, "--data", DATA, "--default-status", "online", "-q"]);
       expect([block.status, block.stdout]).toEqual([0, config(values)]);
@@ -83,8 +83,18 @@ describe("mesh-api host-config", () => {
       });
       expect(cli(["host-config", name, "--root", "/srv/dist"])).toMatchObject({
         status: 2,
-        stderr: expect.stringContaining("--root and --port are for --standalone"),
+        stderr: expect.stringContaining("--root, --port and --user are for --standalone"),
       });
+      // Started as root, the workers run as --user: <user>[:<group>], the group by default the user's name.
+      const as = (u: string) => cli(["host-config", name, "--standalone", "--root", "/srv/dist", "--port", "8181", "--user", u, "-q"]);
+      expect(as("www-data:web").stdout).toContain(user);
+      expect(as("www-data").stdout).toContain(user.replace("web", "www-data"));
+      expect(as("a:b:c")).toMatchObject({
+        status: 2,
+        stdout: "",
+        stderr: expect.stringContaining("--user takes <user> or <user>:<group>"),
+      });
+      expect(cli(["host-config", name, "--user", "www-data"])).toMatchObject({ status: 2, stdout: "" });
     },
   );
 
@@ -103,7 +113,12 @@ describe("mesh-api host-config", () => {
     });
     expect(cli(["host-config", "caddy", "--root", "/srv/dist"])).toMatchObject({
       status: 2,
-      stderr: expect.stringContaining("--root and --port are for --standalone"),
+      stderr: expect.stringContaining("--root, --port and --user are for --standalone"),
+    });
+    expect(cli(["host-config", "caddy", "--standalone", "--root", "/srv/dist", "--port", "8181", "--user", "www-data"])).toMatchObject({
+      status: 2,
+      stdout: "",
+      stderr: expect.stringContaining("this server does not change its user"),
     });
     expect(cli(["host-config", "caddy", "--standalone", "--root", "/srv/a`b", "--port", "8181"])).toMatchObject({ status: 2 });
   });
@@ -119,7 +134,7 @@ describe("mesh-api host-config", () => {
   });
 
   it("options for a server are a usage error for Netlify, before any output", () => {
-    for (const args of [["--standalone"], ["--root", "dist", "--port", "8080"]]) {
+    for (const args of [["--standalone"], ["--root", "dist", "--port", "8080"], ["--user", "www-data"]]) {
       const r = cli(["host-config", "netlify", "--data", DATA, ...args]);
       expect(r.status).toBe(2);
       expect(r.stdout).toBe("");

@@ -51,7 +51,7 @@ async function refusal(host: Host, target: string, forDump: boolean, options: Co
  * `--data`, else the generic one), or write it to `target`, whole or not at all.
  */
 export async function configure(host: Host, opts: ConfigFlags, target: string | undefined): Promise<void> {
-  const options: ConfigOptions = { standalone: opts.standalone, root: opts.root, port: opts.port };
+  const options: ConfigOptions = { standalone: opts.standalone, root: opts.root, port: opts.port, user: opts.user };
   // Before any work or output: a refused run says only why.
   let text = host.config(undefined, options);
   if (target !== undefined && !opts.force) {
@@ -94,6 +94,7 @@ export function register(program: Command): void {
     .option("--standalone", "a complete configuration that runs the server alone in the foreground on 127.0.0.1 (for a server host)")
     .option("--root <dir>", "the build's folder, as the server reads it (for a server host)")
     .option("--port <n>", "the port to listen on (for a server host)", port)
+    .option("--user <user[:group]>", "with --standalone started as root: the user (and group) the server's workers run as (nginx, Apache)")
     .addOption(allWarningsOption())
     .addOption(quietOption())
     .action((name: string, opts: ConfigFlags & { write?: string }) => configure(hostNamed(name), opts, opts.write));

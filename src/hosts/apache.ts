@@ -18,7 +18,7 @@ import {
   type Rule,
 } from "../core/routes.ts";
 import { PARSEABLE_VERSION } from "../core/version.ts";
-import type { ConfigOptions, Host } from "./host.ts";
+import { standaloneOf, type ConfigOptions, type Host } from "./host.ts";
 import { dataPlaceholders, literalPatterns, OWN_KEY, regexEscape, severalFolds, valuePattern } from "./patterns.ts";
 
 /**
@@ -436,14 +436,9 @@ export const apache: Host = {
   name: "apache",
   files: () => [],
   config(input, options: ConfigOptions = {}) {
-    if (!options.standalone) {
-      if (options.root !== undefined || options.port !== undefined)
-        throw new UsageError("--root and --port are for --standalone; the block for your <VirtualHost> takes its DocumentRoot from there");
-      return apacheConfig(input);
-    }
-    if (options.root === undefined || options.port === undefined)
-      throw new UsageError("--standalone needs --root <the build's folder> and --port <n>");
-    return apacheConfig(input, { standalone: { root: options.root, port: options.port } });
+    const s = standaloneOf(options, "block for your <VirtualHost>", true);
+    if (!s) return apacheConfig(input);
+    return apacheConfig(input, { standalone: { root: s.root, port: s.port, ...(s.user && { user: s.user.name, group: s.user.group }) } });
   },
   limits: apacheLimits,
 };

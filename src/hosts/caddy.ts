@@ -16,7 +16,7 @@ import {
   type Rule,
 } from "../core/routes.ts";
 import { PARSEABLE_VERSION } from "../core/version.ts";
-import type { ConfigOptions, Host, HostWarning } from "./host.ts";
+import { standaloneOf, type ConfigOptions, type Host, type HostWarning } from "./host.ts";
 import { dataPlaceholders, severalFolds, ESCAPED_UNRESERVED, literalPatterns, OWN_KEY, regexEscape } from "./patterns.ts";
 
 /**
@@ -308,14 +308,8 @@ export const caddy: Host = {
   name: "caddy",
   files: () => [],
   config(input, options: ConfigOptions = {}) {
-    if (!options.standalone) {
-      if (options.root !== undefined || options.port !== undefined)
-        throw new UsageError("--root and --port are for --standalone; the route for your site block takes its root from there");
-      return caddyConfig(input);
-    }
-    if (options.root === undefined || options.port === undefined)
-      throw new UsageError("--standalone needs --root <the build's folder> and --port <n>");
-    return caddyConfig(input, { standalone: { root: options.root, port: options.port } });
+    const s = standaloneOf(options, "route for your site block", false);
+    return s ? caddyConfig(input, { standalone: { root: s.root, port: s.port } }) : caddyConfig(input);
   },
   limits: caddyLimits,
 };

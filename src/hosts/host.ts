@@ -1,3 +1,4 @@
+import { UsageError } from "../core/problems.ts";
 import type { OutputFile, PlaceholderValues } from "../core/plan.ts";
 
 /** Something a host cannot reproduce for this network: the build works, one host answers differently. */
@@ -16,6 +17,39 @@ export interface ConfigOptions {
   /** the build's folder, as the server will read it */
   readonly root?: string;
   readonly port?: number;
+  /**
+   * `user` or `user:group` the server's workers run as when it is started as root (a standalone
+   * configuration only; without a group, the group of the user's name). A server that does not change
+   * its user throws UsageError.
+   */
+  readonly user?: string;
+}
+
+/** The standalone options of a server host, checked alike for every server. */
+export interface Standalone {
+  readonly root: string;
+  readonly port: number;
+  readonly user?: { readonly name: string; readonly group: string };
+}
+
+/**
+ * A server host's standalone options, or undefined for the block to include in the operator's own
+ * configuration (`block` names it). Options that do not go together are a UsageError, before any work.
+ */
+export function standaloneOf(options: ConfigOptions, block: string, changesUser: boolean): Standalone | undefined {
+  const { standalone, root, port, user } = options;
+  if (!standalone) {
+    if (root !== undefined || port !== undefined || user !== undefined)
+      throw new UsageError(`--root, --port and --user are for --standalone; the ${block} takes its root from there`);
+    return undefined;
+  }
+  if (root === undefined || port === undefined) throw new UsageError("--standalone needs --root <the build's folder> and --port <n>");
+  if (user === undefined) return { root, port };
+  if (!changesUser)
+    throw new UsageError("this server does not change its user: start it as a user that can read the build, without --user");
+  const [name, group = name, ...rest] = user.split(":");
+  if (!name || !group || rest.length > 0) throw new UsageError(`--user takes <user> or <user>:<group>, not ${JSON.stringify(user)}`);
+  return { root, port, user: { name, group } };
 }
 
 /**

@@ -293,7 +293,7 @@ export const netlify: Host = {
   files: (input) => hostFiles(netlifyRules(input)),
   config(input, options: ConfigOptions = {}) {
     // Netlify serves the deploy itself: there is no server to run, nor a folder or port to give it.
-    const given = (["standalone", "root", "port"] as const).filter((o) => options[o] !== undefined && options[o] !== false);
+    const given = (["standalone", "root", "port", "user"] as const).filter((o) => options[o] !== undefined && options[o] !== false);
     if (given.length > 0)
       throw new UsageError(
         `Netlify serves a deploy itself: ${given.map((o) => `--${o}`).join(", ")} ${given.length === 1 ? "is" : "are"} for a host that runs as a server of yours`,

@@ -24,7 +24,7 @@ import {
   severalFolds,
   valuePattern,
 } from "./patterns.ts";
-import type { ConfigOptions, Host } from "./host.ts";
+import { standaloneOf, type ConfigOptions, type Host } from "./host.ts";
 import { UsageError } from "../core/problems.ts";
 
 /**
@@ -72,6 +72,8 @@ export interface NginxOptions {
     readonly prefix?: string;
     /** the workers' user when nginx is started as root (its default, nobody, may not read the build) */
     readonly user?: string;
+    /** the workers' group; without it, nginx takes the group of the user's name */
+    readonly group?: string;
   };
 }
 
@@ -80,12 +82,12 @@ export function nginxConfig(values: PlaceholderValues | undefined, options: Ngin
   const rules = values?.rules ?? RULES;
   const server = serverBlock(rules, values);
   if (!options.standalone) return [...HEADER, "", ...server, ""].join("\n");
-  const { root, port, prefix, user } = options.standalone;
+  const { root, port, prefix, user, group } = options.standalone;
   const at = (file: string) => (prefix ? `${prefix.replace(/\/$/, "")}/${file}` : file);
   return [
     ...HEADER,
     "# Standalone: runs nginx alone in the foreground, e.g. nginx -p <dir> -c <this file> -g 'daemon off;'",
-    ...(user ? [`user ${str(user)};`] : []),
+    ...(user ? [`user ${str(user)}${group ? ` ${str(group)}` : ""};`] : []),
     "worker_processes 1;",
     `pid ${str(at("nginx.pid"))};`,
     `error_log ${str(at("error.log"))};`,
@@ -365,14 +367,9 @@ export const nginx: Host = {
   name: "nginx",
   files: () => [],
   config(input, options: ConfigOptions = {}) {
-    if (!options.standalone) {
-      if (options.root !== undefined || options.port !== undefined)
-        throw new UsageError("--root and --port are for --standalone; the block for your server {} takes its root from there");
-      return nginxConfig(input);
-    }
-    if (options.root === undefined || options.port === undefined)
-      throw new UsageError("--standalone needs --root <the build's folder> and --port <n>");
-    return nginxConfig(input, { standalone: { root: options.root, port: options.port } });
+    const s = standaloneOf(options, "block for your server {}", true);
+    if (!s) return nginxConfig(input);
+    return nginxConfig(input, { standalone: { root: s.root, port: s.port, ...(s.user && { user: s.user.name, group: s.user.group }) } });
   },
   limits: nginxLimits,
 };
