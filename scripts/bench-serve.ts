@@ -1,12 +1,12 @@
 import { spawn, type ChildProcess } from "node:child_process";
 import { existsSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import http from "node:http";
-import { createServer } from "node:net";
 import os from "node:os";
 import path from "node:path";
 import { nginxConfig } from "../src/hosts/nginx.ts";
 import { validate } from "../src/pipeline.ts";
 import { requestsFromTree } from "../src/publish/check.ts";
+import { freePort } from "../test/support/port.ts";
 
 /**
  * How fast a self-hosted server answers a build, against the preview: each server as a process of
@@ -30,17 +30,6 @@ export interface ServingRow {
 }
 
 export const NGINX = process.env.MESH_API_NGINX ?? "/usr/sbin/nginx";
-
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.once("error", reject);
-    server.listen(0, "127.0.0.1", () => {
-      const { port } = server.address() as { port: number };
-      server.close(() => resolve(port));
-    });
-  });
-}
 
 /** Starts a server process and waits until it answers HTTP on `port`. */
 async function start(program: string, args: string[], port: number): Promise<() => Promise<void>> {

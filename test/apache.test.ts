@@ -2,11 +2,20 @@ import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { build, startPreview, type Preview } from "../src/index.ts";
 import { placeholderValues } from "../src/core/plan.ts";
-import { API, API_HEADERS, isDocsPath } from "../src/core/routes.ts";
+import { API } from "../src/core/routes.ts";
 import { APACHE_LIMITS, apacheLimits } from "../src/hosts/apache.ts";
 import { hostileDump } from "./support/hostile.ts";
 import { startApache } from "./support/apache.ts";
-import { describeServed, GET, otherRequests, type Request, type RunningServer } from "./support/served.ts";
+import {
+  describeServed,
+  GET,
+  otherRequests,
+  sameAnswer,
+  SHARED_LIMITS,
+  split,
+  type Request,
+  type RunningServer,
+} from "./support/served.ts";
 import { pool, rawRequest, type RawResponse } from "./support/http.ts";
 import { ROOT, tempDir } from "./support/tree.ts";
 
@@ -16,16 +25,10 @@ import { ROOT, tempDir } from "./support/tree.ts";
  * A difference is a failure unless it is one of Apache's listed limits (APACHE_LIMITS, docs/hosting.md).
  */
 
-const HEADERS = Object.keys(API_HEADERS).map((h) => h.toLowerCase());
-
 /** Which limit explains a difference, from the request alone; undefined if none does. */
 function limitOf(r: Request, p: RawResponse, n: RawResponse): keyof typeof APACHE_LIMITS | undefined {
-  const q = r.target.indexOf("?");
-  const rawPath = q < 0 ? r.target : r.target.slice(0, q);
-  const onlyType =
-    p.status === n.status && p.body.equals(n.body) && HEADERS.every((h) => h === "content-type" || p.headers[h] === n.headers[h]);
-  if (onlyType && (!rawPath.startsWith("/api") || isDocsPath(rawPath)) && !/\.html?$|\/$/.test(rawPath) && p.status === 200)
-    return "assetType";
+  const { rawPath } = split(r);
+  if (SHARED_LIMITS.assetType(r, p, n)) return "assetType";
   if (r.target.length > 8190 && p.status === 414 && n.status === 414) return "longTarget";
   if (/%00/.test(rawPath) && p.status === 400 && n.status === 404) return "encodedNul";
   if (/%2F/i.test(rawPath) && n.status === 404) return "encodedSlash";
@@ -72,7 +75,7 @@ describe("Apache beyond the replay", () => {
   it("the block included in a <VirtualHost>, as docs/hosting.md shows it, answers like the preview", async () => {
     const requests = otherRequests(model);
     const answers = await pool(requests, 8, both);
-    const differ = requests.filter((r, i) => !same(...answers[i]) && limitOf(r, ...answers[i]) !== "assetType");
+    const differ = requests.filter((r, i) => !sameAnswer(...answers[i]) && limitOf(r, ...answers[i]) !== "assetType");
     expect(differ).toEqual([]);
   });
 
@@ -87,17 +90,8 @@ describe("Apache beyond the replay", () => {
     ];
     for (const [target, limit] of cases) {
       const [p, n] = await both(GET(target));
-      expect(same(p, n), target).toBe(false);
+      expect(sameAnswer(p, n), target).toBe(false);
       expect(limitOf(GET(target), p, n), target).toBe(limit);
     }
   });
 });
-
-function same(p: RawResponse, n: RawResponse): boolean {
-  return (
-    p.status === n.status &&
-    p.body.equals(n.body) &&
-    HEADERS.every((h) => p.headers[h] === n.headers[h]) &&
-    (p.status !== 301 || p.headers.location === n.headers.location)
-  );
-}

@@ -4,12 +4,11 @@ import path from "node:path";
 import { describe, expect, it } from "vitest";
 import { build } from "../src/index.ts";
 import { placeholderValues } from "../src/core/plan.ts";
-import { API_HEADERS, isDocsPath } from "../src/core/routes.ts";
 import { NGINX_LIMITS, nginxConfig, nginxLimits } from "../src/hosts/nginx.ts";
 import { PUBLIC_SAMPLE } from "./support/expected.ts";
 import { hostileDump } from "./support/hostile.ts";
 import { NGINX, startNginx } from "./support/nginx.ts";
-import { describeServed, type Request } from "./support/served.ts";
+import { describeServed, SHARED_LIMITS, type Request } from "./support/served.ts";
 import type { RawResponse } from "./support/http.ts";
 import { tempDir } from "./support/tree.ts";
 
@@ -19,21 +18,12 @@ import { tempDir } from "./support/tree.ts";
  * A difference is a failure unless it is one of nginx's listed limits (NGINX_LIMITS, docs/hosting.md).
  */
 
-const HEADERS = Object.keys(API_HEADERS).map((h) => h.toLowerCase());
-
 /** Which limit explains a difference, from the request alone; undefined if none does. */
 function limitOf(r: Request, p: RawResponse, n: RawResponse): keyof typeof NGINX_LIMITS | "assetType" | undefined {
-  const q = r.target.indexOf("?");
-  const rawPath = q < 0 ? r.target : r.target.slice(0, q);
-  const query = q < 0 ? "" : r.target.slice(q + 1);
-  const onlyType =
-    p.status === n.status && p.body.equals(n.body) && HEADERS.every((h) => h === "content-type" || p.headers[h] === n.headers[h]);
-  // A non-API file other than HTML: nginx types it by its mime.types, the preview as http-server does (charset spelled differently).
-  if (onlyType && (!rawPath.startsWith("/api") || isDocsPath(rawPath)) && !/\.html?$|\/$/.test(rawPath) && p.status === 200)
-    return "assetType";
+  if (SHARED_LIMITS.assetType(r, p, n)) return "assetType";
   if (p.status === 400) return "malformed";
-  if (query.split("&").some((part) => part.split("=")[0].includes("%"))) return "paramNames";
-  if (/%(?:[46][1-9a-f]|[57][0-9a]|3[0-9]|2[de]|5f|7e)/i.test(query) && n.status === 404) return "escapedUnreserved";
+  if (SHARED_LIMITS.paramNames(r)) return "paramNames";
+  if (SHARED_LIMITS.escapedUnreserved(r, n)) return "escapedUnreserved";
   return undefined;
 }
 

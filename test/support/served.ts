@@ -1,17 +1,20 @@
 import { spawn, type ChildProcess } from "node:child_process";
 import { existsSync, readFileSync } from "node:fs";
-import { createServer, connect } from "node:net";
+import { connect } from "node:net";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { build, startPreview } from "../../src/index.ts";
 import { placeholderValues, type PlaceholderValues } from "../../src/core/plan.ts";
 import { tableRequests } from "./requests.ts";
-import { API, API_HEADERS, API_SERVED, DOCS_FOLDER, fileFor, NOT_FOUND_BODY } from "../../src/core/routes.ts";
+import { API, API_HEADERS, API_SERVED, DOCS_FOLDER, fileFor, isDocsPath, NOT_FOUND_BODY } from "../../src/core/routes.ts";
 import { synthesize, writeSynthDump } from "../../src/gen/synth.ts";
 import { EXPECTED_OPENNET, mismatch, PUBLIC_SAMPLE, readExpected, type Expected } from "./expected.ts";
 import { hostileDump, hostileTargets } from "./hostile.ts";
 import { pool, rawRequest, type RawResponse } from "./http.ts";
 import { cliAsync, ROOT, tempDir } from "./tree.ts";
+import { freePort } from "./port.ts";
+
+export { freePort };
 import { requestsFromTree } from "../../src/publish/check.ts";
 
 /**
@@ -44,18 +47,6 @@ export interface ServedHost {
 }
 
 const HEADERS = Object.keys(API_HEADERS).map((h) => h.toLowerCase());
-
-/** A free loopback port: one the system hands out, released for the server to take. */
-export function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.once("error", reject);
-    server.listen(0, "127.0.0.1", () => {
-      const { port } = server.address() as { port: number };
-      server.close(() => resolve(port));
-    });
-  });
-}
 
 function answers(port: number): Promise<boolean> {
   return new Promise((resolve) => {
@@ -112,6 +103,44 @@ interface Comparison {
 }
 
 export const GET = (target: string): Request => ({ method: "GET", target });
+
+/** The same status, body bytes, API headers and redirect target. */
+export function sameAnswer(p: RawResponse, n: RawResponse): boolean {
+  return (
+    p.status === n.status &&
+    p.body.equals(n.body) &&
+    HEADERS.every((h) => p.headers[h] === n.headers[h]) &&
+    (p.status !== 301 || p.headers.location === n.headers.location)
+  );
+}
+
+/** A request's raw path and raw query, as sent. */
+export function split(r: Request): { readonly rawPath: string; readonly query: string } {
+  const q = r.target.indexOf("?");
+  return { rawPath: q < 0 ? r.target : r.target.slice(0, q), query: q < 0 ? "" : r.target.slice(q + 1) };
+}
+
+/**
+ * The signs of the limits several servers share, each read off the request and the two answers:
+ * `assetType`, a file outside the API (or of the reference page) other than HTML that differs only
+ * in its Content-Type (each server types files by its own MIME table, the preview as http-server
+ * does); `paramNames`, a percent-encoded parameter name; `escapedUnreserved`, a percent-encoded
+ * letter, digit or `-._~` in a query value that the server answers as not found.
+ */
+export const SHARED_LIMITS = {
+  assetType(r: Request, p: RawResponse, n: RawResponse): boolean {
+    const { rawPath } = split(r);
+    const onlyType =
+      p.status === n.status && p.body.equals(n.body) && HEADERS.every((h) => h === "content-type" || p.headers[h] === n.headers[h]);
+    return onlyType && (!rawPath.startsWith("/api") || isDocsPath(rawPath)) && !/\.html?$|\/$/.test(rawPath) && p.status === 200;
+  },
+  paramNames: (r: Request): boolean =>
+    split(r)
+      .query.split("&")
+      .some((part) => part.split("=")[0].includes("%")),
+  escapedUnreserved: (r: Request, n: RawResponse): boolean =>
+    /%(?:[46][1-9a-f]|[57][0-9a]|3[0-9]|2[de]|5f|7e)/i.test(split(r).query) && n.status === 404,
+};
 
 /** Requests beyond the route table's: methods, unknown and hidden paths, the pages, slashes, encodings. */
 export function otherRequests(model: NonNullable<Site["result"]["model"]>): Request[] {
@@ -202,12 +231,7 @@ export function describeServed(host: ServedHost): void {
     const limits: Record<string, number> = {};
     for (const [i, r] of requests.entries()) {
       const [p, n] = both[i];
-      const same =
-        p.status === n.status &&
-        p.body.equals(n.body) &&
-        HEADERS.every((h) => p.headers[h] === n.headers[h]) &&
-        (p.status !== 301 || p.headers.location === n.headers.location);
-      if (same) continue;
+      if (sameAnswer(p, n)) continue;
       const limit = host.limitOf(r, p, n);
       if (limit) limits[limit] = (limits[limit] ?? 0) + 1;
       else
