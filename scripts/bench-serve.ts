@@ -96,7 +96,8 @@ export async function servingRates(data: string, out: string, accesspoints: numb
   try {
     const [previewPort, nginxPort] = [await freePort(), await freePort()];
     const config = path.join(prefix, "nginx.conf");
-    const user = process.getuid?.() === 0 ? { user: os.userInfo().username } : {};
+    const me = os.userInfo().username;
+    const user = process.getuid?.() === 0 ? { user: { name: me, group: me } } : {};
     writeFileSync(config, nginxConfig(values, { standalone: { root: out, port: nginxPort, prefix, ...user } }));
     const stops = [
       await start(

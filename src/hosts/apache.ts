@@ -18,7 +18,7 @@ import {
   type Rule,
 } from "../core/routes.ts";
 import { PARSEABLE_VERSION } from "../core/version.ts";
-import { standaloneOf, type ConfigOptions, type Host } from "./host.ts";
+import { standaloneOf, type ConfigOptions, type Host, type Standalone } from "./host.ts";
 import { dataPlaceholders, literalPatterns, OWN_KEY, regexEscape, severalFolds, valuePattern } from "./patterns.ts";
 
 /**
@@ -68,14 +68,9 @@ export const APACHE_LIMITS = {
 
 export interface ApacheOptions {
   /** a complete configuration running Apache alone in the foreground on 127.0.0.1, its files under `prefix` */
-  readonly standalone?: {
-    readonly root: string;
-    readonly port: number;
+  readonly standalone?: Standalone & {
     /** the ServerRoot (pid file, error log, runtime files); without it, the one `apache2 -d` names */
     readonly prefix?: string;
-    /** the user and group of the server when started as root (Apache refuses root; the default may not read the build) */
-    readonly user?: string;
-    readonly group?: string;
   };
 }
 
@@ -85,7 +80,7 @@ const MODULE_DIR = "/usr/lib/apache2/modules";
 export function apacheConfig(values: PlaceholderValues | undefined, options: ApacheOptions = {}): string {
   const block = serverBlock(values?.rules ?? RULES, values);
   if (!options.standalone) return [...HEADER, "", ...block, ""].join("\n");
-  const { root, port, prefix, user, group } = options.standalone;
+  const { root, port, prefix, user } = options.standalone;
   const modules: [string, string][] = [
     ["mpm_event_module", "mod_mpm_event.so"],
     ["authz_core_module", "mod_authz_core.so"],
@@ -103,8 +98,8 @@ export function apacheConfig(values: PlaceholderValues | undefined, options: Apa
     "LogLevel warn",
     `Listen 127.0.0.1:${port}`,
     "ServerName 127.0.0.1",
-    ...(user ? [`User ${str(user)}`] : []),
-    ...(group ? [`Group ${str(group)}`] : []),
+    // Apache refuses to serve as root, and its default user may not read the build.
+    ...(user ? [`User ${str(user.name)}`, `Group ${str(user.group)}`] : []),
     ...modules.map(([name, file]) => `LoadModule ${name} ${str(`${MODULE_DIR}/${file}`)}`),
     'TypesConfig "/etc/mime.types"',
     `DocumentRoot ${str(root)}`,
@@ -436,9 +431,8 @@ export const apache: Host = {
   name: "apache",
   files: () => [],
   config(input, options: ConfigOptions = {}) {
-    const s = standaloneOf(options, "block for your <VirtualHost>", true);
-    if (!s) return apacheConfig(input);
-    return apacheConfig(input, { standalone: { root: s.root, port: s.port, ...(s.user && { user: s.user.name, group: s.user.group }) } });
+    const standalone = standaloneOf(options, "block for your <VirtualHost>", true);
+    return apacheConfig(input, standalone && { standalone });
   },
   limits: apacheLimits,
 };

@@ -24,7 +24,7 @@ import {
   severalFolds,
   valuePattern,
 } from "./patterns.ts";
-import { standaloneOf, type ConfigOptions, type Host } from "./host.ts";
+import { standaloneOf, type ConfigOptions, type Host, type Standalone } from "./host.ts";
 import { UsageError } from "../core/problems.ts";
 
 /**
@@ -66,15 +66,7 @@ export const NGINX_LIMITS = {
 
 export interface NginxOptions {
   /** a complete configuration running nginx alone in the foreground on 127.0.0.1, its files under `prefix` */
-  readonly standalone?: {
-    readonly root: string;
-    readonly port: number;
-    readonly prefix?: string;
-    /** the workers' user when nginx is started as root (its default, nobody, may not read the build) */
-    readonly user?: string;
-    /** the workers' group; without it, nginx takes the group of the user's name */
-    readonly group?: string;
-  };
+  readonly standalone?: Standalone & { readonly prefix?: string };
 }
 
 /** The nginx configuration for a build of these values (without them, the route table's rules alone). */
@@ -82,12 +74,13 @@ export function nginxConfig(values: PlaceholderValues | undefined, options: Ngin
   const rules = values?.rules ?? RULES;
   const server = serverBlock(rules, values);
   if (!options.standalone) return [...HEADER, "", ...server, ""].join("\n");
-  const { root, port, prefix, user, group } = options.standalone;
+  const { root, port, prefix, user } = options.standalone;
   const at = (file: string) => (prefix ? `${prefix.replace(/\/$/, "")}/${file}` : file);
   return [
     ...HEADER,
     "# Standalone: runs nginx alone in the foreground, e.g. nginx -p <dir> -c <this file> -g 'daemon off;'",
-    ...(user ? [`user ${str(user)}${group ? ` ${str(group)}` : ""};`] : []),
+    // Started as root, nginx's workers run as nobody, who may not read the build.
+    ...(user ? [`user ${str(user.name)} ${str(user.group)};`] : []),
     "worker_processes 1;",
     `pid ${str(at("nginx.pid"))};`,
     `error_log ${str(at("error.log"))};`,
@@ -367,9 +360,8 @@ export const nginx: Host = {
   name: "nginx",
   files: () => [],
   config(input, options: ConfigOptions = {}) {
-    const s = standaloneOf(options, "block for your server {}", true);
-    if (!s) return nginxConfig(input);
-    return nginxConfig(input, { standalone: { root: s.root, port: s.port, ...(s.user && { user: s.user.name, group: s.user.group }) } });
+    const standalone = standaloneOf(options, "block for your server {}", true);
+    return nginxConfig(input, standalone && { standalone });
   },
   limits: nginxLimits,
 };

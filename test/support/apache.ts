@@ -23,7 +23,7 @@ export async function startApache(root: string, values: PlaceholderValues, optio
   const config = path.join(prefix, "apache2.conf");
   const asRoot = process.getuid?.() === 0;
   if (asRoot) traversable(root);
-  const user = asRoot ? { user: DEBIAN_USER, group: DEBIAN_USER } : {};
+  const user = asRoot ? { user: { name: DEBIAN_USER, group: DEBIAN_USER } } : {};
   const standalone = apacheConfig(values, { standalone: { root, port, prefix, ...user } });
   if (!options.vhost) writeFileSync(config, standalone);
   else {

@@ -20,7 +20,14 @@ export async function startNginx(root: string, values: PlaceholderValues): Promi
   const config = path.join(prefix, "nginx.conf");
   writeFileSync(
     config,
-    nginxConfig(values, { standalone: { root, port, prefix, ...(process.getuid?.() === 0 && { user: userInfo().username }) } }),
+    nginxConfig(values, {
+      standalone: {
+        root,
+        port,
+        prefix,
+        ...(process.getuid?.() === 0 && { user: { name: userInfo().username, group: userInfo().username } }),
+      },
+    }),
   );
   return spawnServer("nginx", NGINX, ["-p", prefix, "-c", config, "-g", "daemon off;"], port, {
     logs: [path.join(prefix, "error.log")],
