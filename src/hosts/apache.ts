@@ -19,7 +19,7 @@ import {
 } from "../core/routes.ts";
 import { PARSEABLE_VERSION } from "../core/version.ts";
 import { standaloneOf, type ConfigOptions, type Host, type Standalone } from "./host.ts";
-import { dataPlaceholders, literalPatterns, OWN_KEY, regexEscape, severalFolds, valuePattern } from "./patterns.ts";
+import { dataPlaceholders, hardwareAddressKeyOf, literalPatterns, OWN_KEY, regexEscape, severalFolds, valuePattern } from "./patterns.ts";
 
 /**
  * Apache httpd 2.4, generated from the route table as one block for the operator's own <VirtualHost>
@@ -395,8 +395,18 @@ function keySection(name: string, values: PlaceholderValues | undefined): string
       [`RewriteCond ${env("MESH_BARE")} !${rx(PARSEABLE_VERSION.source)}`, `RewriteRule ^ - [E=MESH_KEY:${envText(other)}]`],
     );
   }
+  const computed = spec.fold === "lower";
+  if (computed) {
+    // A hardware address of six hex pairs, decoded, in any case: its key computed (lower case, ":" as
+    // _3A: hosts/patterns.ts hardwareAddressKeyOf) instead of one pattern per interface tested on every such request.
+    const pairs = Array.from({ length: 6 }, () => "([0-9a-f]{2})").join(":");
+    rules.push([
+      `RewriteCond expr "tolower(reqenv('MESH_DVALUE')) =~ /^=${pairs}$/"`,
+      `RewriteRule ^ - [E=MESH_KEY:${Array.from({ length: 6 }, (_, i) => `%${i + 1}`).join("_3A")}]`,
+    ]);
+  }
   if (values)
-    for (const [pattern, key] of literalPatterns(values, name))
+    for (const [pattern, key] of literalPatterns(values, name, computed ? hardwareAddressKeyOf : undefined))
       rules.push([`RewriteCond ${env("MESH_VALUE")} ${rx(`^=${pattern}$`)}`, `RewriteRule ^ - [E=MESH_KEY:${envText(key)}]`]);
   return [`RewriteCond ${env("MESH_NEED")} !=${name}`, `RewriteRule ^ - [S=${rules.length}]`, ...rules.flat()];
 }
