@@ -60,7 +60,8 @@ describe("help", () => {
     const opennet = cli(["help", "import", "opennet"]);
     expect(opennet.status).toBe(0);
     expect(opennet.stdout).toMatch(/^Usage: mesh-api import opennet \[options\]\n/);
-    expect(opennet.stdout).toContain("--olsr <file>");
+    expect(opennet.stdout).toContain("--olsr <file-or-url>");
+    expect(opennet.stdout).toContain("--previous <dump-dir>");
     const group = cli(["help", "import"]);
     expect(group.stdout).toMatch(/^Usage: mesh-api import \[options\] \[command\]\n/);
     expect(group.stdout).toMatch(/^ {2}opennet \[options\] /m);

@@ -131,6 +131,8 @@ describe("import opennet: the public sample's raw sources", () => {
       name: null,
       taken_at: AT,
       brand: "opennet",
+      // the highest ids given, for the next import with --previous: no interface was deleted, no site made
+      last_ids: { interface: 492, address: 495, link: 625, site: 0 },
     });
     expect(JSON.parse(readFileSync(`${dump}/.mesh-api-output`, "utf8"))).toMatchObject({ kind: "dump" });
   });

@@ -3,7 +3,7 @@ import { type Command, InvalidArgumentError, Option } from "commander";
 import { BRAND_RULE, isBrand } from "../core/settings.ts";
 import { parseInstant } from "../core/timestamp.ts";
 import { IMPORT_API_DEFAULTS, importApi } from "../importers/api.ts";
-import { importOpennet } from "../importers/opennet/index.ts";
+import { IMPORT_OPENNET_DEFAULTS, importOpennet } from "../importers/opennet/index.ts";
 import { stopped } from "./exit.ts";
 import { count, log, neededOption, quietOption, warn } from "./options.ts";
 
@@ -95,33 +95,53 @@ export function register(program: Command): void {
     .description(
       "make a dump from the raw sources of an Opennet network, applied in the original importer's order: OLSR txtinfo, the wiki's node table, ondataservice",
     )
-    .requiredOption("--olsr <file>", "OLSR txtinfo output (/all): access points, interfaces and links")
-    .option("--wiki <file>", "the wiki's node page (HTML): address, owner, antenna, device and position")
+    .option(
+      "--olsr <file-or-url>",
+      "OLSR txtinfo (/all): a file, or olsrd's txtinfo address (http://host:2006, its /all is read); required without --previous",
+    )
+    .option("--wiki <file-or-url>", "the wiki's node page (HTML): a file or its http(s) address")
     .option("--ondataservice <file>", "the ondataservice SQLite database: device, firmware, interfaces and wifi")
+    .option(
+      "--previous <dump-dir>",
+      "the dump the previous import wrote: this import updates it as the original updates its database (ids kept, nothing dropped, timestamps of what the sources do not show kept); may be --out itself",
+    )
     .requiredOption("--out <dump-dir>", "folder to write the dump into (replaced only when absent, empty, or written by mesh-api before)")
-    .option("--at <instant>", "taken_at, lastseen and link timestamps, an ISO 8601 instant (default: now)", instant)
+    .option(
+      "--at <instant>",
+      "the import's instant: taken_at, and lastseen and link timestamps of what OLSR shows, an ISO 8601 instant (default: now)",
+      instant,
+    )
     .addOption(
-      new Option("--sites <mode>", "detect: group access points into sites by the original's rules; none: no sites")
-        .choices(["none", "detect"])
-        .default("none"),
+      new Option(
+        "--sites <mode>",
+        "detect: update the sites by the original's rules; keep: the previous dump's sites as they are; none: no sites (default: keep with --previous, else none)",
+      ).choices(["none", "detect", "keep"]),
+    )
+    .option(
+      "--timeout <ms>",
+      "time limit for reading --olsr or --wiki over HTTP, in milliseconds",
+      count,
+      IMPORT_OPENNET_DEFAULTS.timeoutMs,
     )
     .addOption(quietOption())
     .action(
       async (opts: {
-        olsr: string;
+        olsr?: string;
         wiki?: string;
         ondataservice?: string;
+        previous?: string;
         out: string;
         at?: string;
-        sites: "none" | "detect";
+        sites?: "none" | "detect" | "keep";
+        timeout: number;
         quiet?: boolean;
       }) => {
         const existed = existsSync(opts.out);
         try {
-          const r = await importOpennet(opts.out, { ...opts, warn });
+          const r = await importOpennet(opts.out, { ...opts, timeoutMs: opts.timeout, warn });
           log(
             opts,
-            `wrote ${opts.out}: ${r.accesspoints} access points, ${r.interfaces} interfaces, ${r.links} links${opts.sites === "detect" ? `, ${r.sites} sites` : ""}, taken_at ${r.takenAt}, brand ${r.brand}`,
+            `wrote ${opts.out}: ${r.accesspoints} access points, ${r.interfaces} interfaces, ${r.links} links${r.sites > 0 || opts.sites === "detect" ? `, ${r.sites} sites` : ""}, taken_at ${r.takenAt}, brand ${r.brand}`,
           );
         } catch (err) {
           stopped(err, opts, `no dump was written${existed ? ` and ${opts.out} was left as it was` : ""}`);

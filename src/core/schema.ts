@@ -163,6 +163,11 @@ export const networkSchema = z.strictObject({
   community_name: text.nullable().default(null),
   /** the community's web address in the Freifunk nodelist; the build's --community-url overrides it */
   community_url: z.string().regex(COMMUNITY_URL_PATTERN, COMMUNITY_URL_RULE).nullable().default(null),
+  /**
+   * the highest id each kind was ever given, for an import that updates this dump (the original never
+   * gives an id twice); the build does not read it
+   */
+  last_ids: z.strictObject({ interface: id, address: id, link: id, site: id }).nullable().default(null),
 });
 
 export type AccesspointRecord = z.output<typeof accesspointSchema>;

@@ -73,3 +73,111 @@ export function detectSites(aps: readonly Placed[]): Map<string, number> {
   }
   return site;
 }
+
+export interface Sited extends Placed {
+  /** the site it belongs to before the update, or null */
+  readonly site: number | null;
+}
+
+export interface SiteUpdate {
+  /** the site of each access point after the update (access points in no site are left out) */
+  readonly site: Map<string, number>;
+  /** the highest site id given so far: a dissolved site's id is not given again */
+  readonly lastId: number;
+}
+
+const centreOf = (points: readonly (readonly [number, number])[]): readonly [number, number] => [
+  points.reduce((s, p) => s + p[0], 0) / points.length,
+  points.reduce((s, p) => s + p[1], 0) / points.length,
+];
+
+/**
+ * The original's periodic site update (`SiteUpdater.update_sites`) on the sites there are, each step
+ * over the sites in ascending id order (the original's loops take them in its database's order, and
+ * its sets of sites yield small ids in ascending order too):
+ *
+ * 1. members without a position leave their site; then members farther than 1.25 x radius(population)
+ *    from their site's centre leave it (centre and population taken before any of them leaves);
+ * 2. sites with fewer than MINIMUM_SITE_POPULATION members are dissolved;
+ * 3. of two sites where one has a member within radius(MINIMUM_SITE_POPULATION) of the other's centre,
+ *    the one with fewer members is dissolved (the one being looked at, on a tie);
+ * 4. access points without a site join the first site whose centre is nearer than radius(population);
+ * 5. the rest make new sites as `detectSites` does, numbered on from `lastId`.
+ *
+ * A site keeps its id while it exists. With no sites yet this is `detectSites`.
+ */
+export function updateSites(aps: readonly Sited[], lastId: number): SiteUpdate {
+  const byIp = new Map(aps.map((ap) => [ap.main_ip, ap]));
+  const site = new Map<string, number>();
+  const members = new Map<number, Set<string>>();
+  const assign = (ip: string, id: number | null) => {
+    const before = site.get(ip);
+    if (before !== undefined) members.get(before)?.delete(ip);
+    if (id === null) {
+      site.delete(ip);
+      return;
+    }
+    site.set(ip, id);
+    let set = members.get(id);
+    if (set === undefined) members.set(id, (set = new Set()));
+    set.add(ip);
+  };
+  for (const ap of aps) if (ap.site !== null) assign(ap.main_ip, ap.site);
+  const ids = () => [...members.keys()].sort((a, b) => a - b);
+  const dissolve = (id: number) => {
+    for (const ip of [...(members.get(id) ?? [])]) assign(ip, null);
+    members.delete(id);
+  };
+  const coordinatesOf = (ip: string) => byIp.get(ip)!.coordinates;
+  const centre = (id: number) => {
+    const points = [...members.get(id)!].map(coordinatesOf).filter((c): c is readonly [number, number] => c !== null);
+    return points.length === 0 ? null : centreOf(points);
+  };
+
+  for (const id of ids()) for (const ip of [...members.get(id)!]) if (coordinatesOf(ip) === null) assign(ip, null);
+  for (const id of ids()) {
+    const c = centre(id);
+    if (c === null) continue;
+    const limit = 1.25 * siteRadius(members.get(id)!.size);
+    const away = [...members.get(id)!].filter((ip) => distanceM(coordinatesOf(ip)!, c) > limit);
+    for (const ip of away) assign(ip, null);
+  }
+  for (const id of ids()) if (members.get(id)!.size < MINIMUM_SITE_POPULATION) dissolve(id);
+
+  const unprocessed = ids();
+  while (unprocessed.length > 0) {
+    const id = unprocessed.shift()!;
+    const c = centre(id);
+    if (c === null) continue;
+    const near = siteRadius(MINIMUM_SITE_POPULATION);
+    const others = new Set<number>();
+    for (const [ip, other] of site) if (other !== id && distanceM(coordinatesOf(ip)!, c) < near) others.add(other);
+    for (const other of [...others].sort((a, b) => a - b)) {
+      if (members.get(id)!.size > members.get(other)!.size) {
+        dissolve(other);
+        const at = unprocessed.indexOf(other);
+        if (at >= 0) unprocessed.splice(at, 1);
+      } else {
+        dissolve(id);
+        break;
+      }
+    }
+  }
+
+  for (const id of ids()) {
+    const c = centre(id);
+    if (c === null) continue;
+    const limit = siteRadius(members.get(id)!.size);
+    for (const ap of aps)
+      if (ap.coordinates !== null && !site.has(ap.main_ip) && distanceM(ap.coordinates, c) < limit) assign(ap.main_ip, id);
+  }
+
+  let next = lastId;
+  const fresh = detectSites(aps.filter((ap) => !site.has(ap.main_ip)));
+  const renumbered = new Map<number, number>();
+  for (const [ip, n] of [...fresh].sort(([, a], [, b]) => a - b)) {
+    if (!renumbered.has(n)) renumbered.set(n, ++next);
+    assign(ip, renumbered.get(n)!);
+  }
+  return { site, lastId: next };
+}

@@ -80,3 +80,35 @@ export async function withDeadline<T>(
     if (onOuter) outer?.removeEventListener("abort", onOuter);
   }
 }
+
+/** A text source read over HTTP: what stopped it, in words, else its bytes. */
+export type FetchedBytes = { readonly ok: true; readonly bytes: Buffer } | { readonly ok: false; readonly reason: string };
+
+/**
+ * GETs `url` within `timeoutMs` (the body included), refusing more than `maxBytes`: for the live
+ * sources an import reads on every run, where a stalled router must not hold the cycle.
+ */
+export async function fetchBytes(url: string, timeoutMs: number, maxBytes: number): Promise<FetchedBytes> {
+  try {
+    return await withDeadline(timeoutMs, async (signal) => {
+      const res = await fetch(url, { signal, redirect: "follow" });
+      if (!res.ok) {
+        await res.body?.cancel();
+        return { ok: false, reason: `HTTP ${res.status}${res.statusText ? ` ${res.statusText}` : ""}` } as const;
+      }
+      const chunks: Buffer[] = [];
+      let total = 0;
+      for await (const chunk of res.body ?? []) {
+        total += (chunk as Uint8Array).byteLength;
+        if (total > maxBytes) {
+          await res.body?.cancel().catch(() => undefined);
+          return { ok: false, reason: `the answer is longer than ${maxBytes} bytes` } as const;
+        }
+        chunks.push(Buffer.from(chunk as Uint8Array));
+      }
+      return { ok: true, bytes: Buffer.concat(chunks) } as const;
+    });
+  } catch (err) {
+    return { ok: false, reason: describeNetworkError(err, timeoutMs) ?? (err instanceof Error ? err.message : String(err)) };
+  }
+}

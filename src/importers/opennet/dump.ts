@@ -1,6 +1,6 @@
 import { ACCESSPOINT_FIELDS } from "../../core/fields.ts";
 import { NETWORK_FORMAT } from "../../core/schema.ts";
-import type { OpennetModel } from "./model.ts";
+import type { Iface, LastIds, OpennetModel } from "./model.ts";
 
 /** The model, once every source is applied, as the records of a dump. */
 
@@ -11,8 +11,17 @@ import type { OpennetModel } from "./model.ts";
  */
 export const OPENNET_BRAND = "opennet";
 
+export interface OpennetNetwork {
+  format: string;
+  name: string | null;
+  taken_at: string;
+  brand: string | null;
+  last_ids: LastIds;
+  [setting: string]: unknown;
+}
+
 export interface OpennetRecords {
-  readonly network: { format: string; name: string | null; taken_at: string; brand: string };
+  readonly network: OpennetNetwork;
   readonly accesspoints: Record<string, unknown>[];
   readonly links: Record<string, unknown>[];
   readonly notes: string[];
@@ -20,41 +29,51 @@ export interface OpennetRecords {
 
 const AP_FIELD_NAMES = ACCESSPOINT_FIELDS.map(([name]) => name);
 
-/** Dump records from the model; lastseen and link timestamps are the import's instant. */
+/**
+ * Dump records from the model. What this import saw in OLSR (access points, links) carries the import's
+ * instant; the rest keeps the timestamp of the previous state. `network` holds what a previous state's
+ * network.json said besides its time and ids (the operator's settings), else the defaults of a new one.
+ */
 export function modelToDump(
   model: OpennetModel,
   takenAt: string,
   notes: string[] = [],
-  sites?: ReadonlyMap<string, number>,
+  network: Record<string, unknown> = { name: null, brand: OPENNET_BRAND },
 ): OpennetRecords {
+  const ifacesOf = new Map<unknown, Iface[]>();
+  for (const f of model.ifaces) {
+    if (f.deleted) continue;
+    const list = ifacesOf.get(f.ap);
+    if (list === undefined) ifacesOf.set(f.ap, [f]);
+    else list.push(f);
+  }
   const accesspoints = [...model.aps.values()].map((ap) => {
     const out: Record<string, unknown> = { main_ip: ap.main_ip, main_ipv6: ap.fields.main_ipv6 ?? null };
     for (const name of AP_FIELD_NAMES) out[name] = ap.fields[name] ?? null;
     if (ap.fields.firmware_type === undefined) out.firmware_type = "OpenWrt";
     if (ap.fields.mesh_services_sorting === undefined) out.mesh_services_sorting = "manual";
-    out.lastseen_timestamp = ap.lastseen ? takenAt : null;
-    out.site = sites?.get(ap.main_ip) ?? null;
-    out.interfaces = model.ifaces
-      .filter((f) => f.ap === ap && !f.deleted)
-      .map((f) => ({
-        id: f.id,
-        if_name: f.if_name,
-        if_hwaddress: f.if_hwaddress,
-        addresses: f.addresses.map((a) => ({ id: a.id, address: a.address, netmask_prefixlen: a.prefix })),
-        wifi: f.wifi,
-      }));
+    out.lastseen_timestamp = ap.lastseen ? takenAt : ap.lastseenBefore;
+    out.site = ap.site;
+    out.interfaces = (ifacesOf.get(ap) ?? []).map((f) => ({
+      id: f.id,
+      if_name: f.if_name,
+      if_hwaddress: f.if_hwaddress,
+      addresses: f.addresses.map((a) => ({ id: a.id, address: a.address, netmask_prefixlen: a.prefix })),
+      wifi: f.wifi,
+    }));
     return out;
   });
-  const links = model.links.map((l) => ({
+  const links = model.liveLinks().map((l) => ({
     id: l.id,
-    timestamp: takenAt,
+    timestamp: l.seen ? takenAt : l.timestampBefore,
     endpoints: [
       { interface: l.ends[0].id, quality: l.quality[0] },
       { interface: l.ends[1].id, quality: l.quality[1] },
     ],
   }));
+  const { format: _format, taken_at: _takenAt, last_ids: _lastIds, name = null, brand = OPENNET_BRAND, ...settings } = network;
   return {
-    network: { format: NETWORK_FORMAT, name: null, taken_at: takenAt, brand: OPENNET_BRAND },
+    network: { format: NETWORK_FORMAT, name, taken_at: takenAt, brand, ...settings, last_ids: { ...model.lastIds } } as OpennetNetwork,
     accesspoints,
     links,
     notes,

@@ -1,24 +1,30 @@
 import { readFile } from "node:fs/promises";
 import { assertReplaceable } from "../../io/ownership.ts";
 import { importTime, writeImportedDump } from "../../io/write-dump.ts";
-import { detectSites } from "../opennet-sites.ts";
+import { UsageError } from "../../core/problems.ts";
+import { fetchBytes } from "../../io/net.ts";
+import { updateSites } from "../opennet-sites.ts";
 import { modelToDump } from "./dump.ts";
 import { ImportOpennetError } from "./error.ts";
 import { OpennetModel } from "./model.ts";
 import { applyOlsr } from "./olsr.ts";
 import { applyOndataservice } from "./ondataservice.ts";
+import { readPrevious } from "./previous.ts";
 import { applyWiki } from "./wiki.ts";
 
 export { modelToDump, type OpennetRecords } from "./dump.ts";
 export { ImportOpennetError } from "./error.ts";
 export { OpennetModel } from "./model.ts";
+export { readPrevious, type PreviousState } from "./previous.ts";
 export { applyOlsr, parseTxtinfo } from "./olsr.ts";
 export { applyOndataservice } from "./ondataservice.ts";
 export { applyWiki, parseNodeIp, parseWikiNodes, type WikiNode } from "./wiki.ts";
 
 /**
  * `import opennet`: a dump from the raw sources the original server (Geronimo,
- * github.com/opennet-initiative/api) was fed with, applied in its order on an empty network:
+ * github.com/opennet-initiative/api) was fed with, applied in its order on an empty network or, with
+ * `previous`, on the state a previous import left (previous.ts), as the original's periodic imports
+ * update its database:
  *
  * 1. OLSR txtinfo (`MID` and `HNA`: access points and their further addresses; `Topology` and
  *    `Links`: links with the LQ/NLQ of each end, creating access points and interfaces for unknown
@@ -27,23 +33,35 @@ export { applyWiki, parseNodeIp, parseWikiNodes, type WikiNode } from "./wiki.ts
  * 3. ondataservice (SQLite, tables `nodes` and `ifaces`): device, firmware and system fields,
  *    interfaces with names, MAC addresses, addresses and wifi attributes.
  *
- * Interface, address and link ids are given in creation order, as the original's database does.
- * Then, with `sites: "detect"`, sites from the positions (opennet-sites.ts). The model is held in memory
- * and written as a dump only after it passes the dump's own checks.
+ * Interface, address and link ids are given in creation order, as the original's database does; what
+ * the previous state holds keeps its id, and nothing is dropped because a source no longer shows it.
+ * Then, with `sites: "detect"`, sites updated from the positions (opennet-sites.ts). The model is held
+ * in memory and written as a dump only after it passes the dump's own checks.
  */
 
 export interface ImportOpennetOptions {
-  readonly olsr: string;
+  /** a txtinfo file, or the address of olsrd's txtinfo plugin (its `/all` is read); required without `previous` */
+  readonly olsr?: string;
+  /** the wiki's node page: a file or an http(s) address */
   readonly wiki?: string;
   readonly ondataservice?: string;
-  /** `detect`: sites by the original's rules (opennet-sites.ts); `none` (default): every `site` null */
-  readonly sites?: "none" | "detect";
-  /** `taken_at`, `lastseen_timestamp` and link `timestamp`; the time of the import when absent */
+  /** a dump (the previous import's) this import updates, as the original updates its database */
+  readonly previous?: string;
+  /**
+   * `detect`: sites updated by the original's rules (opennet-sites.ts); `keep`: the previous state's
+   * sites as they are; `none`: every `site` null. Default: `keep` with `previous`, else `none`.
+   */
+  readonly sites?: "none" | "detect" | "keep";
+  /** `taken_at`, and the `lastseen_timestamp` and link `timestamp` of what OLSR shows; the time of the import when absent */
   readonly at?: string;
+  /** time limit for reading a source over HTTP, in milliseconds */
+  readonly timeoutMs?: number;
   readonly warn?: (line: string) => void;
   readonly cwd?: string;
   readonly home?: string;
 }
+
+export const IMPORT_OPENNET_DEFAULTS = { timeoutMs: 30_000, maxBytes: 64 * 1024 * 1024 } as const;
 
 export interface ImportOpennetResult {
   readonly accesspoints: number;
@@ -51,38 +69,67 @@ export interface ImportOpennetResult {
   readonly links: number;
   readonly takenAt: string;
   /** the brand network.json names */
-  readonly brand: string;
-  /** how many sites were detected (0 without --sites detect) */
+  readonly brand: string | null;
+  /** how many sites the dump has */
   readonly sites: number;
 }
 
-async function read(file: string): Promise<Buffer> {
+const isUrl = (source: string) => /^https?:\/\//i.test(source);
+
+/** A source file, or (for OLSR and the wiki) a live address read with a time limit. */
+async function read(source: string, what: string, timeoutMs: number, url?: (source: string) => string): Promise<Buffer> {
+  if (url !== undefined && isUrl(source)) {
+    const target = url(source);
+    const r = await fetchBytes(target, timeoutMs, IMPORT_OPENNET_DEFAULTS.maxBytes);
+    if (!r.ok) throw new ImportOpennetError(`${what} ${target}: cannot read it (${r.reason})`);
+    return r.bytes;
+  }
   try {
-    return await readFile(file);
+    return await readFile(source);
   } catch (err) {
-    throw new ImportOpennetError(`${file}: cannot read it (${(err as NodeJS.ErrnoException).code ?? (err as Error).message})`);
+    throw new ImportOpennetError(`${source}: cannot read it (${(err as NodeJS.ErrnoException).code ?? (err as Error).message})`);
   }
 }
 
-/** Reads the sources, applies them in the original's order, checks the records and writes the dump. */
+/** olsrd's txtinfo plugin answers every table at `/all`, as the original reads it. */
+const txtinfoAll = (base: string) => `${base.replace(/\/+$/, "")}/all`;
+
+/**
+ * Reads the sources, applies them in the original's order to the previous state (or an empty network),
+ * checks the records and writes the dump. Every source is read before anything is written: a source
+ * that cannot be read leaves `out` as it was.
+ */
 export async function importOpennet(out: string, options: ImportOpennetOptions): Promise<ImportOpennetResult> {
   const takenAt = importTime(options.at, (message) => new ImportOpennetError(message));
+  if (options.olsr === undefined && options.previous === undefined)
+    throw new UsageError("import opennet needs --olsr (a txtinfo file or address), or --previous with the sources of this run");
   await assertReplaceable({ out, option: "--out", kind: "dump", cwd: options.cwd, home: options.home });
-  const model = new OpennetModel();
+  const timeoutMs = options.timeoutMs ?? IMPORT_OPENNET_DEFAULTS.timeoutMs;
+  const olsr = options.olsr === undefined ? undefined : (await read(options.olsr, "--olsr", timeoutMs, txtinfoAll)).toString("utf8");
+  const wiki = options.wiki === undefined ? undefined : (await read(options.wiki, "--wiki", timeoutMs, (u) => u)).toString("utf8");
+  const ondataservice = options.ondataservice === undefined ? undefined : await read(options.ondataservice, "--ondataservice", timeoutMs);
+  const previous = options.previous === undefined ? undefined : await readPrevious(options.previous);
+  const model = previous?.model ?? new OpennetModel();
   const notes: string[] = [];
-  applyOlsr(model, (await read(options.olsr)).toString("utf8"), options.olsr);
-  if (options.wiki !== undefined) notes.push(...applyWiki(model, (await read(options.wiki)).toString("utf8"), options.wiki));
-  if (options.ondataservice !== undefined) await applyOndataservice(model, await read(options.ondataservice), options.ondataservice);
-  const sites =
-    options.sites === "detect"
-      ? detectSites(
-          [...model.aps.values()].map((ap) => ({
-            main_ip: ap.main_ip,
-            coordinates: (ap.fields.position as { coordinates: [number, number] } | undefined)?.coordinates ?? null,
-          })),
-        )
-      : undefined;
-  const records = modelToDump(model, takenAt, notes, sites);
+  if (olsr !== undefined) applyOlsr(model, olsr, options.olsr);
+  if (wiki !== undefined) notes.push(...applyWiki(model, wiki, options.wiki));
+  if (ondataservice !== undefined) await applyOndataservice(model, ondataservice, options.ondataservice);
+  const sites = options.sites ?? (previous ? "keep" : "none");
+  if (sites === "detect") {
+    const update = updateSites(
+      [...model.aps.values()].map((ap) => ({
+        main_ip: ap.main_ip,
+        coordinates: (ap.fields.position as { coordinates: [number, number] } | null | undefined)?.coordinates ?? null,
+        site: ap.site,
+      })),
+      model.lastIds.site,
+    );
+    for (const ap of model.aps.values()) ap.site = update.site.get(ap.main_ip) ?? null;
+    model.lastIds.site = update.lastId;
+  } else if (sites === "none") {
+    for (const ap of model.aps.values()) ap.site = null;
+  }
+  const records = modelToDump(model, takenAt, notes, previous?.network);
   const counts = await writeImportedDump(out, records, {
     sources: { accesspoints: "accesspoints", links: "links" },
     verdict: "the sources do not make a valid dump",
@@ -93,6 +140,6 @@ export async function importOpennet(out: string, options: ImportOpennetOptions):
     ...counts,
     takenAt,
     brand: records.network.brand,
-    sites: new Set(sites?.values()).size,
+    sites: new Set(records.accesspoints.map((ap) => ap.site).filter((s) => s !== null)).size,
   };
 }

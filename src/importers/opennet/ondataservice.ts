@@ -125,20 +125,18 @@ export async function applyOndataservice(model: OpennetModel, bytes: Uint8Array,
         const ky = y.if_name !== row.if_name ? 1 : 0;
         return kx - ky || (x.if_name ?? "").localeCompare(y.if_name ?? "") || x.id - y.id;
       })[0];
+    // addresses already held keep their ids; new ones get ids in their order, after the old ones are kept or dropped
     const kept: Address[] = [];
+    const fresh: { address: string; prefix: number }[] = [];
     for (const a of addresses) {
-      const existing = iface.addresses.find((x) => x.address === a.address) ?? kept.find((x) => x.address === a.address);
+      const existing = iface.addresses.find((x) => x.address === a.address);
       if (existing) {
         if (!kept.includes(existing)) kept.push(existing);
-      } else {
-        kept.push({ id: 0, ...a });
+      } else if (!fresh.some((x) => x.address === a.address)) {
+        fresh.push(a);
       }
     }
-    // new addresses get their ids in order, after the old ones are kept or dropped
-    iface.addresses = kept.map((a) => (a.id === 0 ? { ...a, id: 0 } : a));
-    const fresh = iface.addresses.filter((a) => a.id === 0);
-    iface.addresses = iface.addresses.filter((a) => a.id !== 0);
-    for (const a of fresh) model.addAddress(iface, a.address, a.prefix);
+    model.setAddresses(iface, kept, fresh);
     iface.if_name = pyStr(row.if_name);
     iface.if_hwaddress = mac(row.if_hwaddr);
     if (truthy(row.wlan_essid)) {

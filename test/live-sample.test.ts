@@ -1,0 +1,165 @@
+import { readFileSync } from "node:fs";
+import path from "node:path";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { build, startPreview, type Preview } from "../src/index.ts";
+import { importOpennet } from "../src/importers/opennet/index.ts";
+import { canonical, mismatch, readExpected, type Expected } from "./support/expected.ts";
+import { rawRequest } from "./support/http.ts";
+import { tempDir } from "./support/tree.ts";
+
+/**
+ * Issue 26, import with memory: the original recorded across a sequence of periodic imports
+ * (test/fixtures/live-sample/, its README). Each step's sources are applied to the dump of the step
+ * before (`--previous`), at the step's instant, and the build (`--brand opennet --default-status
+ * online`) must give every expected answer of that step over HTTP on the preview. Sites are compared
+ * by their members (the original numbers them in an order of Python's hashing), and a site must keep
+ * its id from step to step.
+ */
+
+const LIVE = new URL("./fixtures/live-sample/", import.meta.url).pathname;
+const OPTIONS = { brand: "opennet", defaultStatus: "online" } as const;
+
+interface Step {
+  readonly step: number;
+  readonly at: string;
+  readonly imports: readonly string[];
+  readonly sources: Readonly<Record<string, string>>;
+}
+
+const STEPS: Step[] = listSteps();
+
+function listSteps(): Step[] {
+  const steps: Step[] = [];
+  for (let n = 0; ; n++) {
+    const file = `${LIVE}steps/${String(n).padStart(2, "0")}/step.json`;
+    let text: string;
+    try {
+      text = readFileSync(file, "utf8");
+    } catch {
+      break;
+    }
+    steps.push(JSON.parse(text) as Step);
+  }
+  return steps;
+}
+
+/** The source a step's import read: only the imports that ran in that step (`sources` names the files). */
+function sourceOf(step: Step, kind: "olsr" | "wiki" | "ondataservice"): string | undefined {
+  return step.imports.includes(kind) ? path.join(LIVE, step.sources[kind]) : undefined;
+}
+
+/** Members of each site id, from a site list body. */
+function membersOf(sites: unknown): Map<number, string> {
+  const out = new Map<number, string>();
+  for (const s of sites as { id: number; accesspoints: string[] }[]) out.set(s.id, [...s.accesspoints].sort().join(" "));
+  return out;
+}
+
+/** The body with every site id replaced by the members of the site it names. */
+function bySiteMembers(body: unknown, members: ReadonlyMap<number, string>): unknown {
+  const name = (id: unknown) => (typeof id === "number" ? `site of ${members.get(id) ?? `unknown ${id}`}` : id);
+  const walk = (v: unknown): unknown => {
+    if (Array.isArray(v)) return v.map(walk);
+    if (v === null || typeof v !== "object") return v;
+    const o = v as Record<string, unknown>;
+    const isSite = "accesspoints" in o && "radius" in o && "id" in o;
+    return Object.fromEntries(Object.entries(o).map(([k, x]) => [k, k === "site" || (isSite && k === "id") ? name(x) : walk(x)]));
+  };
+  return walk(body);
+}
+
+async function get(port: number, target: string): Promise<{ status: number; body: string; location?: string }> {
+  const r = await rawRequest(port, "GET", target);
+  return { status: r.status, body: r.body.toString("utf8"), location: r.headers.location };
+}
+
+interface StepResult {
+  readonly step: number;
+  readonly failures: string[];
+  readonly checked: number;
+  readonly ourSites: Map<number, string>;
+  readonly theirSites: Map<number, string>;
+}
+
+const results: StepResult[] = [];
+let dir: string;
+
+describe("import opennet --previous: the recorded sequence of the original's periodic imports", () => {
+  beforeAll(async () => {
+    dir = tempDir();
+    for (const step of STEPS) {
+      const n = String(step.step).padStart(2, "0");
+      const dump = path.join(dir, `dump-${n}`);
+      await importOpennet(dump, {
+        olsr: sourceOf(step, "olsr"),
+        wiki: sourceOf(step, "wiki"),
+        ondataservice: sourceOf(step, "ondataservice"),
+        previous: step.step === 0 ? undefined : path.join(dir, `dump-${String(step.step - 1).padStart(2, "0")}`),
+        sites: step.imports.includes("sites") ? "detect" : undefined,
+        at: step.at,
+      });
+      const out = path.join(dir, `dist-${n}`);
+      await build({ data: dump, out, settings: OPTIONS });
+      const expected: Expected[] = readExpected(`${LIVE}steps/${n}/expected-opennet.ndjson.gz`);
+      const preview: Preview = await startPreview({ dir: out, port: 0 });
+      try {
+        const port = Number(new URL(preview.url).port);
+        const ourSites = membersOf(JSON.parse((await get(port, "/api/v1/site/")).body));
+        const theirSites = membersOf(expected.find((e) => e.path === "/api/v1/site/")!.body);
+        const failures: string[] = [];
+        for (const e of expected) {
+          const a = await get(port, e.path);
+          let ours = a.body;
+          try {
+            ours = JSON.stringify(bySiteMembers(JSON.parse(a.body), ourSites));
+          } catch {
+            // not JSON: mismatch says so
+          }
+          const f = mismatch({ ...e, body: bySiteMembers(e.body, theirSites) }, { ...a, body: ours });
+          if (f !== undefined) failures.push(f);
+        }
+        results.push({ step: step.step, failures, checked: expected.length, ourSites, theirSites });
+      } finally {
+        await preview.close();
+      }
+    }
+  }, 600_000);
+
+  afterAll(() => {
+    for (const r of results) console.log(`live-sample step ${r.step}: ${r.checked - r.failures.length} of ${r.checked} expected answers`);
+  });
+
+  it("has the nine recorded steps", () => {
+    expect(STEPS.map((s) => s.step)).toEqual([0, 1, 2, 3, 4, 5, 6, 7, 8]);
+    expect(results).toHaveLength(STEPS.length);
+  });
+
+  for (const n of [0, 1, 2, 3, 4, 5, 6, 7, 8]) {
+    it(`step ${n}: every expected answer over HTTP`, () => {
+      const r = results.find((x) => x.step === n)!;
+      expect(r.checked).toBeGreaterThan(1400);
+      expect(r.failures.slice(0, 10)).toEqual([]);
+    });
+  }
+
+  it("sites keep their ids from step to step, with the recorded members", () => {
+    const first = results[0];
+    expect(canonical([...first.ourSites.values()])).toBe(canonical([...first.theirSites.values()]));
+    for (const r of results.slice(1)) expect([...r.ourSites]).toEqual([...first.ourSites]);
+  });
+
+  it("stamps what an import saw with the step's instant and keeps the rest", () => {
+    // link 42 (192.168.10.2–192.168.1.79) left OLSR at step 02: it keeps the instant of step 01 to the end
+    const link42 = (n: number) =>
+      JSON.parse(readFileSync(path.join(dir, `dist-${String(n).padStart(2, "0")}`, "api/v1/link/42/index.json"), "utf8")) as {
+        timestamp: string;
+      };
+    expect(link42(1).timestamp).toBe("2026-11-20T10:06:00Z");
+    expect(link42(8).timestamp).toBe("2026-11-20T10:06:00Z");
+    const network = (n: number) =>
+      JSON.parse(readFileSync(path.join(dir, `dump-${String(n).padStart(2, "0")}`, "network.json"), "utf8")) as Record<string, unknown>;
+    expect(network(8)).toMatchObject({ taken_at: "2026-12-21T10:00:00Z", brand: "opennet" });
+    // the new access point of step 02 got the next interface, address and link ids
+    expect(network(2).last_ids).toEqual({ interface: 493, address: 496, link: 626, site: 21 });
+  });
+});
