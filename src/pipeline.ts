@@ -117,7 +117,15 @@ export interface SnapshotSettings {
  * files the build did not write, and InvalidDumpError, leaving `out` untouched, on bad input.
  */
 export async function build(
-  options: { data: string; out: string; extra?: string; snapshot?: SnapshotSettings; map?: MapSettings } & SettingsOptions &
+  options: {
+    data: string;
+    out: string;
+    extra?: string;
+    snapshot?: SnapshotSettings;
+    map?: MapSettings;
+    /** the build whose snapshots are carried forward (default: `out`, the output being replaced); `cycle` builds into a new folder */
+    carry?: string;
+  } & SettingsOptions &
     PipelineOptions,
 ): Promise<BuildResult> {
   const protect = [{ dir: options.data, option: "--data" }, ...(options.extra ? [{ dir: options.extra, option: "--extra" }] : [])];
@@ -136,12 +144,13 @@ export async function build(
       if (extra) await copyExtra(extra.dir, extra.files, dir);
       await writeMarker(dir, "build");
       await writeBuildRecord(dir, dump, extra?.files ?? []);
-      if (!snapshot) return carrySnapshots(options.out, dir);
+      const carry = options.carry ?? options.out;
+      if (!snapshot) return carrySnapshots(carry, dir);
       progress?.({ stage: "snapshots", done: 0 });
       // Without --previous, the history comes from the output being replaced.
       const previous =
         snapshot.previous ??
-        (existsSync(path.join(options.out, SNAPSHOT_DIR, SNAPSHOT_FILES.index)) ? path.join(options.out, SNAPSHOT_DIR) : undefined);
+        (existsSync(path.join(carry, SNAPSHOT_DIR, SNAPSHOT_FILES.index)) ? path.join(carry, SNAPSHOT_DIR) : undefined);
       await writeSnapshots({ ...snapshot, previous, data: options.data, dumpFiles: result.dumpFiles, summary: result.summary, dist: dir });
     };
     const output = await emitTree(options.out, allFiles(model, values, options.map), {

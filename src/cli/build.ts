@@ -34,7 +34,7 @@ interface BuildOptions extends SettingsFlags {
 }
 
 /** A Leaflet tile URL template: http(s), with the {z}, {x} and {y} Leaflet fills. */
-function tiles(value: string): string {
+export function tiles(value: string): string {
   let url: URL | undefined;
   try {
     url = new URL(value.replace(/[{}]/g, (c) => (c === "{" ? "%7B" : "%7D")));
@@ -45,6 +45,12 @@ function tiles(value: string): string {
     throw new InvalidArgumentError("a tile URL is http(s) with {z}, {x} and {y}, e.g. https://tile.openstreetmap.org/{z}/{x}/{y}.png");
   return value;
 }
+
+/** The map's tiles and their credit as the command line gives them. */
+export const mapOf = (opts: { tiles: string; tilesAttribution?: string }) => ({
+  tiles: opts.tiles,
+  attribution: opts.tilesAttribution ?? (opts.tiles === DEFAULT_MAP_SETTINGS.tiles ? DEFAULT_MAP_SETTINGS.attribution : ""),
+});
 
 export function register(program: Command): void {
   program
@@ -76,10 +82,7 @@ export function register(program: Command): void {
           extra: opts.extra,
           settings: settingsOf(opts),
           snapshot: opts.snapshot ? settings : undefined,
-          map: {
-            tiles: opts.tiles,
-            attribution: opts.tilesAttribution ?? (opts.tiles === DEFAULT_MAP_SETTINGS.tiles ? DEFAULT_MAP_SETTINGS.attribution : ""),
-          },
+          map: mapOf(opts),
           progress: progress?.update,
         });
         progress?.done();

@@ -5,6 +5,7 @@ import { UrlError } from "../core/url.ts";
 import { ImportApiError } from "../importers/api.ts";
 import { ImportOpennetError } from "../importers/opennet/index.ts";
 import { FetchDumpError } from "../io/fetch.ts";
+import { ConfigRefusedError } from "../live/cycle.ts";
 import { RefusedOutputError } from "../io/ownership.ts";
 import { UnreachableError } from "../publish/check.ts";
 import { report, type ReportOptions } from "./options.ts";
@@ -12,9 +13,10 @@ import { report, type ReportOptions } from "./options.ts";
 /**
  * How a run ends, decided here for every command: a command returns, or throws, and main.ts asks
  * this module for the words and the exit code. The codes: 0 ok, 1 invalid input (or a failure the
- * command found and reported, such as a deployment that differs), 2 usage error.
+ * command found and reported, such as a deployment that differs), 2 usage error, 3 a cycle published
+ * its build but the web server refused the new configuration (the previous one stays).
  */
-export const EXIT = { ok: 0, invalid: 1, usage: 2 } as const;
+export const EXIT = { ok: 0, invalid: 1, usage: 2, configRefused: 3 } as const;
 
 /** Interrupted by a signal: the shell's convention, 128 + its number (130 for Ctrl-C, 143 for SIGTERM). */
 export function interruptedCode(signal: "SIGINT" | "SIGTERM"): number {
@@ -64,6 +66,10 @@ export function ended(thrown: unknown, write = (text: string) => void process.st
   const err = thrown instanceof Stopped ? thrown.error : thrown;
   if (err instanceof CommanderError) return err.exitCode === 0 ? EXIT.ok : EXIT.usage; // commander has printed its message
   if (err instanceof ReportedFailure) return EXIT.invalid;
+  if (err instanceof ConfigRefusedError) {
+    write(`mesh-api: ${err.message}\n`);
+    return EXIT.configRefused;
+  }
   const usage = isOf(USAGE, err);
   const outcome = thrown instanceof Stopped && isOf(INPUT, err) ? `; ${thrown.outcome}` : "";
   if (err instanceof InvalidDumpError) {

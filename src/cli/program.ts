@@ -3,6 +3,7 @@ import { Command } from "commander";
 import { checkNeeded } from "./options.ts";
 import { register as build } from "./build.ts";
 import { register as check } from "./check.ts";
+import { register as cycle } from "./cycle.ts";
 import { register as fetchDump } from "./fetch-dump.ts";
 import { register as hostConfig } from "./host-config.ts";
 import { register as importCommand } from "./import.ts";
@@ -25,7 +26,7 @@ export function createProgram(): Command {
     .exitOverride()
     .configureOutput({ writeErr: (s) => process.stderr.write(s) })
     .hook("preAction", (_, command) => checkNeeded(command));
-  for (const register of [build, validate, snapshot, check, fetchDump, importCommand, preview, hostConfig, netlifyConfig])
+  for (const register of [build, validate, snapshot, check, fetchDump, importCommand, cycle, preview, hostConfig, netlifyConfig])
     register(program);
   // commander's own help command reads one name, so `help import opennet` showed the import group.
   program.helpCommand(false);

@@ -15,6 +15,17 @@ export interface OutputLock {
   release(): void;
 }
 
+/** The folder is being written by a live process: a refusal, which a periodic job counts as a skipped run. */
+export class LockedError extends RefusedOutputError {
+  constructor(
+    message: string,
+    readonly pid: number,
+  ) {
+    super(message);
+    this.name = "LockedError";
+  }
+}
+
 interface Holder {
   readonly pid: number;
   readonly since: string;
@@ -42,9 +53,10 @@ export function lockOutput(target: string, name: string): OutputLock {
     const holder = parseHolder(text);
     if (holder && (holder.pid === process.pid ? held.has(file) : alive(holder.pid))) {
       const who = holder.pid === process.pid ? "this process" : `another mesh-api (pid ${holder.pid})`;
-      throw new RefusedOutputError(
+      throw new LockedError(
         `refusing to write to ${name}: ${who} is writing it since ${holder.since} (lock ${file}); ` +
           `wait for it to end, or remove ${file} if no such process runs.`,
+        holder.pid,
       );
     }
     if (!holder && attempt < 100 && Date.now() - (mtime(file) ?? 0) < WRITING_MS) {

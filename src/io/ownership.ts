@@ -13,7 +13,8 @@ import { API, API_DIR, FILES, SNAPSHOT_DIR } from "../core/routes.ts";
 
 /** The marker every folder this tool writes carries at its top (hidden: hosts and the preview skip it). */
 export const MARKER = FILES.marker.slice(1);
-export type OutputKind = "build" | "dump";
+/** `live`: the state folder of `mesh-api cycle` (its dump, its builds, its record of runs) */
+export type OutputKind = "build" | "dump" | "live";
 const FORMAT = "mesh-api-output/1";
 
 export function markerBody(kind: OutputKind): string {
@@ -48,13 +49,15 @@ export interface OutputCheck {
   readonly home?: string;
 }
 
+const KIND_NAMES: Record<OutputKind, string> = { build: "build", dump: "dump", live: "cycle's state" };
+
 /** Throws RefusedOutputError when `out` may not be replaced; returns quietly otherwise. */
 export async function assertReplaceable(check: OutputCheck): Promise<void> {
   const name = check.out;
   const out = await resolveReal(check.out);
   const refuse = (
     why: string,
-    todo = `choose a new folder for ${check.option}, such as ${check.kind === "dump" ? "dump" : DEFAULTS.dist}`,
+    todo = `choose a new folder for ${check.option}, such as ${check.kind === "build" ? DEFAULTS.dist : check.kind}`,
   ) => {
     throw new RefusedOutputError(`refusing to write to ${name}: ${why}; ${todo}.`);
   };
@@ -89,10 +92,7 @@ export async function assertReplaceable(check: OutputCheck): Promise<void> {
     );
   }
   if (owner !== "empty" && owner !== check.kind) {
-    refuse(
-      `it holds a ${owner === "build" ? "build" : "dump"} of mesh-api, not a ${check.kind}`,
-      `choose another folder for ${check.option}`,
-    );
+    refuse(`it holds a ${KIND_NAMES[owner!]} of mesh-api, not a ${KIND_NAMES[check.kind]}`, `choose another folder for ${check.option}`);
   }
 }
 
@@ -109,7 +109,7 @@ export async function owned(dir: string): Promise<OutputKind | "empty" | undefin
     try {
       const marker = JSON.parse(text) as { format?: unknown; kind?: unknown };
       if (marker.format !== FORMAT) return undefined;
-      return marker.kind === "dump" ? "dump" : marker.kind === "build" ? "build" : undefined;
+      return marker.kind === "dump" || marker.kind === "build" || marker.kind === "live" ? marker.kind : undefined;
     } catch {
       return undefined;
     }
