@@ -37,7 +37,8 @@ function shownCommands(markdown: string, program: Command): Shown[] {
   const rootOptions = program.options.flatMap((o) => [o.long, o.short]);
   const lines: string[] = [];
   let fenced: "shell" | "other" | undefined;
-  for (const line of markdown.split("\n")) {
+  // a shell line that ends in a backslash goes on in the next: one command
+  for (const line of markdown.replace(/\\\n\s*/g, " ").split("\n")) {
     if (line.trimStart().startsWith("```")) {
       const lang = line.trim().slice(3);
       fenced = fenced ? undefined : ["", "sh", "bash", "console"].includes(lang) ? "shell" : "other";

@@ -8,9 +8,9 @@ import { synthesize, writeSynthDump } from "../src/gen/synth.ts";
 import { validate } from "../src/pipeline.ts";
 import { netlifyRules } from "../src/hosts/netlify.ts";
 
-/** The nightly workflow parses, calls only scripts that exist, and every secret and variable it uses is documented. */
+/** The publish workflow parses, calls only scripts that exist, and every secret and variable it uses is documented. */
 
-const text = readFileSync(path.join(ROOT, ".github/workflows/nightly.yml"), "utf8");
+const text = readFileSync(path.join(ROOT, ".github/workflows/publish.yml"), "utf8");
 const workflow = parse(text) as {
   on: Record<string, unknown>;
   jobs: Record<
@@ -26,7 +26,7 @@ const scripts = Object.keys(
   (JSON.parse(readFileSync(path.join(ROOT, "package.json"), "utf8")) as { scripts: Record<string, string> }).scripts,
 );
 
-describe("nightly workflow", () => {
+describe("publish workflow", () => {
   it("runs on a schedule and on manual dispatch", () => {
     expect(workflow.on).toHaveProperty("schedule");
     expect(workflow.on).toHaveProperty("workflow_dispatch");
@@ -38,13 +38,13 @@ describe("nightly workflow", () => {
     expect(steps.map(({ run: _run, ...step }) => step)).toEqual([
       { uses: "actions/checkout@v4" },
       { uses: "actions/setup-node@v4", with: { "node-version": 24, cache: "npm" } },
-      {}, // npm ci
-      {}, // npm test
+      {}, // npm ci: no npm test, the tests run on push (test.yml)
       { name: "Choose the dumps", id: "dumps" },
       { name: "Build" },
       { name: "Snapshot, with the history of the live site" },
       { name: "Netlify rules for this dump" },
-      { name: "Deploy to Netlify", if: deploy },
+      { name: "Compare with the deployed build", id: "compare" },
+      { name: "Deploy to Netlify", if: `${deploy} && steps.compare.outputs.changed == 'true'` },
       { name: "Deploy skipped", if: "env.NETLIFY_AUTH_TOKEN == '' || env.NETLIFY_SITE_ID == ''" },
       { name: "Check the live site", if: `${deploy} && env.SITE_URL != ''` },
     ]);
@@ -59,7 +59,6 @@ describe("nightly workflow", () => {
       [],
       [],
       ["npm ci"],
-      ["npm test"],
       [
         'npm run --silent mesh-api -- fetch-dump "$DUMP_URL" --out "$RUNNER_TEMP/dump"',
         'npm run --silent mesh-api -- import api "$MIRROR_URL" --out "$RUNNER_TEMP/dump"',
@@ -70,12 +69,13 @@ describe("nightly workflow", () => {
         `npm run mesh-api -- snapshot --data ${dump} ${keep}`,
       ],
       [`npm run --silent mesh-api -- netlify-config --data ${dump} --write --force`],
-      ['npx --yes netlify-cli@27 deploy --prod --dir dist --no-build --message "nightly $(date -u +%Y-%m-%d)"'],
+      ["npm run --silent digest -- dist --exclude build.sha256 | cut -d' ' -f1"],
+      ['npx --yes netlify-cli@27 deploy --prod --dir dist --no-build --message "publish $(date -u +%Y-%m-%dT%H:%MZ)"'],
       [],
       ['npm run mesh-api -- check "$SITE_URL" --skip-header Allow'],
     ]);
     // the data step writes the output the later steps read
-    expect(steps[4].run).toContain('echo "dir=$dir" >> "$GITHUB_OUTPUT"');
+    expect(steps[3].run).toContain('echo "dir=$dir" >> "$GITHUB_OUTPUT"');
   });
 
   it("calls only npm scripts that exist", () => {
@@ -104,7 +104,30 @@ describe("nightly workflow", () => {
     expect(config.if).toBeUndefined();
     expect(deploy).toMatch(/netlify-cli@\d+ deploy --prod --dir dist --no-build/);
     expect(deploy).not.toMatch(/--cwd|--config|\bcd\b/);
-    expect(steps.some((s) => s.run?.includes("netlify.toml") && s.run !== config.run)).toBe(false);
+    // nothing else writes it; the comparison only reads it (the rules are part of what is deployed)
+    const writers = steps.filter((s) => s.run?.includes("netlify.toml") && s.run !== config.run);
+    expect(writers.map((s) => s.name)).toEqual(["Compare with the deployed build"]);
+    expect(writers[0].run).toContain("sha256sum netlify.toml");
+    expect(writers[0].run).not.toMatch(/> *netlify\.toml/);
+  });
+
+  it("deploys only a build that differs from the one the site serves: one digest of the files and the rules, published as /build.sha256", () => {
+    const compare = steps.find((s) => s.id === "compare")!.run!;
+    expect(compare).toContain('echo "$files $rules" > dist/build.sha256');
+    expect(compare).toContain('curl -fsS "$SITE_URL/build.sha256"');
+    expect(compare).toContain('echo "changed=false" >> "$GITHUB_OUTPUT"');
+    const deploy = steps.find((s) => s.run?.includes("netlify-cli"))!;
+    expect(deploy.if).toContain("steps.compare.outputs.changed == 'true'");
+    // the comparison comes after everything that writes into dist/, the deploy after it
+    const names = steps.map((s) => s.name);
+    expect(names.indexOf("Compare with the deployed build")).toBe(names.indexOf("Deploy to Netlify") - 1);
+  });
+
+  it("leaves the tests to the push and pull request workflow, which runs exactly CI's script", () => {
+    expect(runs).not.toMatch(/npm (run )?test/);
+    const test = parse(readFileSync(path.join(ROOT, ".github/workflows/test.yml"), "utf8")) as typeof workflow;
+    expect(Object.keys(test.on)).toEqual(["push", "pull_request"]);
+    expect(Object.values(test.jobs).flatMap((j) => j.steps.map((s) => s.run).filter(Boolean))).toEqual(["bash .ci/run"]);
   });
 
   it("skips the deploy with a visible notice when the secrets are absent", () => {
