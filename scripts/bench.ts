@@ -6,6 +6,7 @@ import { Command } from "commander";
 import fg from "fast-glob";
 import { synthesize, writeSynthDump } from "../src/gen/synth.ts";
 import { NGINX, servingRates, type ServingRow } from "./bench-serve.ts";
+import { cycleRow, type CycleRow } from "./bench-cycle.ts";
 
 /**
  * npm run bench: builds synthetic networks of 600, 3,000 and 40,000 access points and, right after
@@ -21,11 +22,12 @@ const opts = new Command("bench")
   .option("--no-sweep", "skip the write-concurrency sweep")
   .option("--no-memory", "skip the 100 MiB NDJSON dump")
   .option("--no-serve", "skip nginx's and the preview's serving rates at 3,000 access points")
+  .option("--no-cycle", "skip the cycle against a fresh build (3,000 access points, and 40,000 unless --no-large)")
   .option("--sizes <list>", "comma-separated network sizes", (v) => v.split(",").map(Number))
   .option("--work <dir>", "scratch folder (needs ~10 GB for 40,000)", os.tmpdir())
   .option("--out <file>", "results file", "bench/results.json")
   .parse()
-  .opts<{ large: boolean; sweep: boolean; memory: boolean; serve: boolean; sizes?: number[]; work: string; out: string }>();
+  .opts<{ large: boolean; sweep: boolean; memory: boolean; serve: boolean; cycle: boolean; sizes?: number[]; work: string; out: string }>();
 
 /** The memory case: access points for an all-NDJSON synthetic dump of at least MEMORY_DUMP_BYTES (checked). */
 const MEMORY_APS = 78_000;
@@ -167,6 +169,13 @@ try {
       }
     }
   }
+  const cycles: CycleRow[] = [];
+  if (opts.cycle) {
+    for (const n of [3000, ...(opts.large ? [40000] : [])]) {
+      process.stderr.write(`cycle against a fresh build at ${n} access points…\n`);
+      cycles.push(await cycleRow(n, work));
+    }
+  }
   let memory: (Row & { targetMiB: number; met: boolean }) | null = null;
   if (opts.memory) {
     process.stderr.write(`building the memory case: ${MEMORY_APS} access points, all NDJSON…\n`);
@@ -192,6 +201,7 @@ try {
     sweep,
     memory,
     serving,
+    cycle: { target: "cycle / fresh build <= 1.0", rows: cycles },
     layout: { accesspoints: Math.max(...sizes), byKind: layout },
   };
   mkdirSync(path.dirname(opts.out), { recursive: true });
@@ -210,6 +220,11 @@ try {
         `preview ${serving.previewRequestsPerSecond} req/s, nginx ${serving.nginxRequestsPerSecond} req/s: nginx / preview ${serving.nginxOverPreview.toFixed(2)}\n`,
     );
   else if (opts.serve && sizes.includes(SERVING_APS)) process.stdout.write(`serving: not measured (no nginx at ${NGINX})\n`);
+  for (const c of cycles)
+    process.stdout.write(
+      `cycle at ${c.accesspoints} access points: cycle / fresh build ${c.cycleOverFreshBuild.toFixed(2)} (median of ${c.runs}; ` +
+        `cycles ${c.cycleSeconds.join(", ")} s, fresh builds ${c.freshBuildSeconds.join(", ")} s), peak RSS ${c.peakRssMiB} MiB (fresh build ${c.freshBuildPeakRssMiB})\n`,
+    );
   if (sweep.length) process.stdout.write(`\nwrite concurrency at 3,000 access points:\n${table(sweep)}\n`);
   process.stdout.write(`\nwrote ${opts.out}\n`);
 } finally {

@@ -3,7 +3,7 @@ import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { detectSites, updateSites, type Sited } from "../src/importers/opennet-sites.ts";
+import { detectSites, distanceM, siteRadius, updateSites, type Sited } from "../src/importers/opennet-sites.ts";
 import { importOpennet } from "../src/importers/opennet/index.ts";
 import { cli, cliAsync, tempDir } from "./support/tree.ts";
 
@@ -33,7 +33,67 @@ function cluster(prefix: string, lon: number, lat: number, site: number | null, 
   }));
 }
 
+/** detectSites as its rules read, over every point each time: the oracle for the grid's pruning. */
+function detectSitesNaive(aps: readonly Sited[]): Map<string, number> {
+  const key = (ip: string) =>
+    ip
+      .split(".")
+      .map((o) => o.padStart(3, "0"))
+      .join(".");
+  const placed = aps.filter((a) => a.coordinates !== null).sort((a, b) => (key(a.main_ip) < key(b.main_ip) ? -1 : 1));
+  const site = new Map<string, number>();
+  let next = 1;
+  for (const start of placed) {
+    if (site.has(start.main_ip)) continue;
+    let centre = start.coordinates!;
+    let population = 4;
+    let candidates: Sited[] = [];
+    for (const tolerance of [2.5, 2.0, 1.6, 1.3, 1.0]) {
+      const limit = tolerance * siteRadius(population);
+      candidates = placed.filter((ap) => !site.has(ap.main_ip) && distanceM(ap.coordinates!, centre) < limit);
+      population = candidates.length;
+      if (population === 0) break;
+      centre = [
+        candidates.reduce((s, ap) => s + ap.coordinates![0], 0) / population,
+        candidates.reduce((s, ap) => s + ap.coordinates![1], 0) / population,
+      ];
+    }
+    if (candidates.length >= 4) {
+      for (const ap of candidates) site.set(ap.main_ip, next);
+      next++;
+    }
+  }
+  return site;
+}
+
 describe("site update by the original's rules", () => {
+  it("finds the sites a search over every access point finds, on random clustered networks (the grid only prunes)", () => {
+    let seed = 7;
+    const rand = () => (seed = (Math.imul(seed, 1103515245) + 12345) >>> 0) / 4294967296;
+    let members = 0;
+    for (let round = 0; round < 20; round++) {
+      const aps: Sited[] = [];
+      const lat0 = -80 + rand() * 160;
+      for (let i = 0; i < 300; i++) {
+        const cluster = Math.floor(rand() * 40);
+        const spread = rand() < 0.5 ? 0.0003 : 0.003;
+        aps.push({
+          main_ip: `10.${round}.${Math.floor(i / 250)}.${i % 250}`,
+          coordinates:
+            rand() < 0.1
+              ? null
+              : [((cluster * 0.0017) % 1) + 12 + (rand() - 0.5) * spread, lat0 + (cluster % 7) * 0.0011 + (rand() - 0.5) * spread],
+          site: null,
+        });
+      }
+      const found = detectSites(aps);
+      expect([...found]).toEqual([...detectSitesNaive(aps)]);
+      members += found.size;
+    }
+    // the networks do form sites: the comparison is not one of empty maps
+    expect(members).toBeGreaterThan(1000);
+  });
+
   it("is detectSites on a network without sites", () => {
     const aps = [...cluster("10.0.1", 12, 54, null), ...cluster("10.0.2", 12.1, 54, null), ...cluster("10.0.3", 12.2, 54, null, 3)];
     const update = updateSites(aps, 0);

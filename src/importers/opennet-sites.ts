@@ -44,12 +44,59 @@ const ipKey = (ip: string) =>
     .map((o) => o.padStart(3, "0"))
     .join(".");
 
+/** Metres a degree of latitude spans at least (the sphere's is about 111,195): boxes err on the large side. */
+const METRES_PER_DEGREE = 111_000;
+const CELL_DEGREES = 0.002;
+
+/**
+ * The points in cells of CELL_DEGREES, so that "every point within r metres of c" looks at the cells
+ * of a box around c instead of at every point (quadratic on a network of 40,000). The box is a bound
+ * only; the distance decides. Points come back in the order they were given, so sums over them (the
+ * centres) are the same as over a filter of the whole list.
+ */
+class Grid<T extends { readonly coordinates: readonly [number, number] }> {
+  private readonly cells = new Map<string, number[]>();
+  constructor(private readonly points: readonly T[]) {
+    points.forEach((p, i) => {
+      const key = `${Math.floor(p.coordinates[0] / CELL_DEGREES)} ${Math.floor(p.coordinates[1] / CELL_DEGREES)}`;
+      const cell = this.cells.get(key);
+      if (cell === undefined) this.cells.set(key, [i]);
+      else cell.push(i);
+    });
+  }
+
+  /** Points nearer than `limit` metres to `centre` that `keep` accepts, in the given order. */
+  near(centre: readonly [number, number], limit: number, keep: (p: T) => boolean): T[] {
+    const dLat = limit / METRES_PER_DEGREE;
+    const farLat = Math.min(90, Math.abs(centre[1]) + dLat);
+    const cos = Math.cos((farLat * Math.PI) / 180);
+    const dLon = cos < 1e-6 ? 360 : dLat / cos;
+    const cells = ((2 * dLon) / CELL_DEGREES + 2) * ((2 * dLat) / CELL_DEGREES + 2);
+    let indexes: number[] = [];
+    if (cells > this.cells.size) {
+      indexes = this.points.map((_, i) => i);
+    } else {
+      for (let x = Math.floor((centre[0] - dLon) / CELL_DEGREES); x <= Math.floor((centre[0] + dLon) / CELL_DEGREES); x++)
+        for (let y = Math.floor((centre[1] - dLat) / CELL_DEGREES); y <= Math.floor((centre[1] + dLat) / CELL_DEGREES); y++)
+          indexes.push(...(this.cells.get(`${x} ${y}`) ?? []));
+      indexes.sort((a, b) => a - b);
+    }
+    const out: T[] = [];
+    for (const i of indexes) {
+      const p = this.points[i];
+      if (keep(p) && distanceM(p.coordinates, centre) < limit) out.push(p);
+    }
+    return out;
+  }
+}
+
 /** The site of each access point (by main_ip); access points in no site are left out. */
 export function detectSites(aps: readonly Placed[]): Map<string, number> {
   const site = new Map<string, number>();
   const placed = aps
     .filter((ap): ap is Placed & { coordinates: readonly [number, number] } => ap.coordinates !== null)
     .sort((a, b) => (ipKey(a.main_ip) < ipKey(b.main_ip) ? -1 : ipKey(a.main_ip) > ipKey(b.main_ip) ? 1 : 0));
+  const grid = new Grid(placed);
   let next = 1;
   for (const start of placed) {
     if (site.has(start.main_ip)) continue;
@@ -58,7 +105,7 @@ export function detectSites(aps: readonly Placed[]): Map<string, number> {
     let candidates: typeof placed = [];
     for (const tolerance of TOLERANCES) {
       const limit = tolerance * siteRadius(population);
-      candidates = placed.filter((ap) => !site.has(ap.main_ip) && distanceM(ap.coordinates, centre) < limit);
+      candidates = grid.near(centre, limit, (ap) => !site.has(ap.main_ip));
       population = candidates.length;
       if (population === 0) break;
       centre = [
@@ -144,14 +191,16 @@ export function updateSites(aps: readonly Sited[], lastId: number): SiteUpdate {
   }
   for (const id of ids()) if (members.get(id)!.size < MINIMUM_SITE_POPULATION) dissolve(id);
 
+  const positioned = aps.filter((ap): ap is Sited & { coordinates: readonly [number, number] } => ap.coordinates !== null);
+  const grid = new Grid(positioned);
   const unprocessed = ids();
   while (unprocessed.length > 0) {
     const id = unprocessed.shift()!;
     const c = centre(id);
     if (c === null) continue;
-    const near = siteRadius(MINIMUM_SITE_POPULATION);
     const others = new Set<number>();
-    for (const [ip, other] of site) if (other !== id && distanceM(coordinatesOf(ip)!, c) < near) others.add(other);
+    for (const ap of grid.near(c, siteRadius(MINIMUM_SITE_POPULATION), (p) => site.has(p.main_ip) && site.get(p.main_ip) !== id))
+      others.add(site.get(ap.main_ip)!);
     for (const other of [...others].sort((a, b) => a - b)) {
       if (members.get(id)!.size > members.get(other)!.size) {
         dissolve(other);
@@ -167,9 +216,7 @@ export function updateSites(aps: readonly Sited[], lastId: number): SiteUpdate {
   for (const id of ids()) {
     const c = centre(id);
     if (c === null) continue;
-    const limit = siteRadius(members.get(id)!.size);
-    for (const ap of aps)
-      if (ap.coordinates !== null && !site.has(ap.main_ip) && distanceM(ap.coordinates, c) < limit) assign(ap.main_ip, id);
+    for (const ap of grid.near(c, siteRadius(members.get(id)!.size), (p) => !site.has(p.main_ip))) assign(ap.main_ip, id);
   }
 
   let next = lastId;

@@ -1,0 +1,87 @@
+import { spawnSync } from "node:child_process";
+import { mkdirSync, rmSync, writeFileSync } from "node:fs";
+import path from "node:path";
+import { rawSources } from "../src/gen/raw.ts";
+import { synthesize } from "../src/gen/synth.ts";
+
+/**
+ * The cycle against a fresh build (issue 26): on a synthetic network whose OLSR changes from run to
+ * run (src/gen/raw.ts), a first `cycle` (every source, the sites), then `runs` further cycles, each
+ * timed from a synced start until sync returns, and right after each a fresh build of the same dump
+ * into an absent folder, timed alike. The headline is the median of cycle / fresh build, in one run.
+ */
+
+export interface CycleRow {
+  accesspoints: number;
+  runs: number;
+  firstCycleSeconds: number;
+  cycleSeconds: number[];
+  freshBuildSeconds: number[];
+  /** median of the per-run ratios cycle / fresh build of the dump that cycle wrote */
+  cycleOverFreshBuild: number;
+  peakRssMiB: number;
+  freshBuildPeakRssMiB: number;
+}
+
+const root = new URL("../", import.meta.url).pathname;
+const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
+const round = (x: number) => Math.round(x * 1000) / 1000;
+
+function child(script: string, args: string[]): { seconds: number; peakRssMiB: number; line?: string } {
+  const r = spawnSync(process.execPath, ["--import", "tsx", path.join(root, "scripts", script), ...args], {
+    cwd: root,
+    encoding: "utf8",
+    maxBuffer: 1 << 20,
+  });
+  if (r.status !== 0) throw new Error(`${script} ${args.join(" ")} failed: ${r.stderr}`);
+  return JSON.parse(r.stdout.trim().split("\n").at(-1)!) as { seconds: number; peakRssMiB: number; line?: string };
+}
+
+export async function cycleRow(
+  aps: number,
+  work: string,
+  runs = 3,
+  log = (line: string) => void process.stderr.write(line),
+): Promise<CycleRow> {
+  const dir = path.join(work, `cycle-${aps}`);
+  rmSync(dir, { recursive: true, force: true });
+  mkdirSync(dir, { recursive: true });
+  const network = synthesize({ aps, seed: 1 });
+  const file = (kind: string, step: number) => path.join(dir, `${kind}-${step}.${kind === "olsr" ? "txt" : "html"}`);
+  for (let step = 0; step <= runs; step++) {
+    const raw = rawSources(network, step, 1);
+    writeFileSync(file("olsr", step), raw.olsr);
+    writeFileSync(file("wiki", step), raw.wiki);
+  }
+  const state = path.join(dir, "state");
+  const serve = path.join(dir, "www");
+  const at = (step: number) => new Date(Date.UTC(2026, 10, 20, 10, 6 * step)).toISOString();
+  spawnSync("sync");
+  const first = child("bench-cycle-run.ts", [state, serve, file("olsr", 0), file("wiki", 0), at(0)]);
+  log(`  first cycle of ${aps}: ${first.seconds.toFixed(1)} s (${first.line})\n`);
+  const cycles: { seconds: number; peakRssMiB: number }[] = [];
+  const fresh: { seconds: number; peakRssMiB: number }[] = [];
+  for (let step = 1; step <= runs; step++) {
+    spawnSync("sync");
+    const c = child("bench-cycle-run.ts", [state, serve, file("olsr", step), file("wiki", step), at(step)]);
+    cycles.push(c);
+    const out = path.join(dir, "fresh");
+    rmSync(out, { recursive: true, force: true });
+    spawnSync("sync");
+    const b = child("bench-build.ts", [path.join(state, "dump"), out]);
+    fresh.push(b);
+    rmSync(out, { recursive: true, force: true });
+    log(`  cycle ${step + 1} of ${aps}: ${c.seconds.toFixed(2)} s, fresh build ${b.seconds.toFixed(2)} s\n`);
+  }
+  rmSync(dir, { recursive: true, force: true });
+  return {
+    accesspoints: aps,
+    runs,
+    firstCycleSeconds: round(first.seconds),
+    cycleSeconds: cycles.map((c) => round(c.seconds)),
+    freshBuildSeconds: fresh.map((b) => round(b.seconds)),
+    cycleOverFreshBuild: round(median(cycles.map((c, i) => c.seconds / fresh[i].seconds))),
+    peakRssMiB: Math.round(Math.max(first.peakRssMiB, ...cycles.map((c) => c.peakRssMiB))),
+    freshBuildPeakRssMiB: Math.round(Math.max(...fresh.map((b) => b.peakRssMiB))),
+  };
+}
