@@ -21,5 +21,10 @@ const r = await cycle({
 });
 execFileSync("sync"); // the files are written when they are on disk
 process.stdout.write(
-  JSON.stringify({ seconds: (performance.now() - started) / 1000, peakRssMiB: process.resourceUsage().maxRSS / 1024, line: r.line }) + "\n",
+  JSON.stringify({
+    seconds: (performance.now() - started) / 1000,
+    peakRssMiB: process.resourceUsage().maxRSS / 1024,
+    line: r.line,
+    steps: r.seconds,
+  }) + "\n",
 );

@@ -27,14 +27,14 @@ const root = new URL("../", import.meta.url).pathname;
 const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
 const round = (x: number) => Math.round(x * 1000) / 1000;
 
-function child(script: string, args: string[]): { seconds: number; peakRssMiB: number; line?: string } {
+function child(script: string, args: string[]): { seconds: number; peakRssMiB: number; line?: string; steps?: Record<string, number> } {
   const r = spawnSync(process.execPath, ["--import", "tsx", path.join(root, "scripts", script), ...args], {
     cwd: root,
     encoding: "utf8",
     maxBuffer: 1 << 20,
   });
   if (r.status !== 0) throw new Error(`${script} ${args.join(" ")} failed: ${r.stderr}`);
-  return JSON.parse(r.stdout.trim().split("\n").at(-1)!) as { seconds: number; peakRssMiB: number; line?: string };
+  return JSON.parse(r.stdout.trim().split("\n").at(-1)!) as ReturnType<typeof child>;
 }
 
 export async function cycleRow(
@@ -71,7 +71,7 @@ export async function cycleRow(
     const b = child("bench-build.ts", [path.join(state, "dump"), out]);
     fresh.push(b);
     rmSync(out, { recursive: true, force: true });
-    log(`  cycle ${step + 1} of ${aps}: ${c.seconds.toFixed(2)} s, fresh build ${b.seconds.toFixed(2)} s\n`);
+    log(`  cycle ${step + 1} of ${aps}: ${c.seconds.toFixed(2)} s (${JSON.stringify(c.steps)}), fresh build ${b.seconds.toFixed(2)} s\n`);
   }
   rmSync(dir, { recursive: true, force: true });
   return {

@@ -12,6 +12,7 @@ import { HOSTS } from "./hosts/index.ts";
 import { emitTree, type EmitResult } from "./io/emit.ts";
 import { lockOutput, type OutputLock } from "./io/lock.ts";
 import { loadDump } from "./io/load.ts";
+import type { CheckedDump } from "./io/write-dump.ts";
 import { assertReplaceable, owned, RefusedOutputError, writeMarker } from "./io/ownership.ts";
 import { API_DIR, SNAPSHOT_DIR, SNAPSHOT_FILES } from "./core/routes.ts";
 import { carrySnapshots, writeSnapshots, type SnapshotWritten } from "./publish/snapshot.ts";
@@ -54,7 +55,12 @@ export interface SettingsOptions {
   readonly settings?: Partial<SiteSettings>;
 }
 
-export async function validate(options: { data: string } & SettingsOptions & PipelineOptions): Promise<ValidateResult> {
+/** The dump at `data` as the import that has just written it validated it (io/write-dump.ts): not read again. */
+export interface CheckedOption {
+  readonly checked?: CheckedDump;
+}
+
+export async function validate(options: { data: string } & SettingsOptions & PipelineOptions & CheckedOption): Promise<ValidateResult> {
   const { files, model, problems, takenAt } = await readModel(options);
   // From here on only the model is alive: the host reports' work (hundreds of thousands of literal
   // rules at the memory case's size) would otherwise stack on top of every validated record.
@@ -84,8 +90,12 @@ export async function validate(options: { data: string } & SettingsOptions & Pip
  * collected as soon as it returns.
  */
 async function readModel(
-  options: { data: string } & SettingsOptions & PipelineOptions,
+  options: { data: string } & SettingsOptions & PipelineOptions & CheckedOption,
 ): Promise<{ files: readonly string[]; model?: Model; problems: readonly Problem[]; takenAt: string | null }> {
+  if (options.checked) {
+    const { dump, files } = options.checked;
+    return { files, model: buildModel(dump, options.settings), problems: [], takenAt: dump.takenAt?.text ?? null };
+  }
   // Records are validated as they are read, so the raw parse of the whole dump is never held at once.
   const validator = createValidator();
   let records = 0;
@@ -126,7 +136,8 @@ export async function build(
     /** the build whose snapshots are carried forward (default: `out`, the output being replaced); `cycle` builds into a new folder */
     carry?: string;
   } & SettingsOptions &
-    PipelineOptions,
+    PipelineOptions &
+    CheckedOption,
 ): Promise<BuildResult> {
   const protect = [{ dir: options.data, option: "--data" }, ...(options.extra ? [{ dir: options.extra, option: "--extra" }] : [])];
   await assertReplaceable({ out: options.out, option: "--out", kind: "build", protect });

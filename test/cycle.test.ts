@@ -3,7 +3,7 @@ import { existsSync, mkdirSync, readdirSync, readFileSync, readlinkSync, writeFi
 import { userInfo } from "node:os";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { startPreview, type Preview } from "../src/index.ts";
+import { build, startPreview, type Preview } from "../src/index.ts";
 import { rawSources } from "../src/gen/raw.ts";
 import { synthesize } from "../src/gen/synth.ts";
 import { nginx } from "../src/hosts/nginx.ts";
@@ -11,7 +11,7 @@ import { cycle, type CycleResult } from "../src/live/cycle.ts";
 import { rawRequest } from "./support/http.ts";
 import { NGINX } from "./support/nginx.ts";
 import { freePort, spawnServer, type RunningServer } from "./support/served.ts";
-import { cli, tempDir } from "./support/tree.ts";
+import { cli, tempDir, treeDigest } from "./support/tree.ts";
 
 /**
  * Issue 26, serving through swaps: `cycle` runs on a 3,000-access-point synthetic network whose raw
@@ -187,6 +187,18 @@ describe("cycle: refusals, skipped runs and a configuration the server refuses",
     "--at",
     at,
   ];
+
+  it("builds what build makes of its state's dump, byte for byte (it hands the import's validated records to the build)", async () => {
+    const d = tempDir();
+    expect(cli(args(d)).status).toBe(0);
+    expect(cli(args(d, "01", "2026-11-20T10:06:00Z")).status).toBe(0);
+    const fresh = path.join(d, "fresh");
+    await build({ data: path.join(d, "state", "dump"), out: fresh });
+    const without = (tree: Map<string, string>) => new Map([...tree].filter(([f]) => !f.startsWith("snapshots/")));
+    const served = without(treeDigest(path.join(d, "state", "builds", "00000002")));
+    expect(served.size).toBeGreaterThan(3000);
+    expect(served).toEqual(without(treeDigest(fresh)));
+  });
 
   it("is skipped, exit 0, while another run holds the state's lock", () => {
     const d = tempDir();

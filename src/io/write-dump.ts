@@ -5,7 +5,7 @@ import { replaceFolder } from "./swap.ts";
 import type { LoadedDump, RawRecord } from "../core/input.ts";
 import { formatProblem } from "../core/problems.ts";
 import { parseInstant } from "../core/timestamp.ts";
-import { validateDump } from "../core/validate.ts";
+import { validateDump, type Dump } from "../core/validate.ts";
 
 /** Records of a dump as the importers make them. */
 export interface DumpRecords {
@@ -23,7 +23,21 @@ export interface ImportedCounts {
   readonly accesspoints: number;
   readonly interfaces: number;
   readonly links: number;
+  /**
+   * The dump as its checks validated it, and the files it was written to: a build that follows at
+   * once (`cycle`) takes it instead of reading and validating the same records again.
+   */
+  readonly checked: CheckedDump;
 }
+
+export interface CheckedDump {
+  readonly dump: Dump;
+  /** as loadDump lists them */
+  readonly files: readonly string[];
+}
+
+/** The files writeDump writes, in the order loadDump lists a dump's files. */
+const DUMP_FILES = ["accesspoints/accesspoints.ndjson", "links/links.ndjson", "network.json"] as const;
 
 /** How an importer's records are named in its messages, and the importer's own error for a refusal. */
 export interface ImportCheck {
@@ -54,8 +68,9 @@ export async function writeImportedDump(out: string, records: ImportedRecords, c
     files: [],
     problems: [],
   };
-  const errors = validateDump(loaded).problems.filter((p) => p.severity === "error");
-  if (errors.length > 0) {
+  const validation = validateDump(loaded);
+  const errors = validation.problems.filter((p) => p.severity === "error");
+  if (errors.length > 0 || validation.dump === undefined) {
     // ten are enough to see what is wrong; the rest would bury them
     const shown = errors.slice(0, 10).map(formatProblem).join("\n");
     const more = errors.length > 10 ? `\n(${errors.length - 10} more)` : "";
@@ -66,6 +81,7 @@ export async function writeImportedDump(out: string, records: ImportedRecords, c
     accesspoints: records.accesspoints.length,
     interfaces: records.accesspoints.reduce((n, ap) => n + (ap.interfaces as unknown[]).length, 0),
     links: records.links.length,
+    checked: { dump: validation.dump, files: DUMP_FILES },
   };
 }
 
@@ -86,9 +102,10 @@ export async function writeDump(out: string, records: DumpRecords): Promise<void
   await replaceFolder(out, async (tmp) => {
     await mkdir(path.join(tmp, "accesspoints"));
     await mkdir(path.join(tmp, "links"));
-    await writeFile(path.join(tmp, "network.json"), JSON.stringify(records.network, null, 2) + "\n");
-    await writeFile(path.join(tmp, "accesspoints", "accesspoints.ndjson"), ndjson(records.accesspoints));
-    await writeFile(path.join(tmp, "links", "links.ndjson"), ndjson(records.links));
+    const [accesspoints, links, network] = DUMP_FILES;
+    await writeFile(path.join(tmp, network), JSON.stringify(records.network, null, 2) + "\n");
+    await writeFile(path.join(tmp, accesspoints), ndjson(records.accesspoints));
+    await writeFile(path.join(tmp, links), ndjson(records.links));
     await writeMarker(tmp, "dump");
   });
 }

@@ -79,6 +79,8 @@ export interface CycleResult {
   readonly build?: string;
   /** what the server said when it refused the new configuration (the old one stays) */
   readonly configRefused?: string;
+  /** seconds each step took */
+  readonly seconds?: { readonly import: number; readonly build: number; readonly swap: number; readonly cleanup: number };
 }
 
 interface CycleRecord {
@@ -236,6 +238,7 @@ export async function cycle(options: CycleOptions): Promise<CycleResult> {
       throw new RefusedOutputError("the first cycle needs --olsr: the state starts from what OLSR shows");
     const sites = first || record.sitesRun === undefined || run - record.sitesRun >= options.sitesEvery;
 
+    const t = [performance.now()];
     const imported = await importOpennet(dump, {
       ...due,
       previous: first ? undefined : dump,
@@ -247,12 +250,15 @@ export async function cycle(options: CycleOptions): Promise<CycleResult> {
       home: options.home,
     });
 
+    t.push(performance.now()); // imported
     const name = String(run).padStart(8, "0");
     await mkdir(builds, { recursive: true });
     const day = imported.takenAt.slice(0, 10);
     const snapshotDue = record.snapshotDay !== day;
     const result = await build({
       data: dump,
+      // validated by the import a moment ago: not read and validated again
+      checked: imported.checked,
       out: path.join(builds, name),
       extra: options.extra,
       settings: options.settings,
@@ -261,6 +267,7 @@ export async function cycle(options: CycleOptions): Promise<CycleResult> {
       snapshot: snapshotDue ? { keep: options.keep, warn: options.warn } : undefined,
     });
 
+    t.push(performance.now()); // built
     let config: { changed: boolean; refused?: string; reloadFailed?: string } = { changed: false };
     if (options.host) config = await configure(options.host, options.host.host.config(result.values, options.host.options));
     await repoint(path.resolve(options.serve), path.relative(path.dirname(path.resolve(options.serve)), path.join(builds, name)));
@@ -282,12 +289,15 @@ export async function cycle(options: CycleOptions): Promise<CycleResult> {
     await writeFile(path.join(state, `${RECORD}.tmp`), JSON.stringify(next, null, 2) + "\n");
     await rename(path.join(state, `${RECORD}.tmp`), path.join(state, RECORD));
 
+    t.push(performance.now()); // swapped and recorded
     // The build served before this one stays for the requests still reading it; older ones go.
     for (const old of await readdir(builds)) {
       if (old === name || old === served || !/^\d{8}$/.test(old)) continue;
       if ((await owned(path.join(builds, old)).catch(() => undefined)) === "build") await rm(path.join(builds, old), { recursive: true });
     }
 
+    t.push(performance.now()); // cleaned up
+    const step = (i: number) => Math.round(t[i + 1] - t[i]) / 1000;
     const imports = [...KINDS.filter((k) => due[k] !== undefined), ...(sites ? ["sites"] : [])];
     const line =
       `cycle ${run} at ${imported.takenAt}: imported ${imports.join(", ") || "nothing"}; ` +
@@ -299,7 +309,14 @@ export async function cycle(options: CycleOptions): Promise<CycleResult> {
           (config.reloadFailed ? `, but the reload failed: ${config.reloadFailed}` : options.host!.reload ? " and reloaded" : "")
         : "");
     const problem = config.refused ?? (config.reloadFailed && `the reload failed: ${config.reloadFailed}`);
-    return { outcome: "published", line, run, build: `builds/${name}`, ...(problem ? { configRefused: problem } : {}) };
+    return {
+      outcome: "published",
+      line,
+      run,
+      build: `builds/${name}`,
+      ...(problem ? { configRefused: problem } : {}),
+      seconds: { import: step(0), build: step(1), swap: step(2), cleanup: step(3) },
+    };
   } finally {
     lock.release();
   }
