@@ -92,7 +92,10 @@ async function recoverLeftovers(parent: string, base: string): Promise<void> {
   const names = await readdir(parent);
   const olds = names.filter((n) => n.startsWith(`.${base}.old-`)).sort();
   if (!(await exists(path.join(parent, base))) && olds.length > 0) {
-    await rename(path.join(parent, olds.pop()!), path.join(parent, base));
+    // A remover (removeInBackground) that renamed it meanwhile took an output already replaced.
+    await rename(path.join(parent, olds.pop()!), path.join(parent, base)).catch((err: NodeJS.ErrnoException) => {
+      if (err.code !== "ENOENT") throw err;
+    });
   }
   for (const n of names) {
     const leftover = n.startsWith(`.${base}.tmp-`) || n.startsWith(`.${base}.trash-`) ? !writerAlive(n) : olds.includes(n);
