@@ -1,5 +1,5 @@
 import { execFileSync, spawnSync } from "node:child_process";
-import { mkdirSync, mkdtempSync, rmSync, statSync, writeFileSync } from "node:fs";
+import { mkdirSync, mkdtempSync, readdirSync, rmSync, statSync, writeFileSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { Command } from "commander";
@@ -15,7 +15,9 @@ import { cycleRow, type CycleRow } from "./bench-cycle.ts";
  * disk. Then the memory case: a dump of at least 100 MiB, all NDJSON, whose build must stay within
  * 1 GiB peak RSS. Each row also counts the rules the Netlify deploy needs (Netlify recommends under
  * 10,000). At 3,000 access points also the rate nginx serves the build at against the preview's
- * (scripts/bench-serve.ts). Writes bench/results.json.
+ * (scripts/bench-serve.ts). Each network of the table is then built once more over its previous
+ * output, as a periodic job does: rebuild / build, the same dump, must stay at or under 1.0 (issue
+ * 26). Writes bench/results.json.
  */
 const opts = new Command("bench")
   .option("--no-large", "skip the 40,000 access point network")
@@ -58,6 +60,12 @@ interface Row {
   filesPerSecond: number;
   peakRssMiB: number;
   secondsPerThousandAps: number;
+  /** the same dump built over the previous output, as the command line does (table rows only) */
+  rebuildSeconds?: number;
+  /** rebuildSeconds / buildSeconds: target at most 1.0 */
+  rebuildOverBuild?: number;
+  /** how long the detached remover took, after the rebuild returned, to remove the replaced output */
+  removeSeconds?: number;
 }
 
 function clean(dir: string) {
@@ -72,23 +80,16 @@ function sync() {
 
 let serving = null as ServingRow | null; // set by measure() at SERVING_APS
 
-async function measure(aps: number, concurrency = 32, linksAs: "json" | "ndjson" = "json", serve = false): Promise<Row> {
-  const data = path.join(work, `dump-${aps}`);
-  await writeSynthDump(data, synthesize({ aps, seed: 1 }), 5000, linksAs);
-  const dumpBytes = fg.sync("**/*", { cwd: data, onlyFiles: true }).reduce((n, f) => n + statSync(path.join(data, f)).size, 0);
-  const out = path.join(work, `dist-${aps}`);
-  const copy = path.join(work, `copy-${aps}`);
-  clean(out);
-  clean(copy);
-  sync();
-  const b = spawnSync(process.execPath, ["--import", "tsx", path.join(root, "scripts/bench-build.ts"), data, out], {
+/** One build in a process of its own (scripts/bench-build.ts): what it prints. */
+function timedBuild(data: string, out: string, concurrency: number, mode: "fresh" | "rebuild") {
+  const b = spawnSync(process.execPath, ["--import", "tsx", path.join(root, "scripts/bench-build.ts"), data, out, mode], {
     cwd: root,
     encoding: "utf8",
     env: { ...process.env, MESH_API_WRITE_CONCURRENCY: String(concurrency) },
     maxBuffer: 1 << 20,
   });
-  if (b.status !== 0) throw new Error(`build of ${aps} failed: ${b.stderr}`);
-  const r = JSON.parse(b.stdout) as {
+  if (b.status !== 0) throw new Error(`${mode} build of ${data} failed: ${b.stderr}`);
+  return JSON.parse(b.stdout) as {
     seconds: number;
     files: number;
     bytes: number;
@@ -99,6 +100,27 @@ async function measure(aps: number, concurrency = 32, linksAs: "json" | "ndjson"
     peakRssMiB: number;
     layout: unknown;
   };
+}
+
+/** Waits until the remover a rebuild started has removed the output it replaced beside `out`; its seconds. */
+async function removed(out: string): Promise<number> {
+  const started = performance.now();
+  const prefix = `.${path.basename(out)}.`;
+  const replaced = () => readdirSync(path.dirname(out)).some((n) => n.startsWith(prefix) && /\.(?:old|trash)-/.test(n));
+  while (replaced()) await new Promise((ok) => setTimeout(ok, 50));
+  return (performance.now() - started) / 1000;
+}
+
+async function measure(aps: number, concurrency = 32, linksAs: "json" | "ndjson" = "json", serve = false, rebuild = false): Promise<Row> {
+  const data = path.join(work, `dump-${aps}`);
+  await writeSynthDump(data, synthesize({ aps, seed: 1 }), 5000, linksAs);
+  const dumpBytes = fg.sync("**/*", { cwd: data, onlyFiles: true }).reduce((n, f) => n + statSync(path.join(data, f)).size, 0);
+  const out = path.join(work, `dist-${aps}`);
+  const copy = path.join(work, `copy-${aps}`);
+  clean(out);
+  clean(copy);
+  sync();
+  const r = timedBuild(data, out, concurrency, "fresh");
   const started = performance.now();
   execFileSync("cp", ["-r", out, copy]);
   sync();
@@ -107,6 +129,14 @@ async function measure(aps: number, concurrency = 32, linksAs: "json" | "ndjson"
   if (serve) {
     process.stderr.write(`serving ${aps} access points: the preview and nginx in turn…\n`);
     serving = await servingRates(data, out, aps);
+  }
+  // Over the output just made, from a synced start like the fresh build; the remover it leaves
+  // running is waited for (and timed) before anything else is measured.
+  let again: { rebuildSeconds: number; rebuildOverBuild: number; removeSeconds: number } | undefined;
+  if (rebuild) {
+    sync();
+    const seconds = timedBuild(data, out, concurrency, "rebuild").seconds;
+    again = { rebuildSeconds: round(seconds), rebuildOverBuild: round(seconds / r.seconds), removeSeconds: round(await removed(out)) };
   }
   clean(out);
   clean(copy);
@@ -128,6 +158,7 @@ async function measure(aps: number, concurrency = 32, linksAs: "json" | "ndjson"
     filesPerSecond: Math.round(r.files / r.seconds),
     peakRssMiB: Math.round(r.peakRssMiB),
     secondsPerThousandAps: round((r.seconds / aps) * 1000),
+    ...again,
   };
 }
 
@@ -147,6 +178,8 @@ function table(rows: Row[]): string {
     ["peak RSS MiB", (r) => String(r.peakRssMiB)],
     ["build s", (r) => r.buildSeconds.toFixed(2)],
     ["cp -r s", (r) => r.cpSeconds.toFixed(2)],
+    ["rebuild / build", (r) => r.rebuildOverBuild?.toFixed(2) ?? "-"],
+    ["rebuild s", (r) => r.rebuildSeconds?.toFixed(2) ?? "-"],
   ];
   const cells = [cols.map(([h]) => h), ...rows.map((r) => cols.map(([, f]) => f(r)))];
   const widths = cols.map((_, i) => Math.max(...cells.map((c) => c[i].length)));
@@ -157,7 +190,7 @@ try {
   const rows: Row[] = [];
   for (const n of sizes) {
     process.stderr.write(`building ${n} access points…\n`);
-    rows.push(await measure(n, 32, "json", opts.serve && n === SERVING_APS));
+    rows.push(await measure(n, 32, "json", opts.serve && n === SERVING_APS, true));
   }
   const sweep: Row[] = [];
   if (opts.sweep) {
@@ -195,7 +228,9 @@ try {
       platform: `${os.platform()} ${os.release()}`,
       node: process.version,
     },
-    method: "build and cp -r of its output each timed from a synced start until sync returns (data on disk), back to back",
+    method:
+      "build and cp -r of its output each timed from a synced start until sync returns (data on disk), back to back; " +
+      "then the rows' build once more over that output (rebuild: until sync returns, the replaced output's removal left to its detached remover, timed apart)",
     rows,
     scaling: { timePerApAt40000OverAt3000: scaling },
     sweep,

@@ -9,7 +9,7 @@ import { InvalidDumpError, type Problem } from "./core/problems.ts";
 import { createValidator } from "./core/validate.ts";
 import { hostReport, type HostReport, type HostWarning } from "./hosts/host.ts";
 import { HOSTS } from "./hosts/index.ts";
-import { emitTree, type EmitResult } from "./io/emit.ts";
+import { emitTree, type EmitOptions, type EmitResult } from "./io/emit.ts";
 import { lockOutput, type OutputLock } from "./io/lock.ts";
 import { loadDump } from "./io/load.ts";
 import type { CheckedDump } from "./io/write-dump.ts";
@@ -135,6 +135,8 @@ export async function build(
     map?: MapSettings;
     /** the build whose snapshots are carried forward (default: `out`, the output being replaced); `cycle` builds into a new folder */
     carry?: string;
+    /** "background": the previous output is removed by a detached process after the swap (io/swap.ts); the command line's choice */
+    removeOld?: EmitOptions["removeOld"];
   } & SettingsOptions &
     PipelineOptions &
     CheckedOption,
@@ -168,6 +170,7 @@ export async function build(
       finish,
       progress: progress && ((done) => progress({ stage: "writing", done })),
       lock,
+      removeOld: options.removeOld,
     });
     return { ...result, output, values };
   } finally {

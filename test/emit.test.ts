@@ -64,6 +64,35 @@ describe("atomic output", () => {
   });
 });
 
+it("hands the replaced tree to a detached remover when asked, which renames it aside and removes it", async () => {
+  const parent = tempDir();
+  const out = path.join(parent, "dist");
+  await emitTree(out, [
+    { path: "/a/index.json", body: "1" },
+    { path: "/b/index.json", body: "2" },
+  ]);
+  await emitTree(out, [{ path: "/a/index.json", body: "3" }], { removeOld: "background" });
+  // The new tree is in place as soon as the call returns.
+  expect(readFileSync(path.join(out, "a/index.json"), "utf8")).toBe("3");
+  expect(existsSync(path.join(out, "b"))).toBe(false);
+  const deadline = Date.now() + 20_000;
+  while (readdirSync(parent).length > 1 && Date.now() < deadline) await new Promise((ok) => setTimeout(ok, 20));
+  expect(readdirSync(parent)).toEqual(["dist"]);
+});
+
+it("never puts back a tree being removed; leaves it to its remover while that runs, removes it after a kill", async () => {
+  const parent = tempDir();
+  const dead = spawnSync("true").pid;
+  const running = `.dist.trash-${process.ppid}-1`; // the test runner's parent: alive
+  mkdirSync(path.join(parent, running));
+  mkdirSync(path.join(parent, `.dist.trash-${dead}-1`));
+  writeFileSync(path.join(parent, `.dist.trash-${dead}-1/half.json`), "old");
+  // dist is missing, yet a half-removed tree is no previous output.
+  await emitTree(path.join(parent, "dist"), [{ path: "/a/index.json", body: "1" }]);
+  expect(readdirSync(parent).sort()).toEqual([running, "dist"]);
+  expect(readdirSync(path.join(parent, "dist"))).toEqual(["a"]);
+});
+
 describe("big bodies", () => {
   it("lists are written in pieces that join to the same JSON; text and bytes as they are", async () => {
     const out = path.join(tempDir(), "dist");

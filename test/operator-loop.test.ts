@@ -6,7 +6,7 @@ import { build, snapshot, startPreview } from "../src/index.ts";
 import { lockOutput } from "../src/io/lock.ts";
 import { synthesize, writeSynthDump } from "../src/gen/synth.ts";
 import type { SnapshotIndex } from "../src/publish/snapshot.ts";
-import { cli, tempDir, treeDigest } from "./support/tree.ts";
+import { cli, removersDone, tempDir, treeDigest } from "./support/tree.ts";
 
 /**
  * The operator's nightly loop as the README shows it, run by the command line in a folder of the
@@ -39,6 +39,7 @@ const indexOf = (dist: string) => JSON.parse(readFileSync(path.join(dist, "snaps
 
 /** The operator's files outside dist/ and data/ (which the loop writes and they rewrite). */
 function theirs(home: string): Map<string, string> {
+  removersDone(home); // the builds they replaced, removed in the background, are not the operator's
   return new Map([...treeDigest(home)].filter(([f]) => !f.startsWith("dist/") && !f.startsWith("data/")));
 }
 

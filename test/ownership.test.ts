@@ -3,7 +3,7 @@ import path from "node:path";
 import fg from "fast-glob";
 import { describe, expect, it } from "vitest";
 import { MARKER } from "../src/io/ownership.ts";
-import { cli, ROOT, tempDir, treeDigest } from "./support/tree.ts";
+import { cli, removersDone, ROOT, tempDir, treeDigest } from "./support/tree.ts";
 
 /**
  * Every command that replaces a folder refuses, before any work, a folder that is not its own: the
@@ -28,6 +28,8 @@ function playground() {
 function refused(args: string[], cwd: string, home: string, why: RegExp) {
   const root = path.dirname(home);
   const folders = () => fg.sync("**", { cwd: root, dot: true, onlyDirectories: true }).sort();
+  // an earlier build's output, being removed beside the new one, is not the user's
+  for (const dir of [root, cwd]) removersDone(dir);
   const before = treeDigest(root);
   const beforeFolders = folders();
   const r = cli(args, cwd, { HOME: home });

@@ -1,5 +1,5 @@
 import { mkdir, open, writeFile } from "node:fs/promises";
-import { replaceFolder } from "./swap.ts";
+import { replaceFolder, type ReplaceOptions } from "./swap.ts";
 import type { OutputLock } from "./lock.ts";
 import path from "node:path";
 import { bodyPieces, PIECE } from "../core/body.ts";
@@ -22,6 +22,8 @@ export interface EmitOptions {
   readonly progress?: (files: number) => void;
   /** the output's lock, when the caller holds it already (io/swap.ts) */
   readonly lock?: OutputLock;
+  /** whether the previous output is removed before returning or by a detached process (io/swap.ts) */
+  readonly removeOld?: ReplaceOptions["removeOld"];
 }
 
 export async function emitTree(out: string, files: Iterable<OutputFile>, options: EmitOptions = {}): Promise<EmitResult> {
@@ -32,7 +34,7 @@ export async function emitTree(out: string, files: Iterable<OutputFile>, options
       await options.finish?.(tmp);
       return result;
     },
-    { lock: options.lock },
+    { lock: options.lock, removeOld: options.removeOld },
   );
 }
 

@@ -1,5 +1,7 @@
+import { spawn } from "node:child_process";
 import { existsSync, renameSync, rmSync } from "node:fs";
 import { mkdir, readdir, rename, rm, stat } from "node:fs/promises";
+import os from "node:os";
 import path from "node:path";
 import { onInterrupt } from "./interrupt.ts";
 import { alive, lockOutput, type OutputLock } from "./lock.ts";
@@ -11,11 +13,19 @@ import { alive, lockOutput, type OutputLock } from "./lock.ts";
  * racing it; an interrupt removes the temporary folder (io/interrupt.ts); the next run removes what a
  * kill left (and puts back an old folder a kill between the two renames left aside).
  */
-export async function replaceFolder<T>(
-  target: string,
-  fill: (tmp: string) => Promise<T>,
-  options: { readonly lock?: OutputLock } = {},
-): Promise<T> {
+export interface ReplaceOptions {
+  /** the folder's lock, when the caller took it before its own work (a build validating its dump) */
+  readonly lock?: OutputLock;
+  /**
+   * What becomes of the folder replaced: "wait" (the default) removes it before returning;
+   * "background" hands it to a detached process (removeInBackground), so that the caller is done as
+   * soon as the new folder is in place. Removing a build's tens of thousands of files and folders
+   * takes about as long again as writing them, which a periodic rebuild need not wait for.
+   */
+  readonly removeOld?: "wait" | "background";
+}
+
+export async function replaceFolder<T>(target: string, fill: (tmp: string) => Promise<T>, options: ReplaceOptions = {}): Promise<T> {
   const full = path.resolve(target);
   const parent = path.dirname(full);
   const base = path.basename(full);
@@ -45,7 +55,7 @@ export async function replaceFolder<T>(
         throw err;
       }
       // The new folder is in place; failing to remove the old one does not fail the write.
-      if (old) await rm(old, REMOVE).catch(() => {});
+      if (old && !(options.removeOld === "background" && (await removeInBackground(old, base)))) await rm(old, REMOVE).catch(() => {});
       return result;
     } finally {
       forget();
@@ -82,21 +92,83 @@ async function recoverLeftovers(parent: string, base: string): Promise<void> {
   const names = await readdir(parent);
   const olds = names.filter((n) => n.startsWith(`.${base}.old-`)).sort();
   if (!(await exists(path.join(parent, base))) && olds.length > 0) {
-    await rename(path.join(parent, olds.pop()!), path.join(parent, base));
+    // A remover (removeInBackground) that renamed it meanwhile took an output already replaced.
+    await rename(path.join(parent, olds.pop()!), path.join(parent, base)).catch((err: NodeJS.ErrnoException) => {
+      if (err.code !== "ENOENT") throw err;
+    });
   }
   for (const n of names) {
-    const leftover = n.startsWith(`.${base}.tmp-`) ? !writerAlive(n) : olds.includes(n);
+    const leftover = n.startsWith(`.${base}.tmp-`) || n.startsWith(`.${base}.trash-`) ? !writerAlive(n) : olds.includes(n);
     if (leftover) await rm(path.join(parent, n), { recursive: true, force: true });
   }
 }
 
 /**
  * A temporary folder `.<base>.tmp-<pid>-<time>` whose process still runs belongs to a writer at work
- * that holds no lock (a release before the lock), not to a killed one: it is left alone.
+ * that holds no lock (a release before the lock), not to a killed one: it is left alone. So is a
+ * replaced folder `.<base>.trash-<pid>-<time>` whose remover still runs.
  */
 function writerAlive(name: string): boolean {
-  const pid = Number(/\.tmp-(\d+)-/.exec(name)?.[1]);
+  const pid = Number(/\.(?:tmp|trash)-(\d+)-/.exec(name)?.[1]);
   return Boolean(pid) && pid !== process.pid && alive(pid);
+}
+
+/**
+ * The remover, run by a plain `node -e` (no loader, the same with the compiled library): it renames
+ * the replaced folder `.<base>.old-…` to `.<base>.trash-<its pid>-<time>` and removes it. Once
+ * renamed, the folder is never put back by recoverLeftovers (it may be half removed), and the next
+ * run leaves it to its remover while that runs, removing it itself only after a kill. Until then it
+ * is a complete `.old-` folder, which the next run may put back or remove as before; the rename then
+ * fails and the remover ends. rm -rf, where there is one, takes half the processor time of Node's
+ * recursive rm (3.4 s against 7.3 s of user and system time for the 90,000 files and folders of a
+ * 3,000-access-point build); what it leaves, or the whole folder on Windows, Node's rm removes.
+ */
+const REMOVER = `
+const fs = require("node:fs");
+const path = require("node:path");
+const [old, base] = process.argv.slice(1);
+const trash = path.join(path.dirname(old), "." + base + ".trash-" + process.pid + "-" + Date.now());
+try {
+  fs.renameSync(old, trash);
+} catch {
+  process.exit(0);
+}
+if (process.platform !== "win32") {
+  try {
+    require("node:child_process").execFileSync("rm", ["-rf", "--", trash], { stdio: "ignore" });
+  } catch {}
+}
+fs.rmSync(trash, { recursive: true, force: true, maxRetries: 3 });
+`;
+
+/**
+ * Starts the removal of the replaced folder `old` in a detached process, at the lowest priority, that
+ * outlives this one (an interrupt of this process's group leaves it alone). False when it could not
+ * be started: the caller removes the folder itself.
+ */
+async function removeInBackground(old: string, base: string): Promise<boolean> {
+  try {
+    const child = spawn(process.execPath, ["-e", REMOVER, old, base], {
+      cwd: path.dirname(old),
+      detached: true,
+      stdio: "ignore",
+      windowsHide: true,
+    });
+    const started = await new Promise<boolean>((resolve) => {
+      child.once("spawn", () => resolve(true));
+      child.once("error", () => resolve(false));
+    });
+    if (!started) return false;
+    try {
+      os.setPriority(child.pid!, 19);
+    } catch {
+      // ended already, or not allowed: it runs at the normal priority
+    }
+    child.unref();
+    return true;
+  } catch {
+    return false;
+  }
 }
 
 export async function exists(p: string): Promise<boolean> {

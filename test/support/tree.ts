@@ -33,6 +33,20 @@ export function treeDigest(dir: string): Map<string, string> {
   );
 }
 
+/**
+ * Waits until the outputs that `build` on the command line replaced in `dir` are removed: it hands
+ * each to a detached remover (io/swap.ts), which may still run when the command has ended. For tests
+ * that compare a whole folder holding an output before and after a command.
+ */
+export function removersDone(dir: string, timeoutMs = 60_000): void {
+  const replaced = () => readdirSync(dir).filter((n) => /^\..+\.(?:old|trash)-\d+-\d+$/.test(n));
+  const deadline = Date.now() + timeoutMs;
+  while (replaced().length > 0) {
+    if (Date.now() > deadline) throw new Error(`still being removed in ${dir}: ${replaced().join(", ")}`);
+    Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, 20);
+  }
+}
+
 const made: string[] = [];
 
 /**
