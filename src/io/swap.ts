@@ -146,7 +146,7 @@ fs.rmSync(trash, { recursive: true, force: true, maxRetries: 3 });
  * outlives this one (an interrupt of this process's group leaves it alone). False when it could not
  * be started: the caller removes the folder itself.
  */
-async function removeInBackground(old: string, base: string): Promise<boolean> {
+export async function removeInBackground(old: string, base: string): Promise<boolean> {
   try {
     const child = spawn(process.execPath, ["-e", REMOVER, old, base], {
       cwd: path.dirname(old),

@@ -7,6 +7,7 @@ import type { SiteSettings } from "../core/settings.ts";
 import type { ConfigOptions, Host } from "../hosts/host.ts";
 import { ImportOpennetError, importOpennet } from "../importers/opennet/index.ts";
 import { LockedError, lockOutput } from "../io/lock.ts";
+import { removeInBackground } from "../io/swap.ts";
 import { assertReplaceable, owned, RefusedOutputError, writeMarker } from "../io/ownership.ts";
 import { build } from "../pipeline.ts";
 
@@ -293,7 +294,10 @@ export async function cycle(options: CycleOptions): Promise<CycleResult> {
     // The build served before this one stays for the requests still reading it; older ones go.
     for (const old of await readdir(builds)) {
       if (old === name || old === served || !/^\d{8}$/.test(old)) continue;
-      if ((await owned(path.join(builds, old)).catch(() => undefined)) === "build") await rm(path.join(builds, old), { recursive: true });
+      // by a detached remover, as build removes the output it replaced: the run is done once the link is swapped
+      const dir = path.join(builds, old);
+      if ((await owned(dir).catch(() => undefined)) === "build" && !(await removeInBackground(dir, old)))
+        await rm(dir, { recursive: true });
     }
 
     t.push(performance.now()); // cleaned up
