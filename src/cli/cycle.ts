@@ -12,6 +12,7 @@ import {
   communityUrlOption,
   count,
   defaultStatusOption,
+  instant,
   neededOption,
   quietOption,
   settingsOf,
@@ -25,11 +26,6 @@ function rate(value: string): Rate {
   const n = Number(value);
   if (!Number.isInteger(n) || n < 1) throw new InvalidArgumentError('a number of runs from 1 on, or "changed"');
   return n;
-}
-
-function instant(value: string): string {
-  if (Number.isNaN(Date.parse(value))) throw new InvalidArgumentError("an ISO 8601 instant with a time zone, such as 2026-11-22T11:28:02Z");
-  return value;
 }
 
 interface CycleFlags extends SettingsFlags {

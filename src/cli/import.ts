@@ -1,24 +1,16 @@
 import { existsSync } from "node:fs";
 import { type Command, InvalidArgumentError, Option } from "commander";
 import { BRAND_RULE, isBrand } from "../core/settings.ts";
-import { parseInstant } from "../core/timestamp.ts";
 import { IMPORT_API_DEFAULTS, importApi } from "../importers/api.ts";
 import { IMPORT_OPENNET_DEFAULTS, importOpennet } from "../importers/opennet/index.ts";
 import { stopped } from "./exit.ts";
-import { count, log, neededOption, quietOption, warn } from "./options.ts";
+import { count, instant, log, neededOption, quietOption, warn } from "./options.ts";
 
 /** A whole number from 0 on (retries, milliseconds). */
 function whole(value: string): number {
   const n = Number(value);
   if (!Number.isInteger(n) || n < 0) throw new InvalidArgumentError("a whole number from 0 on");
   return n;
-}
-
-function instant(value: string): string {
-  const parsed = parseInstant(value);
-  if (typeof parsed === "string")
-    throw new InvalidArgumentError(`${parsed}; give an ISO 8601 instant with a time zone, such as 2026-11-22T11:28:02Z`);
-  return value;
 }
 
 function brand(value: string): string {

@@ -1,3 +1,4 @@
+import { parseInstant } from "../core/timestamp.ts";
 import { type Command, InvalidArgumentError, Option } from "commander";
 import {
   BRAND_RULE,
@@ -117,4 +118,12 @@ export function port(value: string): number {
   const n = Number(value);
   if (!Number.isInteger(n) || n < 0 || n > 65535) throw new InvalidArgumentError("a port is an integer from 0 to 65535");
   return n;
+}
+
+/** An `--at` value: an ISO 8601 instant with a time zone, checked as the dump's timestamps are (import, cycle). */
+export function instant(value: string): string {
+  const parsed = parseInstant(value);
+  if (typeof parsed === "string")
+    throw new InvalidArgumentError(`${parsed}; give an ISO 8601 instant with a time zone, such as 2026-11-22T11:28:02Z`);
+  return value;
 }
