@@ -137,6 +137,8 @@ export async function build(
     carry?: string;
     /** "background": the previous output is removed by a detached process after the swap (io/swap.ts); the command line's choice */
     removeOld?: EmitOptions["removeOld"];
+    /** a recyclable output (io/emit.ts), started from an earlier one no longer served: `cycle`'s choice */
+    recycle?: EmitOptions["recycle"];
   } & SettingsOptions &
     PipelineOptions &
     CheckedOption,
@@ -171,6 +173,7 @@ export async function build(
       progress: progress && ((done) => progress({ stage: "writing", done })),
       lock,
       removeOld: options.removeOld,
+      recycle: options.recycle,
     });
     return { ...result, output, values };
   } finally {

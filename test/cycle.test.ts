@@ -4,6 +4,7 @@ import { userInfo } from "node:os";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { build, startPreview, type Preview } from "../src/index.ts";
+import { FILES } from "../src/core/routes.ts";
 import { rawSources } from "../src/gen/raw.ts";
 import { synthesize } from "../src/gen/synth.ts";
 import { nginx } from "../src/hosts/nginx.ts";
@@ -193,16 +194,26 @@ describe("cycle: refusals, skipped runs and a configuration the server refuses",
     at,
   ];
 
-  it("builds what build makes of its state's dump, byte for byte (it hands the import's validated records to the build)", async () => {
+  it("builds what build makes of its state's dump, byte for byte, also into the recycled build of two runs before", async () => {
     const d = tempDir();
+    const builds = path.join(d, "state", "builds");
     expect(cli(args(d)).status).toBe(0);
     expect(cli(args(d, "01", "2026-11-20T10:06:00Z")).status).toBe(0);
+    // the snapshots and the digests the next recycling reads are the cycle's own
+    const without = (tree: Map<string, string>) =>
+      new Map([...tree].filter(([f]) => !f.startsWith("snapshots/") && f !== FILES.fileDigests.slice(1)));
     const fresh = path.join(d, "fresh");
     await build({ data: path.join(d, "state", "dump"), out: fresh });
-    const without = (tree: Map<string, string>) => new Map([...tree].filter(([f]) => !f.startsWith("snapshots/")));
-    const served = without(treeDigest(path.join(d, "state", "builds", "00000002")));
-    expect(served.size).toBeGreaterThan(3000);
-    expect(served).toEqual(without(treeDigest(fresh)));
+    const second = without(treeDigest(path.join(builds, "00000002")));
+    expect(second.size).toBeGreaterThan(3000);
+    expect(second).toEqual(without(treeDigest(fresh)));
+    const firstBuild = treeDigest(path.join(builds, "00000001"));
+    expect(cli(args(d, "02", "2026-11-20T10:12:00Z")).status).toBe(0);
+    expect(readdirSync(builds).sort()).toEqual(["00000002", "00000003"]); // the first became the third
+    await build({ data: path.join(d, "state", "dump"), out: fresh });
+    const third = without(treeDigest(path.join(builds, "00000003")));
+    expect(third).toEqual(without(treeDigest(fresh)));
+    expect(third).not.toEqual(without(firstBuild));
   });
 
   it("is skipped, exit 0, while another run holds the state's lock", () => {

@@ -149,3 +149,83 @@ describe("a network whose _redirects is above the piece size", () => {
     expect(netlifyRules(r.values!).rules).toBeGreaterThan(4000);
   });
 });
+
+describe("a recycled tree (cycle: the build before the served one becomes the next build's start)", () => {
+  const tree = (dir: string) =>
+    new Map(
+      spawnSync("find", [".", "-type", "f"], { cwd: dir, encoding: "utf8" })
+        .stdout.trim()
+        .split("\n")
+        .map((f) => f.slice(2))
+        .sort()
+        .map((f) => [f, readFileSync(path.join(dir, f), "utf8")]),
+    );
+  const inode = (f: string) => Number(spawnSync("stat", ["-c", "%i", f], { encoding: "utf8" }).stdout);
+
+  it("rewrites the changed files by a rename, keeps the same ones, removes the rest, and ends as a fresh tree would", async () => {
+    const d = tempDir();
+    const a = path.join(d, "a");
+    const big = "x".repeat(300_000); // more than one piece
+    const finish = async (dir: string) => {
+      mkdirSync(path.join(dir, "snapshots"));
+      writeFileSync(path.join(dir, "snapshots", "index.json"), "[]");
+    };
+    await emitTree(
+      a,
+      [
+        { path: "/api/same/index.json", body: "same" },
+        { path: "/api/changed/index.json", body: "before" },
+        { path: "/api/gone/deep/index.json", body: "gone" },
+        { path: "/api/list/index.json", body: [Buffer.from(big), Buffer.from(big)] },
+      ],
+      { recycle: {}, finish },
+    );
+    const digests = JSON.parse(readFileSync(path.join(a, ".mesh-api-files.json"), "utf8")) as { files: Record<string, string> };
+    expect(Object.keys(digests.files)).toEqual([
+      "/api/changed/index.json",
+      "/api/gone/deep/index.json",
+      "/api/list/index.json",
+      "/api/same/index.json",
+    ]);
+    const same = inode(path.join(a, "api/same/index.json"));
+    const changed = inode(path.join(a, "api/changed/index.json"));
+    // a reader of the old tree holds a file open across the rewrite
+    const held = readFileSync(path.join(a, "api/changed/index.json"), "utf8");
+
+    const b = path.join(d, "b");
+    const next = [
+      { path: "/api/same/index.json", body: "same" },
+      { path: "/api/changed/index.json", body: "after" },
+      { path: "/api/new/index.json", body: "new" },
+      { path: "/api/list/index.json", body: [Buffer.from(big), Buffer.from("y")] },
+    ];
+    await emitTree(b, next, { recycle: { from: a }, finish });
+    expect(existsSync(a)).toBe(false);
+    expect(inode(path.join(b, "api/same/index.json"))).toBe(same);
+    expect(inode(path.join(b, "api/changed/index.json"))).not.toBe(changed);
+    expect(held).toBe("before");
+    const fresh = path.join(d, "fresh");
+    await emitTree(fresh, next, { recycle: {}, finish });
+    expect(tree(b)).toEqual(tree(fresh));
+    expect(existsSync(path.join(b, "api/gone"))).toBe(false);
+    expect(readdirSync(d).sort()).toEqual(["b", "fresh"]);
+  });
+
+  it("empties a tree whose digests are missing or unreadable, and starts from nothing", async () => {
+    const d = tempDir();
+    const a = path.join(d, "a");
+    await emitTree(a, [{ path: "/api/x/index.json", body: "1" }], { recycle: {} });
+    writeFileSync(path.join(a, ".mesh-api-files.json"), "{not json");
+    writeFileSync(path.join(a, "stray.txt"), "?");
+    const b = path.join(d, "b");
+    await emitTree(b, [{ path: "/api/y/index.json", body: "2" }], { recycle: { from: a } });
+    expect([...tree(b).keys()]).toEqual([".mesh-api-files.json", "api/y/index.json"]);
+  });
+
+  it("starts from an empty folder when the tree to recycle is gone", async () => {
+    const d = tempDir();
+    const b = path.join(d, "b");
+    await emitTree(b, [{ path: "/api/y/index.json", body: "2" }], { recycle: { from: path.join(d, "absent") } });
+    expect(readFileSync(path.join(b, "api/y/index.json"), "utf8")).toBe("2");
+  });
+});

@@ -182,6 +182,8 @@ const SITE_FILES = {
   marker: `${HIDDEN}-output`,
   /** what a build records about itself: its dump and its files (io/build-record.ts); hidden like the marker */
   buildRecord: `${HIDDEN}-build.json`,
+  /** the digest of every file a recyclable build wrote (io/emit.ts): the next build into that tree rewrites only what changed; hidden like the marker */
+  fileDigests: `${HIDDEN}-files.json`,
   /** filter values whose answer is the file of another value (one file, several routes), for every host */
   aliases: `${HIDDEN}-aliases.json`,
   /** host files: the page a host serves for a missing file, and the literal rules of a host that reads them from the build */

@@ -1,9 +1,12 @@
-import { mkdir, open, writeFile } from "node:fs/promises";
+import { createHash } from "node:crypto";
+import { mkdir, open, readdir, readFile, rename, rm, rmdir, unlink, writeFile } from "node:fs/promises";
 import { replaceFolder, type ReplaceOptions } from "./swap.ts";
 import type { OutputLock } from "./lock.ts";
 import path from "node:path";
 import { bodyPieces, PIECE } from "../core/body.ts";
 import type { OutputFile } from "../core/plan.ts";
+import { FILES } from "../core/routes.ts";
+import { readBuildRecord } from "./build-record.ts";
 
 /** Writes the planned responses into a new tree that replaces `out` atomically (io/swap.ts). */
 export interface EmitResult {
@@ -24,21 +27,96 @@ export interface EmitOptions {
   readonly lock?: OutputLock;
   /** whether the previous output is removed before returning or by a detached process (io/swap.ts) */
   readonly removeOld?: ReplaceOptions["removeOld"];
+  /**
+   * A recyclable tree records the digest of every file it writes (FILES.fileDigests). `from`, such a
+   * tree that is no longer served (the cycle's build before the served one), becomes the new tree's
+   * start instead of an empty folder: only the files whose bytes changed are written, those no longer
+   * planned removed. Writing a build's tens of thousands of files into new folders, and removing an
+   * old build's, costs far more than rewriting the changed ones in place (docs/performance.md).
+   */
+  readonly recycle?: { readonly from?: string };
 }
 
 export async function emitTree(out: string, files: Iterable<OutputFile>, options: EmitOptions = {}): Promise<EmitResult> {
   return replaceFolder(
     out,
     async (tmp) => {
-      const result = await writeAll(tmp, files, options.progress);
+      const known = options.recycle ? await takeOver(tmp) : undefined;
+      const digests = options.recycle ? new Map<string, string>() : undefined;
+      const result = await writeAll(tmp, files, options.progress, digests && { known, digests });
+      if (digests) {
+        if (known) for (const file of known.keys()) if (!digests.has(file)) await removeStale(tmp, file);
+        const sorted = Object.fromEntries([...digests].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)));
+        await writeFile(path.join(tmp, DIGESTS), JSON.stringify({ format: DIGESTS_FORMAT, files: sorted }) + "\n");
+      }
       await options.finish?.(tmp);
       return result;
     },
-    { lock: options.lock, removeOld: options.removeOld },
+    { lock: options.lock, removeOld: options.removeOld, seed: options.recycle?.from },
   );
 }
 
-async function writeAll(root: string, files: Iterable<OutputFile>, progress?: (files: number) => void): Promise<EmitResult> {
+const DIGESTS = FILES.fileDigests.slice(1);
+const DIGESTS_FORMAT = "mesh-api-files/1";
+const digestOf = (data: Buffer) => createHash("sha1").update(data).digest("base64url");
+
+/**
+ * The digests of a recycled tree's files, which stay where they are; what the build's finish writes
+ * (marker, record, snapshots, the operator's extra files) is removed, to be written afresh. Undefined
+ * for an empty folder (nothing was recycled). A tree whose digests cannot be read is emptied: without
+ * them no file of it can be trusted to be the build's.
+ */
+async function takeOver(root: string): Promise<Map<string, string> | undefined> {
+  const names = await readdir(root);
+  if (names.length === 0) return undefined;
+  const file = path.join(root, DIGESTS);
+  let known: Map<string, string> | undefined;
+  try {
+    const parsed = JSON.parse(await readFile(file, "utf8")) as { format?: unknown; files?: Record<string, unknown> };
+    if (parsed.format === DIGESTS_FORMAT && parsed.files && typeof parsed.files === "object")
+      known = new Map(Object.entries(parsed.files).filter((e): e is [string, string] => typeof e[1] === "string"));
+  } catch {
+    // unreadable: emptied below
+  }
+  if (!known) {
+    for (const name of names) await rm(path.join(root, name), { recursive: true, force: true });
+    return undefined;
+  }
+  // Gone before any write: a tree interrupted from here on has no digests, so it is never trusted again.
+  await rm(file);
+  for (const extra of (await readBuildRecord(root))?.extra ?? []) await rm(path.join(root, extra), { force: true });
+  const tops = new Set([...known.keys()].map((f) => f.split("/").find((part) => part !== "")));
+  for (const name of names) if (!tops.has(name)) await rm(path.join(root, name), { recursive: true, force: true });
+  return known;
+}
+
+/** A file the new build no longer writes, and its folders as far as they are empty now. */
+async function removeStale(root: string, file: string): Promise<void> {
+  const full = path.join(root, file);
+  if (!full.startsWith(root + path.sep)) return;
+  await unlink(full).catch(() => {});
+  for (let dir = path.dirname(full); dir !== root && dir.startsWith(root + path.sep); dir = path.dirname(dir)) {
+    try {
+      await rmdir(dir);
+    } catch {
+      return; // not empty (or gone): its parents are not empty either
+    }
+  }
+}
+
+interface Recycling {
+  /** the digests of the files the recycled tree holds, when it was one */
+  readonly known?: ReadonlyMap<string, string>;
+  /** filled with the digest of every file written */
+  readonly digests: Map<string, string>;
+}
+
+async function writeAll(
+  root: string,
+  files: Iterable<OutputFile>,
+  progress?: (files: number) => void,
+  recycling?: Recycling,
+): Promise<EmitResult> {
   const pending = new Set<Promise<void>>();
   let count = 0;
   let bytes = 0;
@@ -58,7 +136,12 @@ async function writeAll(root: string, files: Iterable<OutputFile>, progress?: (f
       const held = typeof body === "string" || Buffer.isBuffer(body) ? body.length : PIECE;
       inFlight += held;
       const job = (async () => {
-        await makeFolder(root, dir);
+        // A file the recycled tree holds is replaced by a rename (its folder is there): a reader still
+        // holding the old file, served a cycle ago, reads it whole. Any other file is new.
+        const there = recycling?.known?.has(file.path) ?? false;
+        if (!there) await makeFolder(root, dir);
+        const target = there ? path.join(dir, `.${path.basename(full)}.new`) : full;
+        const flag = there ? "w" : "wx";
         const pieces = bodyPieces(body);
         const first = pieces.next();
         const second = first.done ? first : pieces.next();
@@ -66,12 +149,20 @@ async function writeAll(root: string, files: Iterable<OutputFile>, progress?: (f
           // The common case: the whole body in one piece, written with one call.
           const data = first.done ? Buffer.alloc(0) : first.value;
           bytes += data.length;
-          await writeFile(full, data, { flag: "wx" });
+          if (recycling) {
+            const digest = digestOf(data);
+            recycling.digests.set(file.path, digest);
+            if (there && recycling.known!.get(file.path) === digest) return; // the same bytes are there
+          }
+          await writeFile(target, data, { flag });
+          if (there) await rename(target, full);
           return;
         }
-        const handle = await open(full, "wx");
+        const hash = recycling && createHash("sha1");
+        const handle = await open(target, flag);
         const write = async (piece: Buffer) => {
           bytes += piece.length;
+          hash?.update(piece);
           await handle.write(piece);
         };
         try {
@@ -81,6 +172,8 @@ async function writeAll(root: string, files: Iterable<OutputFile>, progress?: (f
         } finally {
           await handle.close();
         }
+        if (there) await rename(target, full);
+        if (hash) recycling!.digests.set(file.path, hash.digest("base64url"));
       })()
         .catch((err) => {
           failure ??= err;

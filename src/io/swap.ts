@@ -23,6 +23,8 @@ export interface ReplaceOptions {
    * takes about as long again as writing them, which a periodic rebuild need not wait for.
    */
   readonly removeOld?: "wait" | "background";
+  /** a folder of the caller's, no longer needed, that becomes the temporary folder instead of an empty one (io/emit.ts, recycling) */
+  readonly seed?: string;
 }
 
 export async function replaceFolder<T>(target: string, fill: (tmp: string) => Promise<T>, options: ReplaceOptions = {}): Promise<T> {
@@ -46,7 +48,12 @@ export async function replaceFolder<T>(target: string, fill: (tmp: string) => Pr
     try {
       let result: T;
       try {
-        await mkdir(tmp);
+        if (options.seed === undefined) await mkdir(tmp);
+        else
+          await rename(options.seed, tmp).catch(async (err: NodeJS.ErrnoException) => {
+            if (err.code !== "ENOENT") throw err;
+            await mkdir(tmp);
+          });
         result = await fill(tmp);
         lock.assertHeld();
         old = swapDir(tmp, full);

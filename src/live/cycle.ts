@@ -21,7 +21,8 @@ import { build } from "../pipeline.ts";
  *
  * The state folder (`--state`, marked as this tool's):
  *   dump/            the network as the last import left it (the memory of the next import)
- *   builds/<run>/    the served build and the one before it (requests in flight still read it)
+ *   builds/<run>/    the served build and the one before it (requests in flight still read it; the
+ *                    next run rewrites it into its own build, io/emit.ts, recycling)
  *   cycle.json       the run counter, when each source was imported last, the day of the last snapshot
  */
 
@@ -254,6 +255,13 @@ export async function cycle(options: CycleOptions): Promise<CycleResult> {
     t.push(performance.now()); // imported
     const name = String(run).padStart(8, "0");
     await mkdir(builds, { recursive: true });
+    // The builds before the served one: the newest becomes this run's start (only what changed is
+    // written into it), the others go once the new build is served.
+    const earlier: string[] = [];
+    for (const old of (await readdir(builds)).sort())
+      if (old !== name && old !== served && /^\d{8}$/.test(old) && (await owned(path.join(builds, old)).catch(() => undefined)) === "build")
+        earlier.push(old);
+    const recycled = earlier.pop();
     const day = imported.takenAt.slice(0, 10);
     const snapshotDue = record.snapshotDay !== day;
     const result = await build({
@@ -266,6 +274,7 @@ export async function cycle(options: CycleOptions): Promise<CycleResult> {
       map: options.map,
       carry: served === undefined ? undefined : path.join(builds, served),
       snapshot: snapshotDue ? { keep: options.keep, warn: options.warn } : undefined,
+      recycle: { from: recycled === undefined ? undefined : path.join(builds, recycled) },
     });
 
     t.push(performance.now()); // built
@@ -291,13 +300,11 @@ export async function cycle(options: CycleOptions): Promise<CycleResult> {
     await rename(path.join(state, `${RECORD}.tmp`), path.join(state, RECORD));
 
     t.push(performance.now()); // swapped and recorded
-    // The build served before this one stays for the requests still reading it; older ones go.
-    for (const old of await readdir(builds)) {
-      if (old === name || old === served || !/^\d{8}$/.test(old)) continue;
-      // by a detached remover, as build removes the output it replaced: the run is done once the link is swapped
+    // The build served before this one stays for the requests still reading it (and is the next
+    // run's start); older ones go, by a detached remover as build's replaced output does.
+    for (const old of earlier) {
       const dir = path.join(builds, old);
-      if ((await owned(dir).catch(() => undefined)) === "build" && !(await removeInBackground(dir, old)))
-        await rm(dir, { recursive: true });
+      if (!(await removeInBackground(dir, old))) await rm(dir, { recursive: true });
     }
 
     t.push(performance.now()); // cleaned up

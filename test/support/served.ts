@@ -192,6 +192,7 @@ export function otherRequests(model: NonNullable<Site["result"]["model"]>): Requ
     fileFor("aliases"),
     fileFor("marker"),
     fileFor("buildRecord"),
+    fileFor("fileDigests"),
     fileFor("redirectRules"),
     `${API}/index.json`,
     `${API}/nothing`,
