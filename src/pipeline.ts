@@ -15,6 +15,7 @@ import { loadDump } from "./io/load.ts";
 import type { CheckedDump } from "./io/write-dump.ts";
 import { assertReplaceable, owned, RefusedOutputError, writeMarker } from "./io/ownership.ts";
 import { API_DIR, SNAPSHOT_DIR, SNAPSHOT_FILES } from "./core/routes.ts";
+import { readFirstSeen } from "./io/history.ts";
 import { carrySnapshots, writeSnapshots, type SnapshotWritten } from "./publish/snapshot.ts";
 import { dumpEntry, foreignFiles, readBuildRecord, writeBuildRecord } from "./io/build-record.ts";
 import { copyExtra, listExtra } from "./io/extra.ts";
@@ -168,7 +169,9 @@ export async function build(
         (existsSync(path.join(carry, SNAPSHOT_DIR, SNAPSHOT_FILES.index)) ? path.join(carry, SNAPSHOT_DIR) : undefined);
       await writeSnapshots({ ...snapshot, previous, data: options.data, dumpFiles: result.dumpFiles, summary: result.summary, dist: dir });
     };
-    const output = await emitTree(options.out, allFiles(model, values, options.map), {
+    // The first sightings the build being replaced gave (the meshviewer file): carried, as the original's database keeps them.
+    const firstSeenBefore = await readFirstSeen(options.carry ?? (existsSync(options.out) ? options.out : undefined));
+    const output = await emitTree(options.out, allFiles({ ...model, firstSeenBefore }, values, options.map), {
       finish,
       progress: progress && ((done) => progress({ stage: "writing", done })),
       lock,

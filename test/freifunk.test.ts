@@ -1,9 +1,8 @@
-import { readFileSync, writeFileSync } from "node:fs";
+import { cpSync, readFileSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { Ajv } from "ajv";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { API_HEADERS, fileFor, urlFor } from "../src/core/routes.ts";
-import { NEVER_SEEN } from "../src/core/outputs/meshviewer.ts";
 import { synthesize, writeSynthDump } from "../src/gen/synth.ts";
 import { build, startPreview, type Preview } from "../src/index.ts";
 import { PUBLIC_SAMPLE } from "./support/expected.ts";
@@ -40,7 +39,12 @@ interface MeshNode {
   node_id: string;
   hostname: string;
   is_online: boolean;
+  is_gateway: boolean;
+  firstseen: string;
   lastseen: string;
+  uptime?: string;
+  memory_usage?: number;
+  gateway?: string;
   owner?: string;
   model?: string;
   location?: { latitude: number; longitude: number };
@@ -65,6 +69,52 @@ interface ApiAccesspoint {
   position: { type: "Point"; coordinates: [number, number] } | null;
   owner: string | null;
   device_model: string | null;
+  [field: string]: unknown;
+}
+
+/** meshviewer's default window for "new" and "lost" nodes: `maxAge: 14` days (lib/config_default.ts). */
+const MAX_AGE_MS = 14 * 24 * 3600_000;
+const CREDIBLE = Date.UTC(2000, 0, 1);
+
+/**
+ * What meshviewer would show wrong, read as its code reads the file (freifunk/meshviewer, lib/):
+ * main.ts parses firstseen and lastseen with moment (missing = now) and lists an online node as new
+ * when its firstseen is within maxAge of now; nodelist.ts subtracts `new Date(uptime)` from now for
+ * every online node; utils/node.ts draws memory_usage as a share of 1. "Now" is the data's instant.
+ */
+function meshviewerShowsWrong(mesh: Meshviewer, aps: ApiAccesspoint[]): string[] {
+  const wrong: string[] = [];
+  const now = Date.parse(mesh.timestamp!);
+  const byIp = new Map(aps.map((ap) => [ap.main_ip, ap]));
+  for (const n of mesh.nodes) {
+    const first = Date.parse(n.firstseen);
+    const last = Date.parse(n.lastseen);
+    if (!(first >= CREDIBLE) || !(last >= CREDIBLE))
+      wrong.push(`${n.node_id}: firstseen ${n.firstseen} or lastseen ${n.lastseen} before 2000 or unreadable`);
+    if (first > last || last > now) wrong.push(`${n.node_id}: firstseen after lastseen, or lastseen after the data's instant`);
+    if (n.is_online) {
+      const uptime = now - new Date(n.uptime!).getTime();
+      if (!Number.isFinite(uptime) || uptime < 0) wrong.push(`${n.node_id}: the node list's uptime is ${uptime}`);
+    }
+    if (n.uptime !== undefined && !(Date.parse(n.uptime) >= CREDIBLE && Date.parse(n.uptime) <= last))
+      wrong.push(`${n.node_id}: booted ${n.uptime}`);
+    if (n.memory_usage !== undefined && !(n.memory_usage >= 0 && n.memory_usage <= 1)) wrong.push(`${n.node_id}: memory ${n.memory_usage}`);
+    const ap = byIp.get(n.node_id)!;
+    // One level: the release name, never the system's name beside it.
+    if ((n.firmware.base ?? null) !== (ap.firmware_release_name || null)) wrong.push(`${n.node_id}: firmware.base ${n.firmware.base}`);
+    // New only when the data shows it appeared within the window: an install date, a boot or a first sighting.
+    const isNew = n.is_online && first > now - MAX_AGE_MS;
+    const uptimeSeconds = typeof ap.system_uptime === "number" ? ap.system_uptime : null;
+    const evidence = [
+      last,
+      ...(uptimeSeconds !== null && uptimeSeconds >= 0 ? [last - uptimeSeconds * 1000] : []),
+      ...[ap.firmware_install_timestamp, ap.mesh_install_timestamp]
+        .filter((d) => typeof d === "string")
+        .map((d) => Date.parse(`${d}T00:00:00Z`)),
+    ].filter((t) => t >= CREDIBLE);
+    if (isNew && Math.min(...evidence) <= now - MAX_AGE_MS) wrong.push(`${n.node_id}: new, though its record shows it earlier`);
+  }
+  return wrong;
 }
 
 const read = <T>(out: string, file: string) => JSON.parse(readFileSync(path.join(out, file), "utf8")) as T;
@@ -83,23 +133,32 @@ function problemsOf(out: string): string[] {
   const ids = aps.map((a) => a.main_ip);
   if (JSON.stringify(nodelist.nodes.map((n) => n.id)) !== JSON.stringify(ids))
     problems.push("nodelist: not every access point once, in order");
-  if (JSON.stringify(mesh.nodes.map((n) => n.node_id)) !== JSON.stringify(ids))
-    problems.push("meshviewer: not every access point once, in order");
+  // meshviewer: every access point ever seen (it has no "never"), once, in order
+  const seenIds = aps.filter((a) => a.lastseen_timestamp !== null).map((a) => a.main_ip);
+  if (JSON.stringify(mesh.nodes.map((n) => n.node_id)) !== JSON.stringify(seenIds))
+    problems.push("meshviewer: not every access point ever seen once, in order");
+  problems.push(...meshviewerShowsWrong(mesh, aps));
+  const meshById = new Map(mesh.nodes.map((m) => [m.node_id, m]));
   aps.forEach((ap, i) => {
     const n = nodelist.nodes[i];
-    const m = mesh.nodes[i];
+    if (ap.lastseen_timestamp === null) {
+      if (meshById.has(ap.main_ip)) problems.push(`meshviewer ${ap.main_ip}: never seen, yet listed`);
+      return;
+    }
+    const m = meshById.get(ap.main_ip)!;
     const position = ap.position && { lat: ap.position.coordinates[1], long: ap.position.coordinates[0] };
     if (JSON.stringify(n.position) !== JSON.stringify(position ?? undefined)) problems.push(`nodelist ${ap.main_ip}: position`);
     const location = ap.position && { latitude: ap.position.coordinates[1], longitude: ap.position.coordinates[0] };
     if (JSON.stringify(m.location) !== JSON.stringify(location ?? undefined)) problems.push(`meshviewer ${ap.main_ip}: location`);
     if (n.status.online !== online.has(ap.main_ip) || m.is_online !== online.has(ap.main_ip)) problems.push(`${ap.main_ip}: online`);
     if (n.status.lastcontact !== (ap.lastseen_timestamp ?? undefined)) problems.push(`nodelist ${ap.main_ip}: lastcontact`);
-    if (m.lastseen !== (ap.lastseen_timestamp ?? NEVER_SEEN)) problems.push(`meshviewer ${ap.main_ip}: lastseen`);
+    // to the millisecond: what the browser's Date reads (lib/nodelist.ts)
+    if (m.lastseen !== new Date(Date.parse(ap.lastseen_timestamp)).toISOString()) problems.push(`meshviewer ${ap.main_ip}: lastseen`);
     if ((m.owner ?? null) !== (ap.owner || null) || (m.model ?? null) !== (ap.device_model || null))
       problems.push(`meshviewer ${ap.main_ip}: owner or model`);
     if (!m.addresses.includes(ap.main_ip)) problems.push(`meshviewer ${ap.main_ip}: main_ip not among its addresses`);
   });
-  const nodes = new Set(ids);
+  const nodes = new Set(seenIds);
   for (const l of mesh.links)
     if (!nodes.has(l.source) || !nodes.has(l.target) || l.source === l.target)
       problems.push(`meshviewer link ${l.source}-${l.target}: not between two nodes`);
@@ -156,7 +215,9 @@ describe("the public sample's nodelist and meshviewer data", () => {
     const nodes = (nodelist.body as Nodelist).nodes;
     const meshNodes = (mesh.body as Meshviewer).nodes;
     expect(nodes.length).toBe(all.length);
-    expect(meshNodes.length).toBe(all.length);
+    const everSeen = all.filter((a) => a.lastseen_timestamp !== null);
+    expect(meshNodes.length).toBe(everSeen.length);
+    expect(everSeen.length).toBeLessThan(all.length); // the public sample names access points never seen
     expect(nodes.filter((n) => n.status.online).length).toBe(online.length);
     expect(meshNodes.filter((n) => n.is_online).length).toBe(online.length);
     expect(online.length).toBeGreaterThan(0);
@@ -166,7 +227,7 @@ describe("the public sample's nodelist and meshviewer data", () => {
     expect(positions(all).length).toBeGreaterThan(0);
     expect(nodes.filter((n) => n.position).map((n) => `${n.id} ${n.position!.lat} ${n.position!.long}`)).toEqual(positions(all));
     expect(meshNodes.filter((n) => n.location).map((n) => `${n.node_id} ${n.location!.latitude} ${n.location!.longitude}`)).toEqual(
-      positions(all),
+      positions(everSeen),
     );
     // The API root and the landing page link both.
     const root = (await get(urlFor("api-root"))).body as Record<string, string>;
@@ -232,6 +293,60 @@ describe("the public sample's nodelist and meshviewer data", () => {
   });
 });
 
+describe("meshviewer's firstseen across builds", () => {
+  it("keeps the first sighting the build it replaces gave, so a node is new only in the window after it appeared", async () => {
+    const day = (n: number) => Date.UTC(2026, 10, 1) + n * 86_400_000;
+    const dump = (at: number, extra: string[]) => {
+      const data = path.join(tempDir(), "data");
+      cpSync(`${PUBLIC_SAMPLE}dump`, data, { recursive: true });
+      const file = path.join(data, "accesspoints/accesspoints.ndjson");
+      const seen = new Date(at - 60_000).toISOString();
+      const lines = readFileSync(file, "utf8")
+        .trim()
+        .split("\n")
+        .map((l) => JSON.parse(l) as Record<string, unknown>);
+      const kept = lines.filter((ap) => !extra.includes(ap.main_ip as string) || at > day(0));
+      writeFileSync(
+        file,
+        kept
+          .map((ap) =>
+            JSON.stringify({
+              ...ap,
+              lastseen_timestamp: seen,
+              system_uptime: null,
+              firmware_install_timestamp: null,
+              mesh_install_timestamp: null,
+            }),
+          )
+          .join("\n") + "\n",
+      );
+      const network = JSON.parse(readFileSync(path.join(data, "network.json"), "utf8")) as Record<string, unknown>;
+      writeFileSync(path.join(data, "network.json"), JSON.stringify({ ...network, taken_at: new Date(at).toISOString() }));
+      return data;
+    };
+    const all = readFileSync(`${PUBLIC_SAMPLE}dump/accesspoints/accesspoints.ndjson`, "utf8")
+      .trim()
+      .split("\n")
+      .map((l) => JSON.parse(l).main_ip as string);
+    // the last access point appears with the second dump, 20 days later (it has no links: a plain record)
+    const late = [all.at(-1)!];
+    const out = path.join(tempDir(), "dist");
+    await build({ data: dump(day(0), late), out });
+    const newOf = (dir: string) => {
+      const mesh = meshviewerOf(dir);
+      const now = Date.parse(mesh.timestamp!);
+      return mesh.nodes.filter((n) => n.is_online && Date.parse(n.firstseen) > now - MAX_AGE_MS).map((n) => n.node_id);
+    };
+    expect(newOf(out).length).toBe(meshviewerOf(out).nodes.length); // no evidence, no memory: every node first seen now
+    await build({ data: dump(day(20), late), out });
+    expect(newOf(out)).toEqual(late);
+    expect(problemsOf(out)).toEqual([]);
+    const fresh = path.join(tempDir(), "fresh");
+    await build({ data: dump(day(20), late), out: fresh });
+    expect(newOf(fresh).length).toBe(meshviewerOf(fresh).nodes.length);
+  }, 120_000);
+});
+
 describe("a synthetic network's and the hostile-values network's", () => {
   it("fit their schemas and the build's access points", async () => {
     const data = path.join(tempDir(), "data");
@@ -248,7 +363,28 @@ describe("a synthetic network's and the hostile-values network's", () => {
     // The hostile values as owner and device model too: texts a meshviewer shows.
     const file = path.join(data, "accesspoints/hostile.json");
     const aps = JSON.parse(readFileSync(file, "utf8")) as Record<string, unknown>[];
-    writeFileSync(file, JSON.stringify(aps.map((ap, i) => ({ ...ap, owner: HOSTILE[i], device_model: HOSTILE[i] }))));
+    // Seen (online and long ago), with the values a router without a clock or a broken agent reports.
+    const takenAt = "2026-11-20T10:00:00Z";
+    const odd = [
+      { system_uptime: -5, firmware_install_timestamp: "1970-01-01" },
+      { system_uptime: 1e15, device_memory_available: 0, device_memory_free: 5 },
+      { system_uptime: 86_400, device_memory_available: 100, device_memory_free: 250 },
+      { device_memory_available: 100, device_memory_free: 25, mesh_install_timestamp: "2030-01-01" },
+      { mesh_vpn_internet_connections: `${HOSTILE[0]} 10.9.0.2` },
+    ];
+    writeFileSync(
+      file,
+      JSON.stringify(
+        aps.map((ap, i) => ({
+          ...ap,
+          owner: HOSTILE[i],
+          device_model: HOSTILE[i],
+          lastseen_timestamp: i % 2 === 0 ? "2026-11-20T09:59:00.123456Z" : "2025-01-01T00:00:00Z",
+          ...odd[i % odd.length],
+        })),
+      ),
+    );
+    writeFileSync(path.join(data, "network.json"), JSON.stringify({ format: "mesh-topology-dump/1", taken_at: takenAt }));
     const out = path.join(tempDir(), "dist");
     await build({ data, out, settings: { communityName: HOSTILE.join(" ") } });
     expect(problemsOf(out)).toEqual([]);
@@ -258,5 +394,9 @@ describe("a synthetic network's and the hostile-values network's", () => {
     expect(sorted(mesh.nodes.map((n) => n.model))).toEqual(sorted(HOSTILE));
     expect(sorted(mesh.nodes.map((n) => n.firmware.release))).toEqual(sorted(HOSTILE));
     expect(nodelistOf(out).community?.name).toBe(HOSTILE.join(" "));
+    expect(mesh.nodes.filter((n) => n.is_gateway).map((n) => n.node_id)).toEqual(["10.9.0.2"]);
+    expect(mesh.nodes.filter((n) => n.memory_usage !== undefined).map((n) => n.memory_usage)).toEqual(
+      Array(mesh.nodes.filter((_, i) => i % 5 === 3).length).fill(0.75),
+    );
   }, 120_000);
 });

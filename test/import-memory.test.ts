@@ -166,6 +166,43 @@ describe("import opennet --previous", () => {
     });
   });
 
+  it("records when an access point first appeared (first_seen), carries it, and fixes the evidence of those there when the memory began", async () => {
+    const at = ["2026-11-20T10:06:00Z", "2026-11-20T10:12:00Z", "2026-11-20T10:18:00Z"];
+    const dumps = at.map(() => path.join(tempDir(), "step"));
+    await importOpennet(dumps[0], { olsr: `${STEP("01")}olsr.txt`, previous: first, at: at[0] });
+    await importOpennet(dumps[1], { olsr: `${STEP("02")}olsr.txt`, previous: dumps[0], at: at[1] });
+    await importOpennet(dumps[2], { olsr: `${STEP("04")}olsr.txt`, previous: dumps[1], at: at[2] });
+    const aps = (dump: string) => readLines(`${dump}/accesspoints/accesspoints.ndjson`);
+    const firstSeen = (dump: string) =>
+      Object.fromEntries(
+        aps(dump)
+          .filter((ap) => ap.first_seen !== undefined)
+          .map((ap) => [ap.main_ip, ap.first_seen]),
+      );
+    expect(firstSeen(first)).toEqual({}); // no memory: the build reads the records' own evidence
+    // There when the memory began: the evidence of the state before, never later than its sighting then.
+    const seenBefore = aps(first).filter((ap) => ap.lastseen_timestamp !== null);
+    const fixed = firstSeen(dumps[0]);
+    for (const ap of seenBefore) {
+      expect(fixed[ap.main_ip as string], ap.main_ip as string).toBeDefined();
+      expect(Date.parse(fixed[ap.main_ip as string] as string)).toBeLessThanOrEqual(Date.parse(ap.lastseen_timestamp as string));
+    }
+    const withInstall = seenBefore.find((ap) => typeof ap.firmware_install_timestamp === "string");
+    if (withInstall) expect(fixed[withInstall.main_ip as string]).toBe(`${withInstall.firmware_install_timestamp}T00:00:00Z`);
+    const before = new Set(
+      aps(dumps[0])
+        .filter((ap) => ap.lastseen_timestamp !== null)
+        .map((ap) => ap.main_ip),
+    );
+    const appeared = aps(dumps[1])
+      .filter((ap) => ap.lastseen_timestamp === at[1] && !before.has(ap.main_ip as string))
+      .map((ap) => ap.main_ip);
+    expect(appeared).toContain("192.168.2.250");
+    expect(firstSeen(dumps[1])).toEqual({ ...fixed, ...Object.fromEntries(appeared.map((ip) => [ip, at[1]])) });
+    // carried: later imports see them again and keep the instant they appeared
+    expect(firstSeen(dumps[2])).toMatchObject(firstSeen(dumps[1]));
+  });
+
   it("writes the same dump whatever the order of the previous dump's records", async () => {
     const shuffled = path.join(tempDir(), "shuffled");
     cpSync(first, shuffled, { recursive: true });

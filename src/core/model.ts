@@ -19,6 +19,8 @@ export interface AccesspointEntry {
   readonly main_ipv6: string | null;
   readonly mesh_version: string | null;
   readonly lastseen_timestamp: Instant | null;
+  /** the dump's first_seen: when an import with memory first saw it (schema.ts) */
+  readonly first_seen: Instant | null;
   readonly site: number | null;
   readonly position: PointRecord | null;
   readonly post_address: string | null;
@@ -70,6 +72,8 @@ export interface Model {
   /** by "<main_ip a>-<main_ip b>" in both orders: the link with the lowest id */
   readonly linkByPeers: ReadonlyMap<string, ResolvedLink>;
   readonly sites: readonly SiteEntry[];
+  /** by main_ip: the first sighting an earlier build gave each access point, in microseconds (io/history.ts; the meshviewer file) */
+  readonly firstSeenBefore?: ReadonlyMap<string, number>;
 }
 
 export function buildModel(dump: Dump, given: Partial<SiteSettings> = {}): Model {
@@ -145,6 +149,7 @@ function accesspointEntry(record: AccesspointRecord, brand: string): Accesspoint
     main_ipv6: record.main_ipv6,
     mesh_version: record.mesh_version,
     lastseen_timestamp: record.lastseen_timestamp,
+    first_seen: record.first_seen,
     site: record.site,
     position: record.position,
     post_address: record.post_address,

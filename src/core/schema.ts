@@ -126,6 +126,11 @@ export const accesspointSchema = z.strictObject({
   // Absent: the original importer's default; an explicit null stays null (zod keeps the two apart).
   firmware_type: text.nullable().default(DEFAULT_FIRMWARE_TYPE),
   site: id.nullable().default(null),
+  /**
+   * When an import with memory (`import opennet --previous`) first saw it in OLSR; null when it was
+   * there when the memory began, or unknown. No API field: the meshviewer file's `firstseen` reads it.
+   */
+  first_seen: instant.nullable().default(null),
   interfaces: z.array(iface).default([]),
 });
 

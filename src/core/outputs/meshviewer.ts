@@ -1,13 +1,12 @@
 import { z } from "zod";
 import { rendered, type EnclosedList } from "../body.ts";
-import { compareIp } from "../ip.ts";
+import { bootMicros, existedBy } from "../evidence.ts";
+import { canonicalIp, compareIp } from "../ip.ts";
 import { statusOf, type AccesspointEntry, type Model } from "../model.ts";
 import { pyFloat } from "../pyfloat.ts";
 import { str } from "../records.ts";
 import { linkFacts } from "../resources.ts";
 import { brandField } from "../settings.ts";
-import { compareCodePoints } from "../text.ts";
-import { formatMicros } from "../timestamp.ts";
 import type { ResolvedLink } from "../validate.ts";
 import { outputRecord } from "./output.ts";
 
@@ -19,21 +18,28 @@ import { outputRecord } from "./output.ts";
  * datum. The mapping, field by field: docs/freifunk.md.
  */
 
-/** What a never-seen access point's `lastseen` says: meshviewer reads a missing one as "now". */
-export const NEVER_SEEN = "1970-01-01T00:00:00Z";
-
 const Location = z.strictObject({ latitude: z.number(), longitude: z.number() });
 const MeshviewerNode = z.strictObject({
-  firstseen: z.string().optional().meta({ description: "the earliest install date the access point reports, where it reports one" }),
+  firstseen: z.string().meta({
+    description:
+      "when an import with memory saw it appear; else the earliest its record shows it existed (install dates, boot, last sighting)",
+  }),
   lastseen: z.string(),
   is_online: z.boolean(),
-  is_gateway: z.boolean(),
+  is_gateway: z.boolean().meta({ description: "whether an access point names it as its internet gateway (mesh_vpn_internet_connections)" }),
   clients: z.number(),
   clients_wifi24: z.number(),
   clients_wifi5: z.number(),
   clients_other: z.number(),
   loadavg: z.number().optional(),
-  uptime: z.string().optional().meta({ description: "when it booted: lastseen_timestamp less system_uptime" }),
+  memory_usage: z.number().optional().meta({ description: "1 - device_memory_free / device_memory_available, where both are known" }),
+  uptime: z
+    .string()
+    .optional()
+    .meta({
+      description: "when it booted: lastseen_timestamp less system_uptime; an online one without uptime, its lastseen (a lower bound)",
+    }),
+  gateway: z.string().optional().meta({ description: "the node (else the address) of its first internet gateway" }),
   node_id: z.string(),
   mac: z.string().optional(),
   addresses: z.array(z.string()),
@@ -60,6 +66,12 @@ const Meshviewer = z.strictObject({
   links: z.array(MeshviewerLink),
 });
 
+/**
+ * Every instant as meshviewer parses it best: its node list reads `uptime` with the browser's `Date`,
+ * which is only sure of milliseconds and `Z` (lib/nodelist.ts); moment reads the rest alike.
+ */
+const time = (micros: number) => new Date(Math.floor(micros / 1000)).toISOString();
+
 export const MESHVIEWER = outputRecord({
   kind: "meshviewer",
   name: "Meshviewer Data",
@@ -75,20 +87,53 @@ export const MESHVIEWER = outputRecord({
   },
 });
 
+/**
+ * The access points ever seen: meshviewer has no "never" (a missing lastseen reads as now, a lost node
+ * with an alert; null as "Invalid date", and "NaN" in the node list), and yanic lists only nodes it heard.
+ */
+const seen = (model: Model) => model.accesspoints.filter((ap) => ap.lastseen_timestamp !== null);
+
 function meshviewerBody(model: Model): EnclosedList {
+  const gateways = internetGateways(model);
   return {
-    head: `{${model.takenAt === null ? "" : `"timestamp":"${model.takenAt.text}",`}"nodes":`,
-    items: rendered(model.accesspoints, (ap) => node(ap, model)),
+    head: `{${model.takenAt === null ? "" : `"timestamp":"${time(model.takenAt.micros)}",`}"nodes":`,
+    items: rendered(seen(model), (ap) => node(ap, model, gateways)),
     tail: { head: ',"links":', items: rendered(betweenAccesspoints(model), (l) => link(l, model)), tail: "}" },
   };
 }
 
-/** The links between two access points (a link within one would be a loop on the map), picked as they are written. */
+/** The links between two access points ever seen (a link within one would be a loop on the map), picked as they are written. */
 function* betweenAccesspoints(model: Model): Generator<ResolvedLink> {
   for (const l of model.links) {
     const [a, b] = linkFacts(l, model).entries;
-    if (a !== undefined && b !== undefined && a.ap !== b.ap) yield l;
+    if (a !== undefined && b !== undefined && a.ap !== b.ap && a.ap.lastseen_timestamp !== null && b.ap.lastseen_timestamp !== null)
+      yield l;
   }
+}
+
+/** The access point holding an address, else none. */
+const holderOf = (model: Model, address: string): AccesspointEntry | undefined =>
+  model.accesspointByIp.get(address) ?? model.interfaceByAddress.get(address)?.ap;
+
+/** The first address of `mesh_vpn_internet_connections`: the gateway its internet traffic goes through. */
+function firstGateway(connections: unknown): string | null {
+  if (typeof connections !== "string") return null;
+  for (const word of connections.split(/[\s,;]+/)) {
+    const ip = canonicalIp(word);
+    if (ip) return ip.address;
+  }
+  return null;
+}
+
+/** The access points some access point names as its internet gateway. */
+function internetGateways(model: Model): Set<AccesspointEntry> {
+  const gateways = new Set<AccesspointEntry>();
+  for (const ap of model.accesspoints) {
+    const address = firstGateway(facts(ap, model.settings.brand).mesh_vpn_internet_connections);
+    const holder = address === null ? undefined : holderOf(model, address);
+    if (holder) gateways.add(holder);
+  }
+  return gateways;
 }
 
 /** The fields of an access point's API JSON that meshviewer has a place for (brand fields by their neutral names). */
@@ -100,6 +145,9 @@ interface Facts {
   firmware_install_timestamp: string | null;
   system_uptime: number | null;
   system_load_1min: number | null;
+  device_memory_available: number | null;
+  device_memory_free: number | null;
+  mesh_vpn_internet_connections: string | null;
   mesh_version: string | null;
   mesh_install_timestamp: string | null;
 }
@@ -118,6 +166,9 @@ function facts(ap: AccesspointEntry, brand: string): Facts {
         "firmware_install_timestamp",
         "system_uptime",
         "system_load_1min",
+        "device_memory_available",
+        "device_memory_free",
+        "mesh_vpn_internet_connections",
         "mesh_version",
         "mesh_install_timestamp",
       ] as const
@@ -131,7 +182,13 @@ function interfaceAddresses(json: Buffer): string[] {
   return parsed.addresses.map((a) => a.address);
 }
 
-function node(ap: AccesspointEntry, model: Model): string {
+/** The share of memory in use, 0 to 1, where the two fields make sense together. */
+function memoryUsage(available: number | null, free: number | null): number | null {
+  if (available === null || free === null || !(available > 0) || free < 0 || free > available) return null;
+  return 1 - free / available;
+}
+
+function node(ap: AccesspointEntry, model: Model, gateways: ReadonlySet<AccesspointEntry>): string {
   const f = facts(ap, model.settings.brand);
   const ifaces = ap.interfaces.map((id) => model.interfaceById.get(id)!);
   const addresses = [
@@ -140,24 +197,43 @@ function node(ap: AccesspointEntry, model: Model): string {
   // The hardware address of the interface holding main_ip, else the first one known.
   const holder = model.interfaceByAddress.get(ap.main_ip);
   const mac = (holder?.ap === ap ? holder.mac : null) ?? ifaces.find((e) => e.mac !== null)?.mac ?? null;
-  const installed = [f.firmware_install_timestamp, f.mesh_install_timestamp].filter((d): d is string => d !== null).sort(compareCodePoints);
-  const seen = ap.lastseen_timestamp;
+  const seen = ap.lastseen_timestamp!;
+  const online = statusOf(seen, model.takenAt) === "online";
+  const uptime = typeof f.system_uptime === "number" ? f.system_uptime : null;
+  const first = Math.min(
+    ap.first_seen?.micros ??
+      existedBy({
+        lastseenMicros: seen.micros,
+        uptimeSeconds: uptime,
+        installDates: [f.firmware_install_timestamp, f.mesh_install_timestamp],
+      })!,
+    model.firstSeenBefore?.get(ap.main_ip) ?? Infinity,
+  );
+  // An online node without a credible boot: its last sighting, for meshviewer's node list subtracts
+  // the uptime of every online node (lib/nodelist.ts) and shows NaN for none.
+  const boot = bootMicros(seen.micros, uptime) ?? (online ? seen.micros : null);
+  const memory = memoryUsage(f.device_memory_available, f.device_memory_free);
+  const gatewayAddress = firstGateway(f.mesh_vpn_internet_connections);
+  const gateway = gatewayAddress === null ? null : (holderOf(model, gatewayAddress)?.main_ip ?? gatewayAddress);
   const opt = (name: string, value: string | null) => (value === null ? "" : `"${name}":${value},`);
   // An empty text is no datum: left out, as yanic leaves out what a node does not report.
   const text = (value: string | null) => (value === null || value === "" ? null : str(value));
   const macMember = opt("mac", mac === null ? null : str(mac));
   const addressList = `[${addresses.map((a) => str(a)).join(",")}]`;
-  const base = text(f.firmware_release_name) ?? text(f.firmware_type);
+  // One level: the release the system is built on. firmware_type names the system, not a version.
+  const base = text(f.firmware_release_name);
   const release = text(f.mesh_version);
   const firmware = [...(base === null ? [] : [`"base":${base}`]), ...(release === null ? [] : [`"release":${release}`])];
   return (
     "{" +
-    opt("firstseen", installed.length === 0 ? null : `"${installed[0]}T00:00:00Z"`) +
-    `"lastseen":"${seen === null ? NEVER_SEEN : seen.text}",` +
-    `"is_online":${statusOf(seen, model.takenAt) === "online"},"is_gateway":false,` +
+    `"firstseen":"${time(Math.min(first, seen.micros))}",` +
+    `"lastseen":"${time(seen.micros)}",` +
+    `"is_online":${online},"is_gateway":${gateways.has(ap)},` +
     `"clients":0,"clients_wifi24":0,"clients_wifi5":0,"clients_other":0,` +
     opt("loadavg", f.system_load_1min === null ? null : pyFloat(f.system_load_1min)) +
-    opt("uptime", seen === null || f.system_uptime === null ? null : `"${formatMicros(seen.micros - f.system_uptime * 1_000_000)}"`) +
+    opt("memory_usage", memory === null ? null : pyFloat(memory)) +
+    opt("uptime", boot === null ? null : `"${time(boot)}"`) +
+    opt("gateway", gateway === null ? null : str(gateway)) +
     `"node_id":${str(ap.main_ip)},` +
     macMember +
     `"addresses":${addressList},"network":{${macMember}"addresses":${addressList}},` +

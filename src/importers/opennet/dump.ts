@@ -1,6 +1,8 @@
 import { ACCESSPOINT_FIELDS } from "../../core/fields.ts";
 import { NETWORK_FORMAT } from "../../core/schema.ts";
-import type { Iface, LastIds, OpennetModel } from "./model.ts";
+import { existedBy } from "../../core/evidence.ts";
+import { formatMicros, parseInstant } from "../../core/timestamp.ts";
+import type { Ap, Iface, LastIds, OpennetModel } from "./model.ts";
 
 /** The model, once every source is applied, as the records of a dump. */
 
@@ -34,11 +36,32 @@ const AP_FIELD_NAMES = ACCESSPOINT_FIELDS.map(([name]) => name);
  * instant; the rest keeps the timestamp of the previous state. `network` holds what a previous state's
  * network.json said besides its time and ids (the operator's settings), else the defaults of a new one.
  */
+/**
+ * first_seen for an access point the previous state holds none for: seen now and never before, it
+ * appeared now; seen before, it was there when the memory began, and its own record's evidence then
+ * is fixed (core/evidence.ts), so that it does not move on with each sighting.
+ */
+function appeared(ap: Ap, takenAt: string): string | null {
+  if (ap.lastseenBefore === null) return ap.lastseen ? takenAt : null;
+  const seen = parseInstant(ap.lastseenBefore);
+  if (typeof seen === "string") return null;
+  const text = (v: unknown) => (typeof v === "string" ? v : null);
+  const uptime = ap.fields.system_uptime;
+  const by = existedBy({
+    lastseenMicros: seen.micros,
+    uptimeSeconds: typeof uptime === "number" ? uptime : null,
+    installDates: [text(ap.fields.firmware_install_timestamp), text(ap.fields.mesh_install_timestamp)],
+  });
+  return by === null ? null : formatMicros(by);
+}
+
 export function modelToDump(
   model: OpennetModel,
   takenAt: string,
   notes: string[] = [],
   network: Record<string, unknown> = { name: null, brand: OPENNET_BRAND },
+  /** whether this import updates a previous state: only then can it tell an access point that appeared */
+  memory = false,
 ): OpennetRecords {
   const ifacesOf = new Map<unknown, Iface[]>();
   for (const f of model.ifaces) {
@@ -54,6 +77,8 @@ export function modelToDump(
     if (ap.fields.mesh_services_sorting === undefined) out.mesh_services_sorting = "manual";
     out.lastseen_timestamp = ap.lastseen ? takenAt : ap.lastseenBefore;
     out.site = ap.site;
+    const firstSeen = ap.firstSeen ?? (memory ? appeared(ap, takenAt) : null);
+    if (firstSeen !== null) out.first_seen = firstSeen;
     out.interfaces = (ifacesOf.get(ap) ?? []).map((f) => ({
       id: f.id,
       if_name: f.if_name,

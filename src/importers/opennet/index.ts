@@ -131,7 +131,7 @@ export async function importOpennet(out: string, options: ImportOpennetOptions):
   } else if (sites === "none") {
     for (const ap of model.aps.values()) ap.site = null;
   }
-  const records = modelToDump(model, takenAt, notes, previous?.network);
+  const records = modelToDump(model, takenAt, notes, previous?.network, previous !== undefined);
   const counts = await writeImportedDump(out, records, {
     sources: { accesspoints: "accesspoints", links: "links" },
     verdict: "the sources do not make a valid dump",

@@ -26,6 +26,8 @@ export interface Ap {
   lastseenBefore: string | null;
   /** the site of the previous state (or of this import's site update) */
   site: number | null;
+  /** first_seen of the previous state (schema.ts) */
+  firstSeen: string | null;
 }
 
 export interface Link {
@@ -71,7 +73,7 @@ export class OpennetModel {
   ap(mainIp: string): Ap {
     let ap = this.aps.get(mainIp);
     if (ap === undefined) {
-      ap = { main_ip: mainIp, fields: {}, lastseen: false, lastseenBefore: null, site: null };
+      ap = { main_ip: mainIp, fields: {}, lastseen: false, lastseenBefore: null, site: null, firstSeen: null };
       this.aps.set(mainIp, ap);
     }
     return ap;

@@ -49,6 +49,7 @@ export async function readPrevious(dir: string): Promise<PreviousState> {
     ap.fields.main_ipv6 = record.main_ipv6;
     ap.lastseenBefore = record.lastseen_timestamp?.text ?? null;
     ap.site = record.site;
+    ap.firstSeen = record.first_seen?.text ?? null;
     for (const f of record.interfaces) {
       pending.push({
         iface: [ap, f.id, { if_name: f.if_name, if_hwaddress: f.if_hwaddress, wifi: f.wifi === null ? null : { ...f.wifi } }],
