@@ -19,14 +19,14 @@ import { cli, tempDir } from "./support/tree.ts";
 
 const fixture = (name: string) => JSON.parse(readFileSync(new URL(`fixtures/${name}`, import.meta.url), "utf8")) as object;
 const ajv = new Ajv({ allErrors: true, strict: true });
-const nodelistSchema = ajv.compile(fixture("freifunk/nodelist-1.0.0.schema.json"));
+const nodelistSchema = ajv.compile(fixture("freifunk/nodelist-1.0.1.schema.json"));
 const meshviewerSchema = ajv.compile(fixture("meshviewer/meshviewer.schema.json"));
 
 interface NodelistNode {
   id: string;
   name: string;
   node_type: string;
-  status: { online: boolean; lastcontact?: string };
+  status: { online: boolean; firstcontact?: string; lastcontact?: string };
   position?: { lat: number; long: number };
 }
 interface Nodelist {
@@ -146,12 +146,15 @@ function problemsOf(out: string): string[] {
       return;
     }
     const m = meshById.get(ap.main_ip)!;
+    if (new Date(Date.parse(n.status.firstcontact!)).toISOString() !== m.firstseen)
+      problems.push(`${ap.main_ip}: firstcontact is not firstseen`);
     const position = ap.position && { lat: ap.position.coordinates[1], long: ap.position.coordinates[0] };
     if (JSON.stringify(n.position) !== JSON.stringify(position ?? undefined)) problems.push(`nodelist ${ap.main_ip}: position`);
     const location = ap.position && { latitude: ap.position.coordinates[1], longitude: ap.position.coordinates[0] };
     if (JSON.stringify(m.location) !== JSON.stringify(location ?? undefined)) problems.push(`meshviewer ${ap.main_ip}: location`);
     if (n.status.online !== online.has(ap.main_ip) || m.is_online !== online.has(ap.main_ip)) problems.push(`${ap.main_ip}: online`);
     if (n.status.lastcontact !== (ap.lastseen_timestamp ?? undefined)) problems.push(`nodelist ${ap.main_ip}: lastcontact`);
+    if ((n.status.firstcontact === undefined) !== (ap.lastseen_timestamp === null)) problems.push(`nodelist ${ap.main_ip}: firstcontact`);
     // to the millisecond: what the browser's Date reads (lib/nodelist.ts)
     if (m.lastseen !== new Date(Date.parse(ap.lastseen_timestamp)).toISOString()) problems.push(`meshviewer ${ap.main_ip}: lastseen`);
     if ((m.owner ?? null) !== (ap.owner || null) || (m.model ?? null) !== (ap.device_model || null))

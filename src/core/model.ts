@@ -1,6 +1,7 @@
 import type { AccesspointRecord, PointRecord } from "./schema.ts";
 import { peersKey, type Dump, type ResolvedLink } from "./validate.ts";
 import { groupBy, Groups } from "./collections.ts";
+import { existedBy } from "./evidence.ts";
 import { sortByIp } from "./ip.ts";
 import { isWireless, renderAccesspoint, renderInterface } from "./records.ts";
 import type { Instant } from "./timestamp.ts";
@@ -21,6 +22,8 @@ export interface AccesspointEntry {
   readonly lastseen_timestamp: Instant | null;
   /** the dump's first_seen: when an import with memory first saw it (schema.ts) */
   readonly first_seen: Instant | null;
+  /** the earliest its record shows it existed, in microseconds (evidence.ts); null when never seen */
+  readonly existed_by: number | null;
   readonly site: number | null;
   readonly position: PointRecord | null;
   readonly post_address: string | null;
@@ -150,12 +153,29 @@ function accesspointEntry(record: AccesspointRecord, brand: string): Accesspoint
     mesh_version: record.mesh_version,
     lastseen_timestamp: record.lastseen_timestamp,
     first_seen: record.first_seen,
+    existed_by: existedBy({
+      lastseenMicros: record.lastseen_timestamp?.micros ?? null,
+      uptimeSeconds: record.system_uptime,
+      installDates: [record.firmware_install_timestamp, record.mesh_install_timestamp],
+    }),
     site: record.site,
     position: record.position,
     post_address: record.post_address,
     interfaces: record.interfaces.map((i) => i.id).sort((a, b) => a - b),
     json: Buffer.from(renderAccesspoint(record, brand)),
   };
+}
+
+/**
+ * When the network first saw an access point, in microseconds: when an import with memory saw it
+ * appear, else the earliest its record shows it existed; never later than the first sighting an
+ * earlier build gave it (io/history.ts). Null for one never seen. The meshviewer file's firstseen and
+ * the nodelist's firstcontact (docs/freifunk.md).
+ */
+export function firstSeenOf(ap: AccesspointEntry, model: Model): number | null {
+  const own = ap.first_seen?.micros ?? ap.existed_by;
+  if (own === null) return null;
+  return Math.min(own, model.firstSeenBefore?.get(ap.main_ip) ?? Infinity, ap.lastseen_timestamp?.micros ?? Infinity);
 }
 
 const MINUTE = 60_000_000;

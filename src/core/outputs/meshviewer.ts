@@ -1,8 +1,8 @@
 import { z } from "zod";
 import { rendered, type EnclosedList } from "../body.ts";
-import { bootMicros, existedBy } from "../evidence.ts";
+import { bootMicros } from "../evidence.ts";
 import { canonicalIp, compareIp } from "../ip.ts";
-import { statusOf, type AccesspointEntry, type Model } from "../model.ts";
+import { firstSeenOf, statusOf, type AccesspointEntry, type Model } from "../model.ts";
 import { pyFloat } from "../pyfloat.ts";
 import { str } from "../records.ts";
 import { linkFacts } from "../resources.ts";
@@ -33,12 +33,9 @@ const MeshviewerNode = z.strictObject({
   clients_other: z.number(),
   loadavg: z.number().optional(),
   memory_usage: z.number().optional().meta({ description: "1 - device_memory_free / device_memory_available, where both are known" }),
-  uptime: z
-    .string()
-    .optional()
-    .meta({
-      description: "when it booted: lastseen_timestamp less system_uptime; an online one without uptime, its lastseen (a lower bound)",
-    }),
+  uptime: z.string().optional().meta({
+    description: "when it booted: lastseen_timestamp less system_uptime; an online one without uptime, its lastseen (a lower bound)",
+  }),
   gateway: z.string().optional().meta({ description: "the node (else the address) of its first internet gateway" }),
   node_id: z.string(),
   mac: z.string().optional(),
@@ -200,15 +197,7 @@ function node(ap: AccesspointEntry, model: Model, gateways: ReadonlySet<Accesspo
   const seen = ap.lastseen_timestamp!;
   const online = statusOf(seen, model.takenAt) === "online";
   const uptime = typeof f.system_uptime === "number" ? f.system_uptime : null;
-  const first = Math.min(
-    ap.first_seen?.micros ??
-      existedBy({
-        lastseenMicros: seen.micros,
-        uptimeSeconds: uptime,
-        installDates: [f.firmware_install_timestamp, f.mesh_install_timestamp],
-      })!,
-    model.firstSeenBefore?.get(ap.main_ip) ?? Infinity,
-  );
+  const first = firstSeenOf(ap, model)!;
   // An online node without a credible boot: its last sighting, for meshviewer's node list subtracts
   // the uptime of every online node (lib/nodelist.ts) and shows NaN for none.
   const boot = bootMicros(seen.micros, uptime) ?? (online ? seen.micros : null);
@@ -226,7 +215,7 @@ function node(ap: AccesspointEntry, model: Model, gateways: ReadonlySet<Accesspo
   const firmware = [...(base === null ? [] : [`"base":${base}`]), ...(release === null ? [] : [`"release":${release}`])];
   return (
     "{" +
-    `"firstseen":"${time(Math.min(first, seen.micros))}",` +
+    `"firstseen":"${time(first)}",` +
     `"lastseen":"${time(seen.micros)}",` +
     `"is_online":${online},"is_gateway":${gateways.has(ap)},` +
     `"clients":0,"clients_wifi24":0,"clients_wifi5":0,"clients_other":0,` +

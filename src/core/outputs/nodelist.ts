@@ -1,18 +1,20 @@
 import { z } from "zod";
 import { rendered, type EnclosedList } from "../body.ts";
-import { statusOf, type AccesspointEntry, type Model } from "../model.ts";
+import { firstSeenOf, statusOf, type AccesspointEntry, type Model } from "../model.ts";
+import { formatMicros } from "../timestamp.ts";
 import { pyFloat } from "../pyfloat.ts";
 import { str } from "../records.ts";
 import { outputRecord } from "./output.ts";
 
 /**
- * `/freifunk/dynamic/nodelist.json`: the network as a Freifunk API nodelist (format 1.0.0 of
- * github freifunk/api.freifunk.net), what the Freifunk community map and directory read; the
+ * `/freifunk/dynamic/nodelist.json`: the network as a Freifunk API nodelist (format 1.0.1, the
+ * maintained schema of github ffansbach/nodelist, which yanic writes), what the Freifunk community
+ * map and directory read; the
  * original deployment served it at this path from a cron job. Every access point is a node named by
  * its main_ip; `online` is the build's own status at `taken_at`. How it differs from the original's
  * generator, and why: docs/freifunk.md.
  */
-export const NODELIST_VERSION = "1.0.0";
+export const NODELIST_VERSION = "1.0.1";
 /** What every node is, as the original's generator called it. */
 export const NODE_TYPE = "AccessPoint";
 
@@ -22,6 +24,10 @@ const Node = z.strictObject({
   node_type: z.literal(NODE_TYPE),
   status: z.strictObject({
     online: z.boolean(),
+    firstcontact: z
+      .string()
+      .optional()
+      .meta({ description: "when the network first saw it (the meshviewer file's firstseen); left out when it was never seen" }),
     lastcontact: z.string().optional().meta({ description: "the access point's lastseen_timestamp; left out when it was never seen" }),
   }),
   position: z.strictObject({ lat: z.number(), long: z.number() }).optional().meta({ description: "left out without a position" }),
@@ -38,11 +44,11 @@ const FreifunkNodelist = z.strictObject({
 export const NODELIST = outputRecord({
   kind: "freifunk-nodelist",
   name: "Freifunk Nodelist",
-  summary: "The network as a Freifunk API nodelist (format 1.0.0), for the Freifunk community map and directory",
+  summary: "The network as a Freifunk API nodelist (format 1.0.1), for the Freifunk community map and directory",
   files: { freifunkNodelist: "/freifunk/dynamic/nodelist.json" },
   file: "freifunkNodelist",
   rootMember: "freifunk_nodelist",
-  landing: "every access point as a Freifunk API nodelist (format 1.0.0), for the Freifunk community map and directory.",
+  landing: "every access point as a Freifunk API nodelist (format 1.0.1), for the Freifunk community map and directory.",
   schema: { name: "FreifunkNodelist", zod: FreifunkNodelist },
   *bodies(model) {
     yield { file: "freifunkNodelist", body: nodelistBody(model) };
@@ -65,7 +71,10 @@ function nodelistBody(model: Model): EnclosedList {
 
 function node(ap: AccesspointEntry, model: Model): string {
   const online = statusOf(ap.lastseen_timestamp, model.takenAt) === "online";
-  const seen = ap.lastseen_timestamp === null ? "" : `,"lastcontact":"${ap.lastseen_timestamp.text}"`;
+  const first = firstSeenOf(ap, model);
+  const seen =
+    (first === null ? "" : `,"firstcontact":"${formatMicros(first)}"`) +
+    (ap.lastseen_timestamp === null ? "" : `,"lastcontact":"${ap.lastseen_timestamp.text}"`);
   const position =
     ap.position === null ? "" : `,"position":{"lat":${pyFloat(ap.position.coordinates[1])},"long":${pyFloat(ap.position.coordinates[0])}}`;
   return `{"id":${str(ap.main_ip)},"name":${str(ap.main_ip)},"node_type":"${NODE_TYPE}","status":{"online":${online}${seen}}${position}}`;
