@@ -6,6 +6,8 @@ import type { DumpSummary } from "./core/model.ts";
 import { buildModel, type Model } from "./core/model.ts";
 import { outputFiles, placeholderValues, type PlaceholderValues } from "./core/plan.ts";
 import { InvalidDumpError, type Problem } from "./core/problems.ts";
+import { assertFreifunkApi } from "./core/freifunk-api.ts";
+import { freifunkApiInput } from "./core/outputs/freifunk-api.ts";
 import { createValidator } from "./core/validate.ts";
 import { hostReport, type HostReport, type HostWarning } from "./hosts/host.ts";
 import { HOSTS } from "./hosts/index.ts";
@@ -154,6 +156,8 @@ export async function build(
     const result = await validate(options);
     if (!result.model || !result.values) throw new InvalidDumpError(result.problems);
     const { model, values } = result;
+    const freifunkApi = freifunkApiInput(model);
+    if (freifunkApi) assertFreifunkApi(freifunkApi);
     const { snapshot, progress } = options;
     const dump = await dumpEntry(options.data, result.dumpFiles);
     const finish = async (dir: string) => {

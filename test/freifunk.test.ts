@@ -1,6 +1,8 @@
 import { cpSync, readFileSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { Ajv } from "ajv";
+import addFormats from "ajv-formats";
+import { FREIFUNK_API_SCHEMA } from "../src/core/freifunk-api.ts";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { API_HEADERS, fileFor, urlFor } from "../src/core/routes.ts";
 import { synthesize, writeSynthDump } from "../src/gen/synth.ts";
@@ -401,5 +403,111 @@ describe("a synthetic network's and the hostile-values network's", () => {
     expect(mesh.nodes.filter((n) => n.memory_usage !== undefined).map((n) => n.memory_usage)).toEqual(
       Array(mesh.nodes.filter((_, i) => i % 5 === 3).length).fill(0.75),
     );
+  }, 120_000);
+});
+
+describe("the community's Freifunk API file (build --freifunk-api)", () => {
+  const template = {
+    name: "Freifunk Rostock",
+    url: "https://www.opennet-initiative.de/",
+    location: { city: "Rostock", country: "DE", state: "DE-MV", geoCode: { lat: 54.0914, lon: 12.1151 } },
+    contact: { email: "vorstand@opennet-initiative.de", irc: "irc://irc.libera.chat/opennet" },
+    state: { focus: ["Free internet access"] },
+    nodeMaps: [{ url: "https://map.opennet-initiative.de/", technicalType: "", mapType: "geographical" }],
+  };
+  const write = (value: unknown, raw?: string) => {
+    const file = path.join(tempDir(), "community.json");
+    writeFileSync(file, raw ?? JSON.stringify(value, null, 2));
+    return file;
+  };
+
+  it("is the template with the online count at taken_at, that instant and the nodelist, over HTTP, and fits the 0.5.3 schema", async () => {
+    const out = path.join(tempDir(), "dist");
+    const r = cli([
+      "build",
+      "--quiet",
+      "--data",
+      `${PUBLIC_SAMPLE}dump`,
+      "--out",
+      out,
+      "--freifunk-api",
+      write(template),
+      "--site-url",
+      "https://api.opennet-initiative.de/",
+    ]);
+    expect([r.status, r.stderr]).toEqual([0, ""]);
+    const preview = await startPreview({ dir: out, port: 0 });
+    try {
+      const res = await fetch(`${preview.url}/freifunk/api.json`);
+      expect([res.status, res.headers.get("content-type"), res.headers.get("access-control-allow-origin")]).toEqual([
+        200,
+        API_HEADERS["Content-Type"],
+        "*",
+      ]);
+      const doc = (await res.json()) as Record<string, any>;
+      const online = (await (await fetch(`${preview.url}${urlFor("accesspoint-list", { status: "online" })}`)).json()) as unknown[];
+      const root = (await (await fetch(`${preview.url}${urlFor("api-root")}`)).json()) as Record<string, unknown>;
+      expect(online.length).toBe(280);
+      expect(doc.state).toEqual({ focus: ["Free internet access"], nodes: online.length, lastchange: root.taken_at });
+      expect(doc.api).toBe("0.5.3");
+      expect(doc.nodeMaps).toEqual([
+        template.nodeMaps[0],
+        { url: "https://api.opennet-initiative.de/freifunk/dynamic/nodelist.json", technicalType: "nodelist", mapType: "list/status" },
+      ]);
+      expect({ ...doc, api: undefined, state: undefined, nodeMaps: undefined }).toEqual({
+        ...template,
+        state: undefined,
+        nodeMaps: undefined,
+      });
+      expect(root.freifunk_api).toBe("/freifunk/api.json");
+      const ajv = new Ajv({ allErrors: true, strict: true });
+      addFormats.default(ajv);
+      const valid = ajv.compile(FREIFUNK_API_SCHEMA);
+      expect(valid(doc), ajv.errorsText(valid.errors)).toBe(true);
+    } finally {
+      await preview.close();
+    }
+  }, 120_000);
+
+  it("is not written, named or linked without the option", async () => {
+    const out = path.join(tempDir(), "dist");
+    await build({ data: `${PUBLIC_SAMPLE}dump`, out });
+    const preview = await startPreview({ dir: out, port: 0 });
+    try {
+      expect((await fetch(`${preview.url}/freifunk/api.json`)).status).toBe(404);
+      const root = (await (await fetch(`${preview.url}${urlFor("api-root")}`)).json()) as Record<string, unknown>;
+      expect("freifunk_api" in root).toBe(false);
+      expect(await (await fetch(`${preview.url}/`)).text()).not.toContain("/freifunk/api.json");
+    } finally {
+      await preview.close();
+    }
+  }, 120_000);
+
+  it("refuses a template it cannot use before any work, naming the file and each member (exit 2)", () => {
+    const out = path.join(tempDir(), "dist");
+    const run = (file: string, ...more: string[]) =>
+      cli(["build", "--quiet", "--data", `${PUBLIC_SAMPLE}dump`, "--out", out, "--freifunk-api", file, ...more]);
+    const site = ["--site-url", "https://api.example.org/"];
+    const cases: [string, string[], RegExp][] = [
+      [write(null, '{\n  "name": "x",\n  }'), site, /community\.json: not JSON at line 3, column 3/],
+      [write([1]), site, /not a JSON object/],
+      [
+        write({ ...template, contact: { email: "not mail" }, extra: 1 }),
+        site,
+        /\$\.contact\.email: must match.*\n.*\$: must NOT have additional properties \(extra\)|\$: must NOT have additional properties \(extra\)[\s\S]*\$\.contact\.email/,
+      ],
+      [write({ ...template, api: "0.4.14" }), site, /\$\.api: "0\.4\.14", but the build writes and checks version 0\.5\.3/],
+      [write(template), [], /\$\.nodeMaps: no entry with "technicalType": "nodelist"; give --site-url/],
+      [write({ ...template, location: { city: "Rostock" } }), site, /\$\.location: must have required property 'geoCode'/],
+    ];
+    for (const [file, more, message] of cases) {
+      const r = run(file, ...more);
+      expect([r.status, r.stderr], file).toEqual([2, expect.stringMatching(message)]);
+      expect(r.stderr).toContain(file);
+    }
+    expect(cli(["build", "--data", `${PUBLIC_SAMPLE}dump`, "--out", out, "--site-url", "https://x.org/"]).stderr).toMatch(
+      /give --freifunk-api/,
+    );
+    expect(() => readFileSync(path.join(out, "index.html"))).toThrow(); // nothing written
   }, 120_000);
 });

@@ -22,6 +22,7 @@ import { synthesize, writeSynthDump } from "../src/gen/synth.ts";
 import { build, startPreview } from "../src/index.ts";
 import { readExpected } from "./support/expected.ts";
 import { rawRequest } from "./support/http.ts";
+import { FREIFUNK_API_SETTINGS } from "./support/site.ts";
 import { tempDir } from "./support/tree.ts";
 
 /**
@@ -276,7 +277,7 @@ describe("the response schemas against the bodies", () => {
       const data = path.join(tempDir(), "data");
       await writeSynthDump(data, synthesize({ aps: 120, seed: 14 }));
       out = path.join(tempDir(), "dist");
-      await build({ data, out });
+      await build({ data, out, settings: FREIFUNK_API_SETTINGS });
     }, 120_000);
 
     it("fits the schema of its path and variant, for every request that reaches it", () => {

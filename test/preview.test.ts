@@ -269,6 +269,7 @@ describe("ways in: the landing page, the API root, JSON 404s", () => {
       "netjson",
       "freifunk_nodelist",
       "meshviewer",
+      "freifunk_api", // the sample site is built with a Freifunk API template
       "map",
       "docs",
     ]);

@@ -18,6 +18,7 @@ import {
 import { loadRouting } from "../src/io/aliases.ts";
 import { build } from "../src/index.ts";
 import { PUBLIC_SAMPLE } from "./support/expected.ts";
+import { FREIFUNK_API_SETTINGS } from "./support/site.ts";
 import { ROOT, tempDir } from "./support/tree.ts";
 
 /**
@@ -32,10 +33,11 @@ let online: { out: string; files: string[] };
 
 beforeAll(async () => {
   out = path.join(tempDir(), "dist");
-  await build({ data: `${PUBLIC_SAMPLE}dump`, out, snapshot: {} });
+  // recyclable (the digests file, as cycle's builds are) and with the operator's Freifunk API file: every file there is
+  await build({ data: `${PUBLIC_SAMPLE}dump`, out, snapshot: {}, settings: FREIFUNK_API_SETTINGS, recycle: {} });
   files = (await fg("**", { cwd: out, dot: true, onlyFiles: true })).sort().map((f) => `/${f}`);
   const onlineOut = path.join(tempDir(), "dist");
-  await build({ data: `${PUBLIC_SAMPLE}dump`, out: onlineOut, settings: { defaultStatus: "online" } });
+  await build({ data: `${PUBLIC_SAMPLE}dump`, out: onlineOut, settings: { defaultStatus: "online", ...FREIFUNK_API_SETTINGS } });
   online = { out: onlineOut, files: (await fg("**", { cwd: onlineOut, dot: true, onlyFiles: true })).sort().map((f) => `/${f}`) };
 }, 120_000);
 

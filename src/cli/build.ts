@@ -12,6 +12,8 @@ import {
   defaultStatusOption,
   communityNameOption,
   communityUrlOption,
+  freifunkApiOf,
+  freifunkApiOptions,
   log,
   quietOption,
   report,
@@ -31,6 +33,8 @@ interface BuildOptions extends SettingsFlags {
   tilesAttribution?: string;
   quiet?: boolean;
   allWarnings?: boolean;
+  freifunkApi?: string;
+  siteUrl?: string;
 }
 
 /** A Leaflet tile URL template: http(s), with the {z}, {x} and {y} Leaflet fills. */
@@ -68,6 +72,8 @@ export function register(program: Command): void {
     .addOption(defaultStatusOption())
     .addOption(communityNameOption())
     .addOption(communityUrlOption())
+    .addOption(freifunkApiOptions()[0])
+    .addOption(freifunkApiOptions()[1])
     .addOption(allWarningsOption())
     .addOption(quietOption())
     .action(async (opts: BuildOptions) => {
@@ -80,7 +86,7 @@ export function register(program: Command): void {
           data: opts.data,
           out: opts.out,
           extra: opts.extra,
-          settings: settingsOf(opts),
+          settings: { ...settingsOf(opts), ...(await freifunkApiOf(opts)) },
           snapshot: opts.snapshot ? settings : undefined,
           map: mapOf(opts),
           progress: progress?.update,

@@ -10,6 +10,8 @@ import {
   brandOption,
   communityNameOption,
   communityUrlOption,
+  freifunkApiOf,
+  freifunkApiOptions,
   count,
   defaultStatusOption,
   instant,
@@ -29,6 +31,8 @@ function rate(value: string): Rate {
 }
 
 interface CycleFlags extends SettingsFlags {
+  freifunkApi?: string;
+  siteUrl?: string;
   state: string;
   serve: string;
   olsr?: string;
@@ -77,6 +81,8 @@ export function register(program: Command): void {
     .addOption(defaultStatusOption())
     .addOption(communityNameOption())
     .addOption(communityUrlOption())
+    .addOption(freifunkApiOptions()[0])
+    .addOption(freifunkApiOptions()[1])
     .addOption(new Option("--host <host>", "the web server whose configuration follows the data").choices(HOST_NAMES))
     .option("--host-config <file>", "with --host: the file the server includes, rewritten when a build needs other rules")
     .option("--host-test <command>", "with --host: a shell command that exits 0 when the server accepts the new file (nginx -t)")
@@ -98,7 +104,7 @@ export function register(program: Command): void {
           timeoutMs: opts.timeout,
           extra: opts.extra,
           keep: opts.keep,
-          settings: settingsOf(opts),
+          settings: { ...settingsOf(opts), ...(await freifunkApiOf(opts)) },
           map: mapOf(opts),
           host:
             opts.host === undefined

@@ -9,7 +9,8 @@ import {
   type DefaultStatus,
   type SiteSettings,
 } from "../core/settings.ts";
-import { formatProblem, type Problem } from "../core/problems.ts";
+import { formatProblem, UsageError, type Problem } from "../core/problems.ts";
+import { readJsonObject } from "../io/template.ts";
 import type { HostWarning } from "../hosts/host.ts";
 import { SHOWN_PER_KIND, warningLines } from "./format.ts";
 
@@ -92,6 +93,31 @@ export const communityUrlOption = () =>
     if (!COMMUNITY_URL_PATTERN.test(value)) throw new InvalidArgumentError(COMMUNITY_URL_RULE);
     return value;
   });
+
+/** The community's Freifunk API file: its template and the site's address for the nodelist's entry. */
+export const freifunkApiOptions = () => [
+  new Option(
+    "--freifunk-api <file>",
+    "write the community's Freifunk API file to /freifunk/api.json: your template (name, location, contact) with the live state and the nodelist",
+  ),
+  new Option("--site-url <url>", "with --freifunk-api: the address this site is published at (its nodelist goes into nodeMaps)").argParser(
+    (value: string) => {
+      if (!COMMUNITY_URL_PATTERN.test(value))
+        throw new InvalidArgumentError("a site URL is an http(s) address, e.g. https://api.example.org/");
+      return value;
+    },
+  ),
+];
+
+/** The Freifunk API settings the options give, read before any work. */
+export async function freifunkApiOf(opts: { freifunkApi?: string; siteUrl?: string }): Promise<Partial<SiteSettings>> {
+  if (opts.freifunkApi === undefined) {
+    if (opts.siteUrl !== undefined) throw new UsageError("--site-url is for the Freifunk API file: give --freifunk-api <template> too");
+    return {};
+  }
+  const template = await readJsonObject(opts.freifunkApi, "--freifunk-api");
+  return { freifunkApi: { source: opts.freifunkApi, template, siteUrl: opts.siteUrl ?? null } };
+}
 
 export interface SettingsFlags {
   readonly brand?: string;

@@ -173,9 +173,12 @@ function accesspointEntry(record: AccesspointRecord, brand: string): Accesspoint
  * the nodelist's firstcontact (docs/freifunk.md).
  */
 export function firstSeenOf(ap: AccesspointEntry, model: Model): number | null {
-  const own = ap.first_seen?.micros ?? ap.existed_by;
-  if (own === null) return null;
-  return Math.min(own, model.firstSeenBefore?.get(ap.main_ip) ?? Infinity, ap.lastseen_timestamp?.micros ?? Infinity);
+  let first = ap.first_seen?.micros ?? ap.existed_by;
+  if (first === null) return null;
+  // The meshviewer file keeps milliseconds: an earlier build's instant counts when it is earlier at that precision.
+  const before = model.firstSeenBefore?.get(ap.main_ip);
+  if (before !== undefined && before < Math.floor(first / 1000) * 1000) first = before;
+  return Math.min(first, ap.lastseen_timestamp?.micros ?? Infinity);
 }
 
 const MINUTE = 60_000_000;

@@ -42,7 +42,7 @@ export function apiRoot(model: Model): string {
   root.filters = listFilters();
   root.status_values = [...STATUSES, "all"];
   root.openapi = urlFor("openapi");
-  for (const o of OUTPUTS) root[o.rootMember] = urlFor(o.kind);
+  for (const o of OUTPUTS) if (o.present?.(model) ?? true) root[o.rootMember] = urlFor(o.kind);
   root.map = MAP_FOLDER;
   root.docs = DOCS_FOLDER;
   root.taken_at = model.takenAt?.text ?? null;
@@ -192,7 +192,9 @@ export function landingPage(model: Model): string {
     "<h2>Description, reference, graph and map</h2>",
     "<ul>",
     `<li><a href="${urlFor("openapi")}"><code>${urlFor("openapi")}</code></a>: the API described in OpenAPI 3.1, for client generators and API tools.</li>`,
-    ...OUTPUTS.map((o) => `<li><a href="${urlFor(o.kind)}"><code>${urlFor(o.kind)}</code></a>: ${o.landing}</li>`),
+    ...OUTPUTS.filter((o) => o.present?.(model) ?? true).map(
+      (o) => `<li><a href="${urlFor(o.kind)}"><code>${urlFor(o.kind)}</code></a>: ${o.landing}</li>`,
+    ),
     `<li><a href="${MAP_FOLDER}"><code>${MAP_FOLDER}</code></a>: a map of the access points and links.</li>`,
     `<li><a href="${DOCS_FOLDER}"><code>${DOCS_FOLDER}</code></a>: the API reference, rendered from the OpenAPI document, where requests can be tried.</li>`,
     "</ul>",

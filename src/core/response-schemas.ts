@@ -148,7 +148,9 @@ const ApiRoot = z.strictObject({
   filters: z.strictObject(Object.fromEntries(resources.map((r) => [r, z.array(z.enum(filters[r]))]))),
   status_values: z.array(z.enum([...STATUSES, "all"])),
   openapi: z.literal(urlFor("openapi")),
-  ...Object.fromEntries(OUTPUTS.map((o) => [o.rootMember, z.literal(urlFor(o.kind))])),
+  ...Object.fromEntries(
+    OUTPUTS.map((o) => [o.rootMember, "present" in o ? z.literal(urlFor(o.kind)).optional() : z.literal(urlFor(o.kind))]),
+  ),
   map: z.literal(MAP_FOLDER).meta({ description: "the map's folder: its page is the folder's index" }),
   docs: z
     .literal(DOCS_FOLDER)

@@ -1,3 +1,5 @@
+import type { FreifunkApiSettings } from "./freifunk-api.ts";
+
 /**
  * What a community decides about its API beyond its data: the brand its field names carry and what a
  * list answers without a `status` parameter. A dump's network.json may name both; a build's options
@@ -16,13 +18,21 @@ export interface SiteSettings {
   readonly communityName: string | null;
   /** the community's web address in the Freifunk nodelist (`community.href`); null leaves the member out */
   readonly communityUrl: string | null;
+  /** the community's Freifunk API file to write (`build --freifunk-api`, freifunk-api.ts); null writes none */
+  readonly freifunkApi: FreifunkApiSettings | null;
 }
 
 /**
  * The API description's names and rule: the neutral prefix, and lists that publish the whole
  * collection; no community named beyond what the dump says (resolveSettings).
  */
-export const DEFAULT_SETTINGS: SiteSettings = { brand: "mesh", defaultStatus: "all", communityName: null, communityUrl: null };
+export const DEFAULT_SETTINGS: SiteSettings = {
+  brand: "mesh",
+  defaultStatus: "all",
+  communityName: null,
+  communityUrl: null,
+  freifunkApi: null,
+};
 
 /** The neutral prefix every brand field carries in the dump format and the API description. */
 export const NEUTRAL_PREFIX = "mesh_";
@@ -57,6 +67,7 @@ export function resolveSettings(given: Partial<SiteSettings>, dump: DumpSettings
     defaultStatus: given.defaultStatus ?? dump.defaultStatus ?? DEFAULT_SETTINGS.defaultStatus,
     communityName: given.communityName ?? dump.communityName ?? dump.name ?? DEFAULT_SETTINGS.communityName,
     communityUrl: given.communityUrl ?? dump.communityUrl ?? DEFAULT_SETTINGS.communityUrl,
+    freifunkApi: given.freifunkApi ?? DEFAULT_SETTINGS.freifunkApi,
   };
 }
 

@@ -10,6 +10,8 @@ import { LockedError, lockOutput } from "../io/lock.ts";
 import { removeInBackground } from "../io/swap.ts";
 import { assertReplaceable, owned, RefusedOutputError, writeMarker } from "../io/ownership.ts";
 import { build } from "../pipeline.ts";
+import { assertFreifunkApi } from "../core/freifunk-api.ts";
+import { NODELIST } from "../core/outputs/nodelist.ts";
 
 /**
  * One run of the original's periodic job, for a timer to start every few minutes on the community's
@@ -194,6 +196,15 @@ export async function cycle(options: CycleOptions): Promise<CycleResult> {
     if (spec?.every === "changed" && isUrl(spec.source))
       throw new RefusedOutputError(`--${kind}-every changed needs a file; ${spec.source} is read over HTTP: give a number of runs`);
   }
+  // A template the build would refuse is refused before the import moves the state on.
+  const ff = options.settings?.freifunkApi;
+  if (ff)
+    assertFreifunkApi({
+      settings: ff,
+      takenAt: options.at ?? new Date().toISOString(),
+      online: 0,
+      nodelistPath: NODELIST.files.freifunkNodelist,
+    });
   await assertReplaceable({
     out: options.state,
     option: "--state",

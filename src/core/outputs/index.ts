@@ -1,3 +1,4 @@
+import { FREIFUNK_API } from "./freifunk-api.ts";
 import { MESHVIEWER } from "./meshviewer.ts";
 import { NETJSON } from "./netjson.ts";
 import { NODELIST } from "./nodelist.ts";
@@ -6,7 +7,7 @@ import { NODELIST } from "./nodelist.ts";
  * Every output record (output.ts), in the order the API root, the landing page, the route table and
  * the plan list them. A new output is one line here.
  */
-export const OUTPUTS = [NETJSON, NODELIST, MESHVIEWER] as const;
+export const OUTPUTS = [NETJSON, NODELIST, MESHVIEWER, FREIFUNK_API] as const;
 
 export type OutputKind = (typeof OUTPUTS)[number]["kind"];
 /** The names of their response schemas (response-schemas.ts, the OpenAPI document's components). */

@@ -28,6 +28,11 @@ export interface OutputRecord<Kind extends string = string, Name extends string 
   readonly landing: string;
   /** the response body's schema, named in the OpenAPI document's components */
   readonly schema: { readonly name: Schema; readonly zod: z.ZodType };
+  /**
+   * whether this build writes it, for an output the operator asks for (the Freifunk API file): the API
+   * root and the landing page name it only then; the route table always routes it (a 404 without it)
+   */
+  present?(model: Model): boolean;
   /** its bodies, from the model: written as they come, each list rendered as it is written (body.ts) */
   bodies(model: Model): Iterable<{ readonly file: Name; readonly values?: Readonly<Record<string, string>>; readonly body: Body }>;
 }
