@@ -3,7 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { build, startPreview, type Preview } from "../src/index.ts";
 import { placeholderValues } from "../src/core/plan.ts";
 import { API } from "../src/core/routes.ts";
-import { APACHE_LIMITS, apacheLimits } from "../src/hosts/apache.ts";
+import { APACHE_LIMITS, apacheLimits, apacheOverlong } from "../src/hosts/apache.ts";
 import { hostileDump } from "./support/hostile.ts";
 import { startApache } from "./support/apache.ts";
 import {
@@ -41,6 +41,7 @@ function limitOf(r: Request, p: RawResponse, n: RawResponse): keyof typeof APACH
 describeServed({
   name: "apache",
   start: startApache,
+  overlong: apacheOverlong,
   limitOf,
   // Three asset types, map.js, leaflet.css and the reference's docs.js (GET, HEAD).
   otherLimits: { assetType: 6 },

@@ -4,7 +4,7 @@ import path from "node:path";
 import { describe, expect, it } from "vitest";
 import { build } from "../src/index.ts";
 import { placeholderValues } from "../src/core/plan.ts";
-import { NGINX_LIMITS, nginxConfig, nginxLimits } from "../src/hosts/nginx.ts";
+import { NGINX_LIMITS, nginxConfig, nginxLimits, nginxOverlong } from "../src/hosts/nginx.ts";
 import { PUBLIC_SAMPLE } from "./support/expected.ts";
 import { hostileDump } from "./support/hostile.ts";
 import { NGINX, startNginx } from "./support/nginx.ts";
@@ -30,6 +30,7 @@ function limitOf(r: Request, p: RawResponse, n: RawResponse): keyof typeof NGINX
 describeServed({
   name: "nginx",
   start: startNginx,
+  overlong: nginxOverlong,
   limitOf,
   // Malformed encoding (3 targets, 5 methods); an escaped letter in a value (GET, HEAD, OPTIONS; other methods are refused alike), in a name (GET: HEAD and OPTIONS answer alike); three asset types, map.js, leaflet.css and the reference's docs.js (GET, HEAD).
   otherLimits: { malformed: 15, escapedUnreserved: 3, paramNames: 1, assetType: 6 },

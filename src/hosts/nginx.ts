@@ -19,6 +19,8 @@ import {
   ESCAPED_UNRESERVED,
   hardwareAddressKeyOf,
   literalPatterns,
+  overlong,
+  overlongWarnings,
   OWN_KEY,
   regexEscape,
   severalFolds,
@@ -62,7 +64,16 @@ export const NGINX_LIMITS = {
   caseFolding:
     "a hardware address whose letters fold only by Unicode's special rules (one letter to several, as ß to SS): nginx matches each letter in its lower- and upper-case form",
   paramNames: "a query parameter whose name is percent-encoded or repeated with different spellings: nginx matches names as they are sent",
+  longValue:
+    "a filter value whose pattern (every spelling of each of its bytes) would not fit in one parameter of nginx's configuration (4,096 bytes: about 500 characters, 200 for a hardware address): its rule is left out, and its requests are not found (404)",
 } as const;
+
+/** nginx reads a configuration's parameters into a 4,096-byte buffer (NGX_CONF_BUFFER): a longer one stops it loading. */
+const NGINX_PARAMETER = 4096;
+const fitsNginx = (pattern: string) => Buffer.byteLength(str(`^=${pattern}$`)) < NGINX_PARAMETER;
+
+/** The values nginx's configuration leaves out, by parameter (their requests are not found). */
+export const nginxOverlong = (values: PlaceholderValues) => overlong(values, fitsNginx);
 
 export interface NginxOptions {
   /** a complete configuration running nginx alone in the foreground on 127.0.0.1, its files under `prefix` */
@@ -106,7 +117,10 @@ const HEADER = [
 
 /** What nginx cannot express for these values: a folding value (a MAC) with a letter whose case maps to several letters. */
 export function nginxLimits(values: PlaceholderValues): { kind: string; message: string }[] {
-  return severalFolds(values).map((value) => ({ kind: "nginx", message: `${value}: ${NGINX_LIMITS.caseFolding}` }));
+  return [
+    ...severalFolds(values).map((value) => ({ kind: "nginx", message: `${value}: ${NGINX_LIMITS.caseFolding}` })),
+    ...overlongWarnings("nginx", values, fitsNginx, NGINX_LIMITS.longValue),
+  ];
 }
 
 /** An nginx string: quoted, with its escapes; `$` only where a variable is meant. */
@@ -321,7 +335,7 @@ function keyLocation(name: string, values: PlaceholderValues | undefined): strin
   }
   if (spec.fold === "lower") lines.push(...hardwareAddressKey());
   if (values)
-    for (const [pattern, key] of literalPatterns(values, name, spec.fold === "lower" ? hardwareAddressKeyOf : undefined))
+    for (const [pattern, key] of literalPatterns(values, name, spec.fold === "lower" ? hardwareAddressKeyOf : undefined, fitsNginx))
       lines.push(`if ($mesh_value ~ ${str(`^=${pattern}$`)}) { set $mesh_key ${str(key)}; }`);
   lines.push(`if ($mesh_key = "") { ${notFound} }`, 'set $mesh_file "$mesh_to$mesh_key$mesh_rest";', `rewrite ^ ${LOC.file} last;`);
   return [...lines.map((l, i) => (i === 0 || l.startsWith("  ") ? l : `  ${l}`)), "}", ""];

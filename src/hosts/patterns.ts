@@ -31,6 +31,8 @@ export function literalPatterns(
   name: string,
   /** the key a host computes itself for a value, if any: such values need no pattern when it is the literal's key */
   computed?: (value: string) => string | undefined,
+  /** whether the host's syntax and limits carry a pattern: one that does not is left out (overlong() names it) */
+  fits: (pattern: string) => boolean = () => true,
 ): Map<string, string> {
   const spec = QUERY_PLACEHOLDERS[name];
   const byPattern = new Map<string, string>();
@@ -40,9 +42,41 @@ export function literalPatterns(
     const [before, after] = generic.to!.split(`:${name}`);
     const key = l.rule.to!.slice(before.length, l.rule.to!.length - after.length);
     if (computed?.(l.value) === key) continue;
-    byPattern.set(valuePattern(l.value, spec.fold === "lower"), key);
+    const pattern = valuePattern(l.value, spec.fold === "lower");
+    if (fits(pattern)) byPattern.set(pattern, key);
   }
   return byPattern;
+}
+
+/**
+ * The values whose pattern a host cannot carry (a router's 5,000-character SSID against nginx's
+ * 4,096-byte parameters), by parameter: their rules are left out, so their requests are not found,
+ * and the host says so (overlongWarnings) instead of writing a configuration its server refuses to load.
+ */
+export function overlong(values: PlaceholderValues, fits: (pattern: string) => boolean): Map<string, Set<string>> {
+  const out = new Map<string, Set<string>>();
+  for (const l of literals(values)) {
+    const name = values.rules[l.at].query[l.param]?.slice(1);
+    if (name === undefined || !QUERY_PLACEHOLDERS[name]) continue;
+    if (fits(valuePattern(l.value, QUERY_PLACEHOLDERS[name].fold === "lower"))) continue;
+    let set = out.get(l.param);
+    if (!set) out.set(l.param, (set = new Set()));
+    // a folding value's two spellings are one value to the operator
+    set.add(QUERY_PLACEHOLDERS[name].fold === "lower" ? l.value.toLowerCase() : l.value);
+  }
+  return out;
+}
+
+/** overlong() as a host's warnings: `param="value"`, shortened, with its length and the host's limit. */
+export function overlongWarnings(kind: string, values: PlaceholderValues, fits: (pattern: string) => boolean, limit: string) {
+  const warnings: { kind: string; message: string }[] = [];
+  for (const [param, set] of overlong(values, fits))
+    for (const value of set) {
+      const chars = [...value];
+      const shown = chars.length > 40 ? `${chars.slice(0, 40).join("")}…` : value;
+      warnings.push({ kind, message: `${param}=${JSON.stringify(shown)} (${chars.length} characters): ${limit}` });
+    }
+  return warnings;
 }
 
 /**

@@ -40,11 +40,11 @@ export const HOSTILE_LISTS = [
 ] as const;
 
 /** A dump of one access point per hostile value, which is its firmware version, SSID and hardware address. */
-export function hostileDump(): string {
+export function hostileDump(values: readonly string[] = HOSTILE): string {
   const data = tempDir();
   mkdirSync(path.join(data, "accesspoints"));
-  const aps = HOSTILE.map((v, i) => ({
-    main_ip: `10.9.0.${i + 1}`,
+  const aps = values.map((v, i) => ({
+    main_ip: `10.9.${i >> 8}.${(i & 255) + 1}`,
     mesh_version: v,
     interfaces: [
       {
@@ -63,10 +63,10 @@ export function hostileDump(): string {
 }
 
 /** Each value of each list in its own, lower- and upper-case spelling, a space as %20 and as +, and with parameters no rule names. */
-export function hostileTargets(): string[] {
+export function hostileTargets(values: readonly string[] = HOSTILE): string[] {
   const targets: string[] = [];
   for (const [param, list] of HOSTILE_LISTS)
-    for (const v of HOSTILE)
+    for (const v of values)
       for (const spelled of new Set([v, v.toLowerCase(), v.toUpperCase()])) {
         const enc = encodeURIComponent(spelled);
         targets.push(
@@ -76,4 +76,45 @@ export function hostileTargets(): string[] {
         );
       }
   return targets;
+}
+
+/**
+ * Seeded values of 0 to 10,000 characters a router might report, for the server configurations: every
+ * Unicode plane, control characters, quotes, braces, backslashes, `$`, `%`, `;`, `#` and the servers'
+ * own words, at lengths around each server's limits. The same seed gives the same values. No letter
+ * whose case folds to several (ß): that is a limit of its own (caseFolding), tested apart.
+ */
+export function longHostileValues(seed: number, count = 14): string[] {
+  let state = seed >>> 0 || 1;
+  const next = () => {
+    state ^= state << 13;
+    state ^= state >>> 17;
+    state ^= state << 5;
+    return (state >>> 0) / 2 ** 32;
+  };
+  const pools = [
+    ' "\'{}$%;#\\&=?+/:',
+    "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-._~",
+    "\u0001\u0009\u000a\u000d\u001b\u007f\u0085\u00a0",
+    "éÄçøñ€‰\u2028\u2029\ufeff",
+    "😀📡𝄞𠀀\u{1f9ff}\u{10fffd}",
+  ];
+  const words = ["location", "RewriteRule", "} server {", "if (", "$host", "${x}", "{path}", "%{QUERY_STRING}", "\\", "*/", "#"];
+  const lengths = [0, 1, 60, 180, 260, 450, 520, 700, 1_000, 1_900, 2_100, 4_000, 7_000, 10_000];
+  const out = new Set<string>();
+  for (let i = 0; out.size < count && i < count * 4; i++) {
+    const length = lengths[i % lengths.length];
+    let v = "";
+    while ([...v].length < length) {
+      if (next() < 0.05) v += words[Math.floor(next() * words.length)];
+      else {
+        const pool = [...pools[Math.floor(next() * pools.length)]];
+        v += pool[Math.floor(next() * pool.length)];
+      }
+    }
+    v = [...v].slice(0, length).join("");
+    // the dump's texts are trimmed of nothing, but a value must be a filter value: not empty
+    if (v !== "") out.add(v);
+  }
+  return [...out];
 }
