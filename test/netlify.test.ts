@@ -12,7 +12,7 @@ import { parseAllRedirects } from "@netlify/redirect-parser";
 import { readExpected, PUBLIC_SAMPLE } from "./support/expected.ts";
 import { pool, rawRequest, type RawResponse } from "./support/http.ts";
 import { loadNetlify, serveNetlify, type NetlifyAnswer, type NetlifySite } from "./support/netlify.ts";
-import { hostileDump, hostileTargets } from "./support/hostile.ts";
+import { hostileDump, hostileTargets, longHostileValues } from "./support/hostile.ts";
 import { ROOT, tempDir } from "./support/tree.ts";
 
 /**
@@ -395,6 +395,22 @@ describe("Netlify's engine on the deploy's rules: hostile filter values", () => 
       ),
     ).toBe(true);
   });
+});
+
+describe("Netlify's parser and engine on values of up to 10,000 characters", () => {
+  for (const seed of [1, 2])
+    it(`parses the deploy's files and answers every value like the preview, but for the listed cases (seed ${seed})`, async () => {
+      const values = longHostileValues(seed);
+      const s = await site(hostileDump(values));
+      expect(Math.max(...values.map((v) => v.length))).toBeGreaterThan(5_000);
+      const c = await compare(
+        s,
+        hostileTargets(values).filter((t) => t.length < 7_000),
+      );
+      const listed = report(`long values (seed ${seed})`, c);
+      expect(c.failures.slice(0, 5)).toEqual([]);
+      expect(Object.keys(listed).every((k) => ["allow", "mixedCase", "colon", "del"].includes(k))).toBe(true);
+    }, 180_000);
 });
 
 describe("why the unreachable values have no rule (measured with Netlify's parser and engine)", () => {
