@@ -112,8 +112,11 @@ async function readModel(
 }
 
 export interface BuildResult extends ValidateResult {
+  /** every file of the output: the API's, the site's and the operator's extra files */
   readonly output: EmitResult;
   readonly values: PlaceholderValues;
+  /** the snapshot written, with `snapshot` */
+  readonly snapshot?: SnapshotWritten;
 }
 
 export interface SnapshotSettings {
@@ -160,6 +163,7 @@ export async function build(
     if (freifunkApi) assertFreifunkApi(freifunkApi);
     const { snapshot, progress } = options;
     const dump = await dumpEntry(options.data, result.dumpFiles);
+    let written: SnapshotWritten | undefined;
     const finish = async (dir: string) => {
       if (extra) await copyExtra(extra.dir, extra.files, dir);
       await writeMarker(dir, "build");
@@ -171,7 +175,14 @@ export async function build(
       const previous =
         snapshot.previous ??
         (existsSync(path.join(carry, SNAPSHOT_DIR, SNAPSHOT_FILES.index)) ? path.join(carry, SNAPSHOT_DIR) : undefined);
-      await writeSnapshots({ ...snapshot, previous, data: options.data, dumpFiles: result.dumpFiles, summary: result.summary, dist: dir });
+      written = await writeSnapshots({
+        ...snapshot,
+        previous,
+        data: options.data,
+        dumpFiles: result.dumpFiles,
+        summary: result.summary,
+        dist: dir,
+      });
     };
     // The first sightings the build being replaced gave (the meshviewer file): carried, as the original's database keeps them.
     const firstSeenBefore = await readFirstSeen(options.carry ?? (existsSync(options.out) ? options.out : undefined));
@@ -182,7 +193,9 @@ export async function build(
       removeOld: options.removeOld,
       recycle: options.recycle,
     });
-    return { ...result, output, values };
+    // the operator's extra files are files of the site too
+    const files = output.files + (extra?.files.length ?? 0);
+    return { ...result, output: { ...output, files }, values, ...(written ? { snapshot: written } : {}) };
   } finally {
     lock?.release();
   }

@@ -76,6 +76,11 @@ describe("build refuses an output folder that is not its own", () => {
     refused(["build", "--data", "dump", "--out", "dump/new"], p.work, p.home, /it is inside the --data folder/);
     refused(["build", "--data", path.join(p.work, "dump"), "--out", p.work, "-q"], p.home, p.home, /it contains the --data folder/);
   });
+  it("the --data folder named dist: the advice names another folder (issue 28)", () => {
+    const p = playground();
+    cpSync(p.data, path.join(p.work, "dist"), { recursive: true });
+    refused(["build", "--data", "dist"], p.work, p.home, /it is the --data folder; choose a new folder for --out, such as site\.$/);
+  });
   it("the --data folder through a symbolic link", () => {
     const p = playground();
     symlinkSync(p.data, path.join(p.work, "link"));

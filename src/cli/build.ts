@@ -3,7 +3,8 @@ import { InvalidArgumentError, type Command } from "commander";
 import { DEFAULTS } from "../core/defaults.ts";
 import { DEFAULT_MAP_SETTINGS } from "../core/map.ts";
 import { build } from "../pipeline.ts";
-import { stopped } from "./exit.ts";
+import { stopped, UsageError } from "./exit.ts";
+import { snapshotLine } from "./snapshot.ts";
 import { megabytes, plural, progressLine, seconds, warningCount } from "./format.ts";
 import {
   allWarningsOption,
@@ -76,11 +77,15 @@ export function register(program: Command): void {
     .addOption(freifunkApiOptions()[1])
     .addOption(allWarningsOption())
     .addOption(quietOption())
-    .action(async (opts: BuildOptions) => {
+    .action(async (opts: BuildOptions, command: Command) => {
       const started = performance.now();
       const existed = existsSync(opts.out);
       const progress = opts.quiet ? undefined : progressLine(process.stderr);
       try {
+        // Options of --snapshot without it would do nothing: said, not ignored.
+        const without = [command.getOptionValueSource("keep") === "cli" && "--keep", opts.previous !== undefined && "--previous"].filter(Boolean);
+        if (!opts.snapshot && without.length > 0)
+          throw new UsageError(`${without.join(" and ")} ${without.length > 1 ? "are" : "is"} for --snapshot: add --snapshot, or leave ${without.length > 1 ? "them" : "it"} out`);
         const settings = { previous: opts.previous, keep: opts.keep, warn };
         const r = await build({
           data: opts.data,
@@ -104,6 +109,7 @@ export function register(program: Command): void {
             `(${plural(s.accesspoints, "access point")}, ${plural(s.interfaces, "interface")}, ${plural(s.links, "link")}, ${plural(s.sites, "site")}; ` +
             `taken at ${s.takenAt ?? "unknown"}), ${plural(warnings, "warning")}, in ${seconds(performance.now() - started)}`,
         );
+        if (r.snapshot) log(opts, snapshotLine(r.snapshot, opts.data, opts.out));
         // The host configuration depends on the dump and the list default, not on the brand.
         const configure = `--data ${opts.data}${opts.defaultStatus ? ` --default-status ${opts.defaultStatus}` : ""}`;
         for (const host of Object.values(r.hosts)) {

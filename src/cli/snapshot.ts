@@ -1,9 +1,18 @@
 import type { Command } from "commander";
 import { DEFAULTS } from "../core/defaults.ts";
 import { snapshot } from "../pipeline.ts";
+import type { SnapshotWritten } from "../publish/snapshot.ts";
 import { stopped } from "./exit.ts";
 import { megabytes, plural } from "./format.ts";
 import { count, log, quietOption, warn } from "./options.ts";
+
+/** The line that says what a snapshot wrote: `snapshot` and `build --snapshot` print it alike. */
+export function snapshotLine({ index, written }: SnapshotWritten, data: string, dist: string): string {
+  return (
+    `snapshot ${written.date} of ${data}: ${written.files.map((f) => `${f.file} (${megabytes(f.bytes)})`).join(", ")}; ` +
+    `${plural(index.snapshots.length, "snapshot")} kept in ${dist}/snapshots`
+  );
+}
 
 export function register(program: Command): void {
   program
@@ -20,11 +29,7 @@ export function register(program: Command): void {
     .action(async (opts: { data?: string; dist: string; previous?: string; keep: number; quiet?: boolean }) => {
       try {
         const { index, written, data } = await snapshot({ ...opts, warn });
-        log(
-          opts,
-          `snapshot ${written.date} of ${data}: ${written.files.map((f) => `${f.file} (${megabytes(f.bytes)})`).join(", ")}; ` +
-            `${plural(index.snapshots.length, "snapshot")} kept in ${opts.dist}/snapshots`,
-        );
+        log(opts, snapshotLine({ index, written }, data, opts.dist));
       } catch (err) {
         stopped(err, opts, "no snapshot written");
       }

@@ -55,10 +55,11 @@ const KIND_NAMES: Record<OutputKind, string> = { build: "build", dump: "dump", l
 export async function assertReplaceable(check: OutputCheck): Promise<void> {
   const name = check.out;
   const out = await resolveReal(check.out);
-  const refuse = (
-    why: string,
-    todo = `choose a new folder for ${check.option}, such as ${check.kind === "build" ? DEFAULTS.dist : check.kind}`,
-  ) => {
+  // The advice names a folder that is neither the refused one nor one it protects.
+  const protectedDirs = await Promise.all((check.protect ?? []).map((p) => resolveReal(p.dir)));
+  const candidates = check.kind === "build" ? [DEFAULTS.dist, "site", "public"] : [check.kind, `${check.kind}-new`];
+  const suggestion = candidates.find((c) => ![out, ...protectedDirs].includes(path.resolve(check.cwd ?? process.cwd(), c))) ?? candidates[0];
+  const refuse = (why: string, todo = `choose a new folder for ${check.option}, such as ${suggestion}`) => {
     throw new RefusedOutputError(`refusing to write to ${name}: ${why}; ${todo}.`);
   };
   if (out === path.parse(out).root) refuse("it is the root of the file system");
