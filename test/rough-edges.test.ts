@@ -1,4 +1,5 @@
-import { existsSync, mkdirSync, writeFileSync } from "node:fs";
+import { spawnSync } from "node:child_process";
+import { copyFileSync, cpSync, existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import fg from "fast-glob";
 import { describe, expect, it } from "vitest";
@@ -14,7 +15,10 @@ const DATA = path.join(new URL("..", import.meta.url).pathname, "data");
 describe("build's snapshot options and counts (item 4)", () => {
   it("refuses --keep or --previous without --snapshot, before any work", () => {
     const out = path.join(tempDir(), "dist");
-    for (const extra of [["--keep", "3"], ["--previous", "https://example.org/snapshots/index.json"]]) {
+    for (const extra of [
+      ["--keep", "3"],
+      ["--previous", "https://example.org/snapshots/index.json"],
+    ]) {
       const r = cli(["build", "--data", DATA, "--out", out, ...extra]);
       expect([r.status, r.stderr]).toEqual([2, `mesh-api: ${extra[0]} is for --snapshot: add --snapshot, or leave it out\n`]);
       expect(existsSync(out)).toBe(false);
@@ -32,7 +36,41 @@ describe("build's snapshot options and counts (item 4)", () => {
     expect(r.status, r.stderr).toBe(0);
     expect(r.stderr).toMatch(new RegExp(`\\nsnapshot \\d{4}-\\d{2}-\\d{2} of ${DATA}: .+; 1 snapshot kept in ${out}/snapshots\\n`));
     // the site's files: the API's, the pages, the operator's; not the snapshots, nor the marker and record of the build
-    const files = fg.sync("**", { cwd: out, dot: true, onlyFiles: true, ignore: ["snapshots/**", ".mesh-api-output", ".mesh-api-build.json"] }).length;
+    const files = fg.sync("**", {
+      cwd: out,
+      dot: true,
+      onlyFiles: true,
+      ignore: ["snapshots/**", ".mesh-api-output", ".mesh-api-build.json"],
+    }).length;
     expect(r.stderr).toContain(`built ${out}: ${files.toLocaleString("en-US")} files`);
   });
+});
+
+describe("build's hint for Netlify works where it is printed (item 1)", () => {
+  const ROOT = new URL("..", import.meta.url).pathname;
+  for (const [how, env, prefix] of [
+    ["in a checkout, run by npm", { npm_lifecycle_event: "build" }, "npm run mesh-api --"],
+    ["installed, run as mesh-api", { npm_lifecycle_event: "" }, "mesh-api"],
+  ] as const)
+    it(how, () => {
+      // A folder like the checkout: its netlify.toml holds the committed generic rules; a dump path with a space.
+      const work = tempDir();
+      copyFileSync(path.join(ROOT, "netlify.toml"), path.join(work, "netlify.toml"));
+      const data = path.join(work, "my dump");
+      cpSync(DATA, data, { recursive: true });
+      const env2: Record<string, string> = { ...env };
+      const r = cli(["build", "--data", data, "--out", path.join(work, "dist")], work, env2);
+      expect(r.status, r.stderr).toBe(0);
+      const hint = /deploy with the netlify\.toml of `([^`]+)`/.exec(r.stderr)![1];
+      expect(hint.startsWith(`${prefix} netlify-config `)).toBe(true);
+      // The command as a shell would split it, run in the same folder.
+      const words = spawnSync("/bin/sh", ["-c", `for w in ${hint.slice(prefix.length)}; do printf '%s\\0' "$w"; done`], {
+        encoding: "utf8",
+      })
+        .stdout.split("\0")
+        .slice(0, -1);
+      const ran = cli(words, work);
+      expect([ran.status, ran.stderr]).toEqual([0, expect.any(String)]);
+      expect(readFileSync(path.join(work, "netlify.toml"), "utf8")).not.toBe(readFileSync(path.join(ROOT, "netlify.toml"), "utf8"));
+    });
 });

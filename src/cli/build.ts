@@ -5,6 +5,7 @@ import { DEFAULT_MAP_SETTINGS } from "../core/map.ts";
 import { build } from "../pipeline.ts";
 import { stopped, UsageError } from "./exit.ts";
 import { snapshotLine } from "./snapshot.ts";
+import { invocation, netlifyTomlRefusal, shellWord } from "./host-config.ts";
 import { megabytes, plural, progressLine, seconds, warningCount } from "./format.ts";
 import {
   allWarningsOption,
@@ -83,9 +84,13 @@ export function register(program: Command): void {
       const progress = opts.quiet ? undefined : progressLine(process.stderr);
       try {
         // Options of --snapshot without it would do nothing: said, not ignored.
-        const without = [command.getOptionValueSource("keep") === "cli" && "--keep", opts.previous !== undefined && "--previous"].filter(Boolean);
+        const without = [command.getOptionValueSource("keep") === "cli" && "--keep", opts.previous !== undefined && "--previous"].filter(
+          Boolean,
+        );
         if (!opts.snapshot && without.length > 0)
-          throw new UsageError(`${without.join(" and ")} ${without.length > 1 ? "are" : "is"} for --snapshot: add --snapshot, or leave ${without.length > 1 ? "them" : "it"} out`);
+          throw new UsageError(
+            `${without.join(" and ")} ${without.length > 1 ? "are" : "is"} for --snapshot: add --snapshot, or leave ${without.length > 1 ? "them" : "it"} out`,
+          );
         const settings = { previous: opts.previous, keep: opts.keep, warn };
         const r = await build({
           data: opts.data,
@@ -111,9 +116,10 @@ export function register(program: Command): void {
         );
         if (r.snapshot) log(opts, snapshotLine(r.snapshot, opts.data, opts.out));
         // The host configuration depends on the dump and the list default, not on the brand.
-        const configure = `--data ${opts.data}${opts.defaultStatus ? ` --default-status ${opts.defaultStatus}` : ""}`;
+        const configure = `--data ${shellWord(opts.data)}${opts.defaultStatus ? ` --default-status ${opts.defaultStatus}` : ""}`;
+        const run = { mesh: invocation(), force: (await netlifyTomlRefusal()) !== undefined };
         for (const host of Object.values(r.hosts)) {
-          const line = host.built?.(opts.out, configure);
+          const line = host.built?.(opts.out, configure, run);
           if (line) log(opts, line);
         }
       } catch (err) {

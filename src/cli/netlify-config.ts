@@ -1,10 +1,9 @@
 import type { Command } from "commander";
 import { netlify } from "../hosts/netlify.ts";
-import { configure, type ConfigFlags } from "./host-config.ts";
+import { configure, NETLIFY_TOML, type ConfigFlags } from "./host-config.ts";
 import { allWarningsOption, defaultStatusOption, quietOption } from "./options.ts";
 
 /** Where netlify-cli reads its configuration: the folder it runs in. */
-const TARGET = "netlify.toml";
 
 /** `host-config netlify`, under the name it had first, writing where netlify-cli reads. */
 export function register(program: Command): void {
@@ -23,5 +22,5 @@ export function register(program: Command): void {
     .option("--force", "with --write: replace ./netlify.toml whatever it holds")
     .addOption(allWarningsOption())
     .addOption(quietOption())
-    .action((opts: ConfigFlags & { write?: boolean }) => configure(netlify, opts, opts.write ? TARGET : undefined));
+    .action((opts: ConfigFlags & { write?: boolean }) => configure(netlify, opts, opts.write ? NETLIFY_TOML : undefined));
 }

@@ -75,16 +75,24 @@ export interface Host {
    * the build's folder) and how to configure it (`configure`: the arguments that select this dump
    * for `host-config`, such as `--data <dump>`).
    */
-  built?(input: PlaceholderValues, out: string, configure: string): string;
+  built?(input: PlaceholderValues, out: string, configure: string, run: RunHint): string;
   /** What `host-config --data` says of the configuration it printed, when it has something to say. */
   configured?(input: PlaceholderValues): string;
+}
+
+/** How the command line that printed a hint is run where it printed it: a hint must work there. */
+export interface RunHint {
+  /** the program as the user runs it: `mesh-api`, `npx mesh-api`, `npm run mesh-api --` in a checkout */
+  readonly mesh: string;
+  /** whether writing the host's file there needs --force (a checkout's committed generic rules) */
+  readonly force: boolean;
 }
 
 /** What a pipeline run found for one host. */
 export interface HostReport {
   readonly warnings: readonly HostWarning[];
   /** Host.built for this network */
-  readonly built?: (out: string, configure: string) => string;
+  readonly built?: (out: string, configure: string, run: RunHint) => string;
   /** Host.configured for this network */
   readonly configured?: string;
 }
@@ -93,7 +101,7 @@ export interface HostReport {
 export function hostReport(host: Host, input: PlaceholderValues): HostReport {
   return {
     warnings: host.limits(input),
-    built: host.built && ((out, configure) => host.built!(input, out, configure)),
+    built: host.built && ((out, configure, run) => host.built!(input, out, configure, run)),
     configured: host.configured?.(input),
   };
 }

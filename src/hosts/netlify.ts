@@ -301,12 +301,13 @@ export const netlify: Host = {
     return input ? netlifyRules(input).config() : netlifyToml();
   },
   limits: (input) => limits(netlifyRules(input)),
-  built(input, out, configure) {
+  built(input, out, configure, run) {
     const rules = netlifyRules(input);
     const only = rules.configRules - rules.rules;
     return (
       `netlify: ${plural(rules.rules, "literal rule")} in ${out}/_redirects; deploy with the netlify.toml of ` +
-      `\`mesh-api netlify-config ${configure} --write\`` +
+      `\`${run.mesh} netlify-config ${configure} --write${run.force ? " --force" : ""}\`` +
+      (run.force ? " (here ./netlify.toml holds the committed generic rules: git checkout netlify.toml puts them back)" : "") +
       (only > 0 ? ` (${plural(only, "more rule")} for values _redirects cannot hold)` : "")
     );
   },

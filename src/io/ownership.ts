@@ -58,7 +58,8 @@ export async function assertReplaceable(check: OutputCheck): Promise<void> {
   // The advice names a folder that is neither the refused one nor one it protects.
   const protectedDirs = await Promise.all((check.protect ?? []).map((p) => resolveReal(p.dir)));
   const candidates = check.kind === "build" ? [DEFAULTS.dist, "site", "public"] : [check.kind, `${check.kind}-new`];
-  const suggestion = candidates.find((c) => ![out, ...protectedDirs].includes(path.resolve(check.cwd ?? process.cwd(), c))) ?? candidates[0];
+  const suggestion =
+    candidates.find((c) => ![out, ...protectedDirs].includes(path.resolve(check.cwd ?? process.cwd(), c))) ?? candidates[0];
   const refuse = (why: string, todo = `choose a new folder for ${check.option}, such as ${suggestion}`) => {
     throw new RefusedOutputError(`refusing to write to ${name}: ${why}; ${todo}.`);
   };

@@ -93,7 +93,7 @@ export function longHostileValues(seed: number, count = 14): string[] {
     return (state >>> 0) / 2 ** 32;
   };
   const pools = [
-    ' "\'{}$%;#\\&=?+/:',
+    " \"'{}$%;#\\&=?+/:",
     "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-._~",
     "\u0001\u0009\u000a\u000d\u001b\u007f\u0085\u00a0",
     "éÄçøñ€‰\u2028\u2029\ufeff",
