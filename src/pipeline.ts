@@ -1,9 +1,10 @@
 import { DEFAULTS } from "./core/defaults.ts";
 import { existsSync } from "node:fs";
-import { stat } from "node:fs/promises";
+import { mkdir, stat, writeFile } from "node:fs/promises";
 import path from "node:path";
 import type { DumpSummary } from "./core/model.ts";
 import { buildModel, type Model } from "./core/model.ts";
+import { snapshotListing } from "./core/pages.ts";
 import { outputFiles, placeholderValues, type PlaceholderValues } from "./core/plan.ts";
 import { InvalidDumpError, type Problem } from "./core/problems.ts";
 import { assertFreifunkApi } from "./core/freifunk-api.ts";
@@ -169,7 +170,7 @@ export async function build(
       await writeMarker(dir, "build");
       await writeBuildRecord(dir, dump, extra?.files ?? []);
       const carry = options.carry ?? options.out;
-      if (!snapshot) return carrySnapshots(carry, dir);
+      if (!snapshot) return carrySnapshots(carry, dir).then(() => emptySnapshotFolder(dir));
       progress?.({ stage: "snapshots", done: 0 });
       // Without --previous, the history comes from the output being replaced.
       const previous =
@@ -199,6 +200,14 @@ export async function build(
   } finally {
     lock?.release();
   }
+}
+
+/** The snapshots folder's page before a first snapshot, so that the landing page's link answers (the snapshot writers replace it). */
+async function emptySnapshotFolder(dir: string): Promise<void> {
+  const page = path.join(dir, SNAPSHOT_DIR, SNAPSHOT_FILES.listing);
+  if (existsSync(page)) return;
+  await mkdir(path.dirname(page), { recursive: true });
+  await writeFile(page, snapshotListing({ snapshots: [] }));
 }
 
 /** The output's lock (io/lock.ts), when its folder's parent exists: a failed build makes no folder. */

@@ -3,6 +3,7 @@ import { copyFileSync, cpSync, existsSync, mkdirSync, readFileSync, writeFileSyn
 import path from "node:path";
 import fg from "fast-glob";
 import { describe, expect, it } from "vitest";
+import { build, startPreview } from "../src/index.ts";
 import { cli, tempDir } from "./support/tree.ts";
 
 /**
@@ -73,4 +74,44 @@ describe("build's hint for Netlify works where it is printed (item 1)", () => {
       expect([ran.status, ran.stderr]).toEqual([0, expect.any(String)]);
       expect(readFileSync(path.join(work, "netlify.toml"), "utf8")).not.toBe(readFileSync(path.join(ROOT, "netlify.toml"), "utf8"));
     });
+});
+
+describe("the snapshots link before a first snapshot (item 5)", () => {
+  it("answers /snapshots/ with a page that says none is published yet; the snapshot command replaces it", async () => {
+    const out = path.join(tempDir(), "dist");
+    await build({ data: DATA, out });
+    const preview = await startPreview({ dir: out, port: 0 });
+    try {
+      expect(await (await fetch(`${preview.url}/`)).text()).toContain('<a href="/snapshots/">');
+      const r = await fetch(`${preview.url}/snapshots/`);
+      expect([r.status, r.headers.get("content-type")]).toEqual([200, expect.stringMatching(/^text\/html/)]);
+      expect(await r.text()).toContain("publishes no snapshots yet");
+    } finally {
+      await preview.close();
+    }
+    expect(cli(["snapshot", "--dist", out, "--data", DATA, "-q"]).status).toBe(0);
+    expect(readFileSync(path.join(out, "snapshots", "index.html"), "utf8")).toContain("SHA256SUMS");
+  });
+});
+
+describe("preview of a folder that holds no build (item 6)", () => {
+  it("is refused with the folder named, exit 2", () => {
+    const dir = tempDir();
+    writeFileSync(path.join(dir, "index.html"), "<p>mine</p>");
+    const r = cli(["preview", "--dir", dir, "--port", "0"]);
+    expect([r.status, r.stderr]).toEqual([
+      2,
+      `mesh-api: nothing to serve: ${dir} holds no build of mesh-api (no .mesh-api-output file in it); run build --out ${dir} first, or name the build's folder with --dir\n`,
+    ]);
+  });
+});
+
+describe("exit status 1 of check (item 9)", () => {
+  it("is documented in the README as what check returns for a site that differs", () => {
+    const readme = readFileSync(new URL("../README.md", import.meta.url), "utf8").replace(/\s+/g, " ");
+    expect(readme).toMatch(/`1` invalid input \([^)]*\) or, for `check`, a site that answers differently from the build/);
+    expect(readFileSync(new URL("../src/cli/check.ts", import.meta.url), "utf8")).toMatch(
+      /exit 0 when every route came back identical, 1 when one did not/,
+    );
+  });
 });

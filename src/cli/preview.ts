@@ -2,6 +2,7 @@ import { stat } from "node:fs/promises";
 import type { Command } from "commander";
 import { DEFAULTS } from "../core/defaults.ts";
 import { startPreview, type Preview } from "../serve/preview.ts";
+import { MARKER, owned } from "../io/ownership.ts";
 import { UsageError } from "./exit.ts";
 import { port, quietOption } from "./options.ts";
 
@@ -19,6 +20,11 @@ export function register(program: Command): void {
       if (!(await stat(opts.dir).catch(() => undefined))?.isDirectory()) {
         throw new UsageError(`nothing to serve: ${opts.dir} is not a folder; run build first, or name the build's folder with --dir`);
       }
+      // Any other folder would be served as if it were the API: its 404s and missing files would mislead.
+      if ((await owned(opts.dir).catch(() => undefined)) !== "build")
+        throw new UsageError(
+          `nothing to serve: ${opts.dir} holds no build of mesh-api (no ${MARKER} file in it); run build --out ${opts.dir} first, or name the build's folder with --dir`,
+        );
       try {
         preview = await startPreview({ ...opts, log: opts.quiet ? undefined : (line) => process.stderr.write(line + "\n") });
       } catch (err) {

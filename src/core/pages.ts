@@ -224,6 +224,12 @@ export interface SnapshotListing {
 
 /** `/snapshots/`: every archive kept, newest first, with its size and SHA-256; links are relative to the folder. */
 export function snapshotListing(index: SnapshotListing): string {
+  // Before a first snapshot the folder holds this page alone: the landing page's link is no 404.
+  if (index.snapshots.length === 0)
+    return page("Snapshots — Mesh Network Topology Read API v1", [
+      "<h1>Snapshots</h1>",
+      `<p>This site publishes no snapshots yet: archives of the topology dump and of its API tree, one a day, appear here once the site's operator writes them (<code>build --snapshot</code> or <code>snapshot</code>). Back to <a href="../">the landing page</a>.</p>`,
+    ]);
   const rows = index.snapshots.flatMap((s) =>
     s.files.map(
       (f) =>
