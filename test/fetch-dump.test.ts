@@ -193,7 +193,7 @@ describe("fetch-dump verifies what snapshot publishes", () => {
     const site = await serve({ "/top.tar.gz": readFileSync(top) });
     try {
       const out = path.join(tempDir(), "dump");
-      const r = await run(["fetch-dump", `${site.url}/top.tar.gz`, "--out", out, "-q"]);
+      const r = await run(["fetch-dump", `${site.url}/top.tar.gz`, "--out", out, "-q", "--allow-unverified"]);
       expect(r.status, r.stderr).toBe(0);
       expect(dumpDigest(out)).toEqual(treeDigest(DATA));
       expect(leftovers(out)).toEqual([]);
@@ -303,14 +303,20 @@ describe("fetch-dump verifies what snapshot publishes", () => {
     }
   });
 
-  it("unpacks an archive published without any checksum, with a warning that it was not verified (even with -q)", async () => {
+  it("refuses an archive published without any checksum (issue 28, item 8); with --allow-unverified unpacks it with a warning (even with -q)", async () => {
     const site = await serve({ [`/${dumpFile}`]: dumpBytes });
     try {
       const out = path.join(tempDir(), "dump");
-      const r = await run(["fetch-dump", `${site.url}/${dumpFile}`, "--out", out, "-q"]);
+      const refused = await run(["fetch-dump", `${site.url}/${dumpFile}`, "--out", out, "-q"]);
+      expect(refused.status).toBe(1);
+      expect(refused.stderr).toBe(
+        `mesh-api: ${site.url}/${dumpFile} cannot be verified: neither ${site.url}/${dumpFile}.sha256 nor ${site.url}/SHA256SUMS is published (HTTP 404); publish one of them beside it, or fetch it unverified with --allow-unverified; nothing was unpacked\n`,
+      );
+      expect(existsSync(out)).toBe(false);
+      const r = await run(["fetch-dump", `${site.url}/${dumpFile}`, "--out", out, "-q", "--allow-unverified"]);
       expect(r.status, r.stderr).toBe(0);
       expect(r.stderr).toBe(
-        `warning: ${site.url}/${dumpFile} was not verified: neither ${site.url}/${dumpFile}.sha256 nor ${site.url}/SHA256SUMS is published (HTTP 404); unpacking it anyway\n`,
+        `warning: ${site.url}/${dumpFile} was not verified: neither ${site.url}/${dumpFile}.sha256 nor ${site.url}/SHA256SUMS is published (HTTP 404); unpacking it anyway (--allow-unverified)\n`,
       );
       expect(dumpDigest(r.stdout.trim())).toEqual(treeDigest(DATA));
     } finally {
@@ -393,7 +399,9 @@ describe("fetch-dump failures leave --out as it was", () => {
         ["truncated.tar.gz", "the archive is truncated"],
       ];
       const outs = cases.map(() => path.join(tempDir(), "dump"));
-      const results = await Promise.all(cases.map(([file], i) => run(["fetch-dump", `${site.url}/${file}`, "--out", outs[i], "-q"])));
+      const results = await Promise.all(
+        cases.map(([file], i) => run(["fetch-dump", `${site.url}/${file}`, "--out", outs[i], "-q", "--allow-unverified"])),
+      );
       cases.forEach(([file, message], i) => {
         const r = results[i];
         expect(r.status, file).toBe(1);
@@ -504,8 +512,11 @@ describe("fetchDump (library)", () => {
       writeFileSync(path.join(out, MARKER), markerBody("dump"));
       writeFileSync(path.join(out, "previous.txt"), "kept\n");
       const before = state(out);
-      await expect(fetchDump(`${site.url}/e.tar.gz`, out)).rejects.toThrow(`${site.url}/e.tar.gz: unsafe path in archive: "../x"`);
-      await expect(fetchDump(`${site.url}/l.tar.gz`, out)).rejects.toThrow("unsupported entry in archive (symlink)");
+      const unverified = { allowUnverified: true };
+      await expect(fetchDump(`${site.url}/e.tar.gz`, out, unverified)).rejects.toThrow(
+        `${site.url}/e.tar.gz: unsafe path in archive: "../x"`,
+      );
+      await expect(fetchDump(`${site.url}/l.tar.gz`, out, unverified)).rejects.toThrow("unsupported entry in archive (symlink)");
       expect(state(out)).toEqual(before);
       expect(existsSync(path.join(path.dirname(out), "x"))).toBe(false);
       expect(leftovers(out)).toEqual([]);

@@ -14,12 +14,16 @@ export function register(program: Command): void {
     .addOption(
       neededOption("--out <dir>", "the dump folder to write (replaced only when absent, empty, or a dump written by mesh-api before)"),
     )
+    .option(
+      "--allow-unverified",
+      "unpack an archive published without <url>.sha256 or SHA256SUMS beside it (with a warning); by default it is refused",
+    )
     .addOption(quietOption())
-    .action(async (url: string, opts: { out: string; quiet?: boolean }) => {
+    .action(async (url: string, opts: { out: string; quiet?: boolean; allowUnverified?: boolean }) => {
       const existed = existsSync(opts.out);
       try {
         // The "not verified" warning is printed even with --quiet: it is about the data's integrity.
-        const dir = await fetchDump(url, opts.out, { log: (line) => log(opts, line), warn });
+        const dir = await fetchDump(url, opts.out, { log: (line) => log(opts, line), warn, allowUnverified: opts.allowUnverified });
         process.stdout.write(dir + "\n");
       } catch (err) {
         stopped(err, opts, `nothing was unpacked${existed ? ` and ${opts.out} was left as it was` : ""}`);

@@ -39,6 +39,8 @@ export interface FetchDumpOptions {
   readonly log?: (line: string) => void;
   /** lines that must be seen (an archive that could not be verified) */
   readonly warn?: (line: string) => void;
+  /** unpack an archive published without any checksum (with a warning); by default it is refused */
+  readonly allowUnverified?: boolean;
   /** for the ownership check; the process's own by default */
   readonly cwd?: string;
   readonly home?: string;
@@ -81,11 +83,17 @@ export async function fetchDump(url: string, out: string, options: FetchDumpOpti
           throw new FetchDumpError(`${url}: the download's SHA-256 ${got.sha256} does not match ${expected.source} (${expected.sha256})`);
         }
         log(`verified ${url} against ${expected.source}`);
+      } else if (!opts.allowUnverified) {
+        // Verification is the default: a dump served without any checksum is refused unless the
+        // operator says so. A checksum that exists and fails is an error either way.
+        throw new FetchDumpError(
+          `${url} cannot be verified: neither ${sha256Url(target)} nor ${sumsUrl(target)} is published (HTTP 404); ` +
+            "publish one of them beside it, or fetch it unverified with --allow-unverified",
+        );
       } else {
-        // A deliberate choice: a dump served without any checksum (a plain file host, an older
-        // publisher) is still usable, as it was before SHA256SUMS existed, but never silently. A checksum
-        // that exists and fails, or a server that answers anything but 404/410 for both, is an error.
-        warn(`${url} was not verified: neither ${sha256Url(target)} nor ${sumsUrl(target)} is published (HTTP 404); unpacking it anyway`);
+        warn(
+          `${url} was not verified: neither ${sha256Url(target)} nor ${sumsUrl(target)} is published (HTTP 404); unpacking it anyway (--allow-unverified)`,
+        );
       }
       let files: number;
       try {
