@@ -1,5 +1,7 @@
 import { Command } from "commander";
 import { SYNTH_MAX_APS, synthesize, writeSynthDump } from "../src/gen/synth.ts";
+import { constants } from "node:os";
+import { exitOnInterrupt } from "../src/io/interrupt.ts";
 import { assertReplaceable, RefusedOutputError } from "../src/io/ownership.ts";
 
 /**
@@ -25,6 +27,12 @@ if (!Number.isInteger(opts.aps) || opts.aps < 0 || opts.aps > SYNTH_MAX_APS)
   usage(`--aps must be a whole number from 0 to ${SYNTH_MAX_APS}`);
 if (!Number.isInteger(opts.seed)) usage("--seed must be a whole number");
 if (!Number.isInteger(opts.chunk) || opts.chunk < 1) usage("--chunk must be a whole number from 1 on");
+
+// Ctrl-C removes the folder being written and says what became of --out, as the command line does.
+exitOnInterrupt(
+  (line) => process.stderr.write(`\nsynth: ${line}\n`),
+  (signal) => process.exit(128 + constants.signals[signal]),
+);
 
 try {
   // Checked before the (long) synthesis; writeSynthDump checks again right before it writes.

@@ -1,9 +1,10 @@
 import { spawnSync } from "node:child_process";
-import { copyFileSync, cpSync, existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
+import { copyFileSync, cpSync, existsSync, mkdirSync, readFileSync, symlinkSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import fg from "fast-glob";
 import { describe, expect, it } from "vitest";
 import { build, startPreview } from "../src/index.ts";
+import { LockedError, lockOutput } from "../src/io/lock.ts";
 import { cli, tempDir } from "./support/tree.ts";
 
 /**
@@ -113,5 +114,22 @@ describe("exit status 1 of check (item 9)", () => {
     expect(readFileSync(new URL("../src/cli/check.ts", import.meta.url), "utf8")).toMatch(
       /exit 0 when every route came back identical, 1 when one did not/,
     );
+  });
+});
+
+describe("one lock per folder, whatever its name (item 11)", () => {
+  it("build and snapshot through a symbolic link and a relative path lock the same file", () => {
+    const work = tempDir();
+    const dist = path.join(work, "dist");
+    mkdirSync(dist);
+    symlinkSync(dist, path.join(work, "www"));
+    const held = lockOutput(dist, "dist");
+    try {
+      expect(() => lockOutput(path.join(work, "www"), "www")).toThrow(LockedError);
+      expect(() => lockOutput(path.join(work, "sub", "..", "dist"), "dist")).toThrow(LockedError);
+    } finally {
+      held.release();
+    }
+    lockOutput(path.join(work, "www"), "www").release();
   });
 });

@@ -11,7 +11,7 @@ import { ArchiveError, extractArchive } from "./archive.ts";
 import { assertReplaceable, writeMarker } from "./ownership.ts";
 import { onInterrupt } from "./interrupt.ts";
 import { describeNetworkError } from "./net.ts";
-import { replaceFolder } from "./swap.ts";
+import { removeWhileWritesSettle, replaceFolder } from "./swap.ts";
 
 const networkCause = (err: unknown) => describeNetworkError(err) ?? (err instanceof Error ? err.message : String(err));
 
@@ -71,7 +71,7 @@ export async function fetchDump(url: string, out: string, options: FetchDumpOpti
     const unpacked = `${tmp}.unpack`;
     const forget = onInterrupt(() => {
       rmSync(download, { force: true });
-      rmSync(unpacked, { recursive: true, force: true });
+      removeWhileWritesSettle(unpacked);
       return undefined;
     });
     try {

@@ -1,4 +1,4 @@
-import { readFileSync, renameSync, statSync, unlinkSync, writeFileSync } from "node:fs";
+import { readFileSync, realpathSync, renameSync, statSync, unlinkSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { onInterrupt } from "./interrupt.ts";
 import { RefusedOutputError } from "./ownership.ts";
@@ -38,8 +38,25 @@ const held = new Set<string>();
 const WRITING_MS = 5000;
 
 /** Takes the lock of the folder `target` (`name` is how the user named it, for the message). */
+/**
+ * The folder itself, whatever name it is given (a symbolic link, a relative path): build, snapshot
+ * and cycle lock the same file for the same folder. A folder not made yet, in its parent's real place.
+ */
+function realTarget(target: string): string {
+  try {
+    return realpathSync(target);
+  } catch {
+    try {
+      return path.join(realpathSync(path.dirname(path.resolve(target))), path.basename(target));
+    } catch {
+      return path.resolve(target);
+    }
+  }
+}
+
 export function lockOutput(target: string, name: string): OutputLock {
-  const file = path.join(path.dirname(target), `.${path.basename(target)}.lock`);
+  const real = realTarget(target);
+  const file = path.join(path.dirname(real), `.${path.basename(real)}.lock`);
   const body = JSON.stringify({ pid: process.pid, since: new Date().toISOString() } satisfies Holder) + "\n";
   for (let attempt = 0; ; attempt++) {
     try {

@@ -42,7 +42,7 @@ export async function replaceFolder<T>(target: string, fill: (tmp: string) => Pr
     const forget = onInterrupt(() => {
       if (old !== undefined)
         return `${target} already replaced${old ? `; its previous copy ${path.basename(old)} is removed by the next run` : ""}`;
-      rmSync(tmp, REMOVE);
+      removeWhileWritesSettle(tmp);
       return existed ? `previous output kept (${target} is as it was)` : `nothing written (${target} was not made)`;
     });
     try {
@@ -74,6 +74,26 @@ export async function replaceFolder<T>(target: string, fill: (tmp: string) => Pr
 
 /** Retries cover files a write still in flight adds while the folder is being removed. */
 const REMOVE = { recursive: true, force: true, maxRetries: 3 } as const;
+
+/**
+ * Removes a folder from inside a signal handler. The handler blocks the script, not the writes it
+ * had started: the file system's worker threads finish them meanwhile and may add a file to a folder
+ * being removed (ENOTEMPTY, seen on a loaded machine as "could not clean up"). So it tries again
+ * until those few writes have ended, for up to two seconds.
+ */
+export function removeWhileWritesSettle(dir: string): void {
+  const wait = new Int32Array(new SharedArrayBuffer(4));
+  for (let attempt = 0; ; attempt++) {
+    try {
+      rmSync(dir, REMOVE);
+      if (!existsSync(dir)) return;
+    } catch (err) {
+      if (attempt >= 100) throw err;
+    }
+    if (attempt >= 100) throw new Error(`${dir} is still there`);
+    Atomics.wait(wait, 0, 0, 20);
+  }
+}
 
 /**
  * Puts the complete folder `tmp` in the place of `target` with two renames: the old one is moved
