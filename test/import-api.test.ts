@@ -4,7 +4,8 @@ import type { AddressInfo } from "node:net";
 import path from "node:path";
 import { gunzipSync } from "node:zlib";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { build } from "../src/index.ts";
+import fg from "fast-glob";
+import { build, startPreview } from "../src/index.ts";
 import { BRAND_RULE } from "../src/core/settings.ts";
 import { apiToDump, detectBrand, detectDefaultStatus, importApi } from "../src/importers/api.ts";
 import { answerFromBuild, canonical, EXPECTED_OPENNET, mismatch, PUBLIC_SAMPLE, readExpected, type Answer } from "./support/expected.ts";
@@ -397,4 +398,35 @@ describe("import api: usage errors exit 2", () => {
     expect(r.status).toBe(2);
     expect(r.stderr).toContain("--out");
   });
+});
+
+describe("import api of a static copy (issue 28, item 7)", () => {
+  it("takes taken_at from the API root and the community from the nodelist: the mirror's build answers as the site it mirrors", async () => {
+    const out = path.join(tempDir(), "site");
+    await build({
+      data: `${PUBLIC_SAMPLE}dump`,
+      out,
+      settings: { communityName: "Opennet Initiative e.V.", communityUrl: "https://www.opennet-initiative.de/" },
+    });
+    const preview = await startPreview({ dir: out, port: 0 });
+    try {
+      const dump = path.join(tempDir(), "dump");
+      const r = await cliAsync(["import", "api", preview.url, "--out", dump, ...FAST]);
+      expect(r.status, r.stderr).toBe(0);
+      const network = JSON.parse(readFileSync(path.join(dump, "network.json"), "utf8")) as Record<string, unknown>;
+      expect([network.taken_at, network.name, network.community_url]).toEqual([
+        TAKEN_AT,
+        "Opennet Initiative e.V.",
+        "https://www.opennet-initiative.de/",
+      ]);
+      const mirror = path.join(tempDir(), "mirror");
+      await build({ data: dump, out: mirror });
+      // every status list and the nodelist the same bytes as the site's
+      const files = fg.sync(["api/v1/**/_q/**/status/*/index.json", "freifunk/dynamic/nodelist.json"], { cwd: out });
+      expect(files.length).toBeGreaterThan(20);
+      for (const f of files) expect(readFileSync(path.join(mirror, f), "utf8"), f).toBe(readFileSync(path.join(out, f), "utf8"));
+    } finally {
+      await preview.close();
+    }
+  }, 120_000);
 });

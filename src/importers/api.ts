@@ -1,8 +1,8 @@
 import { ACCESSPOINT_FIELDS, WIFI_FIELDS } from "../core/fields.ts";
 import { NETWORK_FORMAT } from "../core/schema.ts";
-import { urlFor } from "../core/routes.ts";
+import { fileFor, urlFor } from "../core/routes.ts";
 import { statusOf } from "../core/model.ts";
-import { BRAND_RULE, type DefaultStatus, isBrand, NEUTRAL_PREFIX } from "../core/settings.ts";
+import { BRAND_RULE, COMMUNITY_URL_PATTERN, type DefaultStatus, isBrand, NEUTRAL_PREFIX } from "../core/settings.ts";
 import { parseInstant } from "../core/timestamp.ts";
 import { httpUrl, type UrlNeed } from "../core/url.ts";
 import { describeNetworkError, withDeadline } from "../io/net.ts";
@@ -412,12 +412,18 @@ export function apiRoot(base: string): URL {
 
 export async function importApi(base: string, out: string, options: ImportApiOptions = {}): Promise<ImportApiResult> {
   const root = apiRoot(base);
-  const takenAt = importTime(options.at, (message) => new ImportApiError(message));
+  if (options.at !== undefined) importTime(options.at, (message) => new ImportApiError(message)); // refused before any request
   if (options.brand !== undefined && !isBrand(options.brand))
     throw new ImportApiError(`--brand ${JSON.stringify(options.brand)}: ${BRAND_RULE}`);
   await assertReplaceable({ out, option: "--out", kind: "dump", cwd: options.cwd, home: options.home });
 
   const log = options.log ?? (() => {});
+  // A static copy publishes when its data was taken (the API root's taken_at) and its community (the
+  // nodelist): a mirror keeps both, so its status lists are the site's. The original publishes neither.
+  const published = await publishedFacts(root, options);
+  const takenAt =
+    options.at !== undefined || published.takenAt === undefined ? importTime(options.at, (m) => new ImportApiError(m)) : published.takenAt;
+  if (published.takenAt !== undefined && options.at === undefined) log(`taken_at ${takenAt}, as ${root.href} says`);
   const urls = Object.fromEntries(Object.entries(API_LISTS).map(([k, p]) => [k, new URL(p, root).href])) as Record<ApiListName, string>;
   const lists: Partial<Record<ApiListName, unknown>> = {};
   for (const name of Object.keys(API_LISTS) as ApiListName[]) {
@@ -427,12 +433,13 @@ export async function importApi(base: string, out: string, options: ImportApiOpt
 
   let records: DumpRecords;
   try {
-    records = apiToDump(lists as ApiLists, { brand: options.brand, takenAt, name: options.name });
+    records = apiToDump(lists as ApiLists, { brand: options.brand, takenAt, name: options.name ?? published.name });
   } catch (err) {
     if (err instanceof ApiShapeError)
       throw new ImportApiError(`${urls[err.list]} ${err.message}; is ${base} the Mesh Network Topology API?`);
     throw err;
   }
+  if (published.communityUrl !== undefined) (records.network as Record<string, unknown>).community_url = published.communityUrl;
   const counts = await writeImportedDump(out, records, {
     sources: { accesspoints: urls.accesspoints, links: urls.links },
     verdict: `${base}: the API's data does not make a valid dump`,
@@ -445,6 +452,24 @@ export async function importApi(base: string, out: string, options: ImportApiOpt
     defaultStatus: records.defaultStatus,
     takenAt,
   };
+}
+
+/**
+ * What a site built by this tool publishes about its data beside the lists: `taken_at` in its API root,
+ * the community's name and address in its Freifunk nodelist. Anything else (the original's root, no
+ * nodelist, a value that is not one) is no fact; the mirror then records its own time and no name.
+ */
+async function publishedFacts(root: URL, options: ImportApiOptions): Promise<{ takenAt?: string; name?: string; communityUrl?: string }> {
+  const quiet = { ...options, retries: 0 };
+  const facts: { takenAt?: string; name?: string; communityUrl?: string } = {};
+  const rootJson = (await getJson(root.href, quiet).catch(() => undefined)) as { taken_at?: unknown } | undefined;
+  if (typeof rootJson?.taken_at === "string" && typeof parseInstant(rootJson.taken_at) !== "string") facts.takenAt = rootJson.taken_at;
+  const nodelist = (await getJson(new URL(fileFor("freifunkNodelist"), root).href, quiet).catch(() => undefined)) as
+    { community?: { name?: unknown; href?: unknown } } | undefined;
+  if (typeof nodelist?.community?.name === "string" && nodelist.community.name !== "") facts.name = nodelist.community.name;
+  if (typeof nodelist?.community?.href === "string" && COMMUNITY_URL_PATTERN.test(nodelist.community.href))
+    facts.communityUrl = nodelist.community.href;
+  return facts;
 }
 
 /** Fails the attempt; `retry` says whether another try may help (5xx, network errors, time-outs). */
