@@ -133,3 +133,49 @@ describe("one lock per folder, whatever its name (item 11)", () => {
     lockOutput(path.join(work, "www"), "www").release();
   });
 });
+
+describe("every problem located, consequences marked (item 3)", () => {
+  const dump = (aps: string[], links: unknown[]) => {
+    const dir = tempDir();
+    mkdirSync(path.join(dir, "accesspoints"));
+    mkdirSync(path.join(dir, "links"));
+    writeFileSync(path.join(dir, "accesspoints", "a.ndjson"), aps.join("\n") + "\n");
+    writeFileSync(path.join(dir, "links", "l.json"), JSON.stringify(links));
+    return dir;
+  };
+  const ap = (n: number) =>
+    JSON.stringify({
+      main_ip: `10.0.0.${n}`,
+      interfaces: [{ id: n, addresses: [{ id: n, address: `10.0.0.${n}`, netmask_prefixlen: 16 }] }],
+    });
+  const link = (id: number, a: number, b: number, quality = 0.5) => ({
+    id,
+    endpoints: [
+      { interface: a, quality },
+      { interface: b, quality },
+    ],
+  });
+
+  it("a broken NDJSON line: its file line and the column in it; the links to it marked as its consequences", () => {
+    const r = cli(["validate", "--data", dump([ap(1), ap(2), ap(3), ap(4), '{"main_ip":"10.0.0.5",,}'], [link(1, 1, 2), link(2, 5, 1)])]);
+    expect(r.status).toBe(1);
+    expect(r.stderr).toContain("accesspoints/a.ndjson:5 $: malformed JSON: Expected double-quoted property name at column 23\n");
+    expect(r.stderr).toContain(
+      "links/l.json [1] $.endpoints[0].interface: no interface has the id 5 (perhaps a consequence of the unreadable access point record at accesspoints/a.ndjson:5)\n",
+    );
+  });
+
+  it("a refused access point record: the links naming its interfaces say so", () => {
+    const bad = JSON.stringify({ main_ip: "10.0.0.9", owner: 7, interfaces: [{ id: 9, addresses: [] }] });
+    const r = cli(["validate", "--data", dump([ap(1), bad], [link(1, 9, 1)])]);
+    expect(r.stderr).toContain(
+      "links/l.json [0] $.endpoints[0].interface: no interface has the id 9 (a consequence of the error in the access point record at accesspoints/a.ndjson:2)\n",
+    );
+  });
+
+  it("a link with an error still counts for the duplicate ids", () => {
+    const r = cli(["validate", "--data", dump([ap(1), ap(2)], [link(3, 1, 2, 1.5), link(3, 2, 1)])]);
+    expect(r.stderr).toContain("links/l.json [0] $.endpoints[0].quality: quality must be between 0 and 1\n");
+    expect(r.stderr).toContain("links/l.json [1] $.id: duplicate link id 3 (first used at links/l.json [0])\n");
+  });
+});

@@ -59,21 +59,55 @@ export function validateDump(loaded: LoadedDump): Validation {
   return validator.finish(loaded);
 }
 
+/**
+ * What a record the schema refused still says, read as far as it can be: its ids and addresses take
+ * part in the uniqueness checks (a bad link must not hide a duplicate id), and a link that names one of
+ * them is reported as a consequence of that record's error, not as a problem of its own.
+ */
+export interface Rejected {
+  readonly source: Source;
+  readonly ids: { readonly link?: number; readonly mainIp?: string; readonly interfaces: number[]; readonly addresses: string[] };
+}
+
+function rejectedOf(kind: RawRecord["kind"], source: Source, value: unknown): Rejected {
+  const v = (value ?? {}) as Record<string, unknown>;
+  const interfaces: number[] = [];
+  const addresses: string[] = [];
+  if (kind === "accesspoint" && Array.isArray(v.interfaces))
+    for (const f of v.interfaces as Record<string, unknown>[]) {
+      if (Number.isSafeInteger(f?.id)) interfaces.push(f.id as number);
+      if (Array.isArray(f?.addresses))
+        for (const a of f.addresses as Record<string, unknown>[]) if (typeof a?.address === "string") addresses.push(a.address);
+    }
+  return {
+    source,
+    ids: {
+      ...(kind === "link" && Number.isSafeInteger(v.id) ? { link: v.id as number } : {}),
+      ...(kind === "accesspoint" && typeof v.main_ip === "string" ? { mainIp: v.main_ip } : {}),
+      interfaces,
+      addresses,
+    },
+  };
+}
+
 export function createValidator(): DumpValidator {
   const problems: Problem[] = [];
   const aps: { source: Source; ap: AccesspointRecord }[] = [];
   const links: { source: Source; link: LinkRecord }[] = [];
+  const rejected: Rejected[] = [];
   return {
     accept(record) {
       if (record.kind === "accesspoint") {
         const ap = check(accesspointSchema, "accesspoint", record.source, record.value, problems);
         if (ap) aps.push({ source: record.source, ap });
+        else rejected.push(rejectedOf("accesspoint", record.source, record.value));
       } else {
         const link = check(linkSchema, "link", record.source, record.value, problems);
         if (link) links.push({ source: record.source, link });
+        else rejected.push(rejectedOf("link", record.source, record.value));
       }
     },
-    finish: (loaded) => crossCheck(loaded, aps, links, problems),
+    finish: (loaded) => crossCheck(loaded, aps, links, problems, rejected),
   };
 }
 
@@ -82,6 +116,7 @@ function crossCheck(
   aps: { source: Source; ap: AccesspointRecord }[],
   links: { source: Source; link: LinkRecord }[],
   problems: Problem[],
+  rejected: readonly Rejected[] = [],
 ): Validation {
   problems.push(...loaded.problems);
   const error = (source: Source, path: string, message: string) => problems.push({ severity: "error", source, path, message });
@@ -109,6 +144,28 @@ function crossCheck(
   const interfaceId = unique<number>("interface id");
   const addressId = unique<number>("address id");
   const linkId = unique<number>("link id");
+
+  // Link ids in file order, the refused records' too: a record with an error must not hide a duplicate.
+  const linkIds = [
+    ...links.map(({ source, link }) => ({ source, id: link.id })),
+    ...rejected.flatMap((r) => (r.ids.link === undefined ? [] : [{ source: r.source, id: r.ids.link }])),
+  ].sort((a, b) => compareSources(a.source, b.source));
+  for (const { source, id } of linkIds) linkId(id, source, "$.id");
+  // What links may name of an access point record that was refused or could not be read: their
+  // errors are its consequences, and say so.
+  const refusedInterface = new Map<number, Source>();
+  const refusedAddress = new Map<string, Source>();
+  for (const r of rejected) {
+    for (const id of r.ids.interfaces) if (!refusedInterface.has(id)) refusedInterface.set(id, r.source);
+    for (const a of r.ids.addresses) if (!refusedAddress.has(a)) refusedAddress.set(a, r.source);
+  }
+  const unreadable = loaded.problems.find((p) => p.source.file.startsWith("accesspoints/"))?.source;
+  const consequence = (found: Source | undefined) =>
+    found
+      ? ` (a consequence of the error in the access point record at ${formatSource(found)})`
+      : unreadable
+        ? ` (perhaps a consequence of the unreadable access point record at ${formatSource(unreadable)})`
+        : "";
 
   const ownerOfInterface = new Map<number, string>();
   const holders = new Groups<string, { ifaceId: number; source: Source; path: string }>();
@@ -142,12 +199,13 @@ function crossCheck(
   const resolved: ResolvedLink[] = [];
   const pairs = new Groups<string, { id: number; source: Source }>();
   for (const { source, link } of links) {
-    linkId(link.id, source, "$.id");
     const endpoints: { interfaceId: number; quality: number }[] = [];
     link.endpoints.forEach((e, i) => {
       const id = e.interface ?? holderOf(e.address!);
-      if (id === undefined) error(source, `$.endpoints[${i}].address`, `no interface holds the address ${e.address}`);
-      else if (!ownerOfInterface.has(id)) error(source, `$.endpoints[${i}].interface`, `no interface has the id ${id}`);
+      if (id === undefined)
+        error(source, `$.endpoints[${i}].address`, `no interface holds the address ${e.address}${consequence(refusedAddress.get(e.address!))}`);
+      else if (!ownerOfInterface.has(id))
+        error(source, `$.endpoints[${i}].interface`, `no interface has the id ${id}${consequence(refusedInterface.get(id))}`);
       else endpoints.push({ interfaceId: id, quality: e.quality });
     });
     if (endpoints.length !== 2) continue;

@@ -172,7 +172,8 @@ async function readNdjson(full: string, file: string, kind: RecordKind, emit: (r
     try {
       emit({ kind, source, value: JSON.parse(text) });
     } catch (err) {
-      problems.push(problem(source, `malformed JSON: ${describeJsonError(err, text)}`));
+      // The record is the file's line the source names: the column within it, not a line of its own.
+      problems.push(problem(source, `malformed JSON: ${describeJsonError(err, text, true)}`));
     }
   };
   let parts: Buffer[] = [];
@@ -199,12 +200,13 @@ function stripBom(text: string): string {
 }
 
 /** Turns V8's "at position N" into line and column, which people can find in an editor. */
-function describeJsonError(err: unknown, text: string): string {
+function describeJsonError(err: unknown, text: string, oneLine = false): string {
   const message = err instanceof Error ? err.message : String(err);
   const m = /at position (\d+)/.exec(message);
   const base = message.replace(/ in JSON at position \d+.*$/s, "").replace(/^Unexpected/, "unexpected");
   if (!m) return base;
   const pos = Number(m[1]);
+  if (oneLine) return `${base} at column ${[...text.slice(0, pos)].length + 1}`;
   const before = text.slice(0, pos);
   const line = before.split("\n").length;
   const column = pos - before.lastIndexOf("\n");
