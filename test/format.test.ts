@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { megabytes, plural, progressLine, warningLines } from "../src/cli/format.ts";
+import { interruptLine, megabytes, plural, progressLine, warningLines } from "../src/cli/format.ts";
 import type { Problem } from "../src/core/problems.ts";
 
 /** The command line's words for people: counts, sizes, grouped warnings, the progress line. */
@@ -45,15 +45,21 @@ describe("text for people", () => {
     const writes: string[] = [];
     const tty = { isTTY: true, write: (s: string) => writes.push(s) } as unknown as NodeJS.WriteStream;
     const pipe = { isTTY: false, write: (s: string) => writes.push(s) } as unknown as NodeJS.WriteStream;
-    expect(progressLine(pipe, 0)).toBeUndefined();
-    const late = progressLine(tty, 60_000)!;
+    expect(progressLine(pipe, undefined, 0)).toBeUndefined();
+    const late = progressLine(tty, undefined, 60_000)!;
     late.update({ stage: "writing", done: 10 });
     late.done();
     expect(writes).toEqual([]);
-    const now = progressLine(tty, 0)!;
+    const now = progressLine(tty, ["reading", "writing", "snapshots"], 0)!;
     now.update({ stage: "writing", done: 12345 });
     now.done();
-    expect(writes[0]).toContain("writing: 12,345 files");
+    // the phase, as one of how many (issue 28, item 10)
+    expect(writes[0]).toBe("\r\x1b[2Kstep 2 of 3, writing the site: 12,345 files");
     expect(writes.at(-1)).toBe("\r\x1b[2K");
+  });
+
+  it("puts an interrupt on a line of its own on a terminal, over the progress line (issue 28, item 10)", () => {
+    expect(interruptLine("interrupted, nothing written", true)).toBe("\r\x1b[2Kmesh-api: interrupted, nothing written\n");
+    expect(interruptLine("interrupted", false)).toBe("mesh-api: interrupted\n");
   });
 });

@@ -81,7 +81,9 @@ export function register(program: Command): void {
     .action(async (opts: BuildOptions, command: Command) => {
       const started = performance.now();
       const existed = existsSync(opts.out);
-      const progress = opts.quiet ? undefined : progressLine(process.stderr);
+      const progress = opts.quiet
+        ? undefined
+        : progressLine(process.stderr, ["reading", "writing", ...(opts.snapshot ? (["snapshots"] as const) : [])]);
       try {
         // Options of --snapshot without it would do nothing: said, not ignored.
         const without = [command.getOptionValueSource("keep") === "cli" && "--keep", opts.previous !== undefined && "--previous"].filter(

@@ -56,23 +56,37 @@ export function warningCount(problems: readonly Problem[], hostWarnings: readonl
  * the stage and its count, redrawn at most every 200 ms on one line. Returns undefined when the
  * stream is not a terminal, so logs and CI output carry no progress.
  */
-export function progressLine(stream: NodeJS.WriteStream, delayMs = 2000): { update: (p: Progress) => void; done: () => void } | undefined {
+export function progressLine(
+  stream: NodeJS.WriteStream,
+  /** the stages this run goes through, in order: the line says which one of how many */
+  stages: readonly Progress["stage"][] = ["reading", "writing"],
+  delayMs = 2000,
+): { update: (p: Progress) => void; done: () => void } | undefined {
   if (!stream.isTTY) return undefined;
   const started = Date.now();
   let drawn = 0;
   let visible = false;
-  const nouns: Record<Progress["stage"], string> = { reading: "record", writing: "file", snapshots: "" };
+  const what: Record<Progress["stage"], (done: number) => string> = {
+    reading: (done) => `reading the dump: ${plural(done, "record")}`,
+    writing: (done) => `writing the site: ${plural(done, "file")}`,
+    snapshots: () => "writing the snapshot archives",
+  };
   return {
     update(p) {
       const now = Date.now();
       if (now - started < delayMs || now - drawn < 200) return;
       drawn = now;
       visible = true;
-      const what = p.stage === "snapshots" ? "writing snapshots" : `${p.stage}: ${plural(p.done, nouns[p.stage])}`;
-      stream.write(`\r\x1b[2K${what}`);
+      const step = stages.indexOf(p.stage);
+      stream.write(`\r\x1b[2K${step < 0 ? "" : `step ${step + 1} of ${stages.length}, `}${what[p.stage](p.done)}`);
     },
     done() {
       if (visible) stream.write("\r\x1b[2K");
     },
   };
+}
+
+/** What an interrupt says: on a terminal it may come while a progress line is drawn, so it clears that line first. */
+export function interruptLine(line: string, tty: boolean): string {
+  return `${tty ? "\r\x1b[2K" : ""}mesh-api: ${line}\n`;
 }

@@ -1,6 +1,7 @@
 #!/usr/bin/env node
 import { ended, interruptedCode } from "./exit.ts";
 import { exitOnInterrupt } from "../io/interrupt.ts";
+import { interruptLine } from "./format.ts";
 import { limitHeapGrowth } from "./memory.ts";
 import { createProgram } from "./program.ts";
 
@@ -8,7 +9,7 @@ import { createProgram } from "./program.ts";
 
 limitHeapGrowth();
 exitOnInterrupt(
-  (line) => process.stderr.write(`mesh-api: ${line}\n`),
+  (line) => process.stderr.write(interruptLine(line, process.stderr.isTTY)),
   (signal) => process.exit(interruptedCode(signal)),
 );
 

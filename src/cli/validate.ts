@@ -14,7 +14,7 @@ export function register(program: Command): void {
     .addOption(quietOption())
     .action(async (opts: { data: string } & ReportOptions) => {
       const started = performance.now();
-      const progress = opts.quiet ? undefined : progressLine(process.stderr);
+      const progress = opts.quiet ? undefined : progressLine(process.stderr, ["reading"]);
       const r = await validate({ data: opts.data, progress: progress?.update });
       progress?.done();
       report(r.problems, r.hostWarnings, opts);
