@@ -13,6 +13,7 @@ import { RULES } from "../src/core/routes.ts";
 import { OUTPUTS } from "../src/core/outputs/index.ts";
 import { PUBLIC_SAMPLE } from "./support/expected.ts";
 import { cli, cliAsync, tempDir } from "./support/tree.ts";
+import { FREIFUNK_API_SETTINGS } from "./support/site.ts";
 
 /** `mesh-api check` against the preview: identical for the build itself, named routes for an altered copy. */
 
@@ -23,7 +24,8 @@ let bad: Preview;
 
 beforeAll(async () => {
   out = path.join(tempDir(), "dist");
-  await build({ data: `${PUBLIC_SAMPLE}dump`, out });
+  // with the operator's Freifunk API file: every route of the table has a file to check
+  await build({ data: `${PUBLIC_SAMPLE}dump`, out, settings: FREIFUNK_API_SETTINGS });
   altered = path.join(tempDir(), "dist");
   cpSync(out, altered, { recursive: true });
   writeFileSync(path.join(altered, "api/v1/site/3/index.json"), "[]");

@@ -7,6 +7,7 @@ import { API_SERVED } from "../src/core/routes.ts";
 import type { SnapshotIndex } from "../src/publish/snapshot.ts";
 import { synthesize, writeSynthDump } from "../src/gen/synth.ts";
 import { cli, tempDir, treeDigest } from "./support/tree.ts";
+import { FREIFUNK_API_SETTINGS } from "./support/site.ts";
 
 /** Deterministic archives, verifiable sums, rebuildable dumps, and a history carried across deployments. */
 
@@ -53,11 +54,12 @@ describe("snapshots", () => {
   it("unpacking the dump archive and building from it reproduces api/ and the outputs beside it byte for byte", async () => {
     const data = await dumpTakenAt(21);
     const out = path.join(tempDir(), "dist");
-    await build({ data, out, snapshot: {} });
+    // with the operator's Freifunk API file: every output of API_SERVED is there
+    await build({ data, out, snapshot: {}, settings: FREIFUNK_API_SETTINGS });
     const unpacked = tempDir();
     execFileSync("tar", ["-xzf", path.join(out, "snapshots/mesh-topology-2026-11-21.tar.gz"), "-C", unpacked]);
     const again = path.join(tempDir(), "dist");
-    await build({ data: path.join(unpacked, "mesh-topology-2026-11-21"), out: again });
+    await build({ data: path.join(unpacked, "mesh-topology-2026-11-21"), out: again, settings: FREIFUNK_API_SETTINGS });
     // What the API archive holds: the API's files but the reference's, and the output records' beside it (API_SERVED).
     const apiFile = (f: string) =>
       (f.startsWith(API_SERVED.folder.slice(1)) && !f.startsWith(API_SERVED.except.slice(1))) || API_SERVED.files.includes(`/${f}`);
