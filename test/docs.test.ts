@@ -160,10 +160,13 @@ describe("the API reference (core/docs.ts)", () => {
       const op = page.locator(`#operations-${get.tags[0]}-${get.operationId}`);
       await op.locator(".opblock-summary-control").click();
       await op.locator(".parameters-container").waitFor();
-      const shown = await op
-        .locator("tr[data-param-name]")
-        .evaluateAll((rows) => rows.map((r) => `${r.getAttribute("data-param-name")}/${r.getAttribute("data-param-in")}`));
-      expect(shown.sort(), p).toEqual(want.sort());
+      // Swagger UI fills the table after the container appears (a loaded machine saw it half filled):
+      // wait for the rows to be the ones wanted, not for a time.
+      const shown = () =>
+        op
+          .locator("tr[data-param-name]")
+          .evaluateAll((rows) => rows.map((r) => `${r.getAttribute("data-param-name")}/${r.getAttribute("data-param-in")}`).sort());
+      await expect.poll(shown, { message: p, timeout: 15_000 }).toEqual(want.sort());
     }
     expect(errors).toEqual([]);
     await page.close();
