@@ -203,7 +203,11 @@ function crossCheck(
     link.endpoints.forEach((e, i) => {
       const id = e.interface ?? holderOf(e.address!);
       if (id === undefined)
-        error(source, `$.endpoints[${i}].address`, `no interface holds the address ${e.address}${consequence(refusedAddress.get(e.address!))}`);
+        error(
+          source,
+          `$.endpoints[${i}].address`,
+          `no interface holds the address ${e.address}${consequence(refusedAddress.get(e.address!))}`,
+        );
       else if (!ownerOfInterface.has(id))
         error(source, `$.endpoints[${i}].interface`, `no interface has the id ${id}${consequence(refusedInterface.get(id))}`);
       else endpoints.push({ interfaceId: id, quality: e.quality });
