@@ -184,12 +184,23 @@ export function firstSeenOf(ap: AccesspointEntry, model: Model): number | null {
 const MINUTE = 60_000_000;
 const DAY = 24 * 60 * MINUTE;
 
-/** online: seen in the last 30 minutes; flapping: 30 minutes to 30 days ago; offline: older, or never. */
+/**
+ * The original's status rule (oni_model/models.py), decided here once: the OpenAPI text and the docs
+ * say it from these numbers.
+ */
+export const STATUS_RULE = { onlineMinutes: 30, offlineDays: 30 } as const;
+
+/** The rule in words, for documents. */
+export const STATUS_RULE_TEXT =
+  `\`online\` seen less than ${STATUS_RULE.onlineMinutes} minutes before, ` +
+  `\`flapping\` ${STATUS_RULE.onlineMinutes} minutes to ${STATUS_RULE.offlineDays} days, \`offline\` older or never`;
+
+/** online: seen in the last 30 minutes; flapping: 30 minutes to 30 days ago; offline: older, or never (STATUS_RULE). */
 export function statusOf(seen: Instant | null, takenAt: Instant | null): Status {
   if (seen === null || takenAt === null) return "offline";
   const age = takenAt.micros - seen.micros;
-  if (age < 30 * MINUTE) return "online";
-  if (age <= 30 * DAY) return "flapping";
+  if (age < STATUS_RULE.onlineMinutes * MINUTE) return "online";
+  if (age <= STATUS_RULE.offlineDays * DAY) return "flapping";
   return "offline";
 }
 

@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { STATUSES } from "./model.ts";
+import { STATUS_RULE_TEXT, STATUSES } from "./model.ts";
 import { PREVIEW_ERRORS, responseSchemas, type ResponseSchemaName } from "./response-schemas.ts";
 import {
   API_HEADERS,
@@ -65,7 +65,7 @@ const queryDocs = ({ brand, defaultStatus }: SiteSettings): Readonly<Record<stri
     (defaultStatus === "all"
       ? "`all` or empty: no filter. "
       : `\`all\`: no filter; absent or empty: \`${defaultStatus}\` on the access point and link lists and an access point's links (this site's default). `) +
-    "Where a status filter is precomputed (lists, NetJSON), the status against the data's `taken_at`: `online` seen less than 30 minutes before, `flapping` 30 minutes to 30 days, `offline` older or never.",
+    `Where a status filter is precomputed (lists, NetJSON), the status against the data's \`taken_at\`: ${STATUS_RULE_TEXT}.`,
   data_format: "`geojson` (exactly, lower case): the list as a GeoJSON FeatureCollection (RFC 7946).",
   with_redundant_site_links:
     "`0`: without the links between two sites that more than one online link joins (every such link, whatever its own status); `status` then filters what remains.",
