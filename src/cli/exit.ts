@@ -1,13 +1,6 @@
 import { constants } from "node:os";
 import { CommanderError } from "commander";
-import { InvalidDumpError, UsageError } from "../core/problems.ts";
-import { UrlError } from "../core/url.ts";
-import { ImportApiError } from "../importers/api.ts";
-import { ImportOpennetError } from "../importers/opennet/index.ts";
-import { FetchDumpError } from "../io/fetch.ts";
-import { ConfigRefusedError } from "../live/cycle.ts";
-import { RefusedOutputError } from "../io/ownership.ts";
-import { UnreachableError } from "../publish/check.ts";
+import { CommandError, InvalidDumpError, UsageError } from "../core/problems.ts";
 import { report, type ReportOptions } from "./options.ts";
 
 /**
@@ -54,24 +47,21 @@ export function stopped(error: unknown, opts: ReportOptions, outcome: string): n
   throw new Stopped(error, outcome, opts);
 }
 
-/** A usage error: the run is refused before any work. */
-const USAGE = [UsageError, RefusedOutputError, UrlError];
-/** Bad input, in the dump or where it comes from: what was left alone is said after the message. */
-const INPUT = [InvalidDumpError, FetchDumpError, ImportApiError, ImportOpennetError, UnreachableError];
-
-const isOf = (classes: readonly (abstract new (...args: never[]) => Error)[], err: unknown) => classes.some((c) => err instanceof c);
+/** How the error ends the command: it says so itself (core/problems.ts CommandError); anything else is a failure of input. */
+const endingOf = (err: unknown) => (err instanceof CommandError ? err.ending : undefined);
 
 /** Says why the run ended (unless commander or the command already did) and returns its exit code. */
 export function ended(thrown: unknown, write = (text: string) => void process.stderr.write(text)): number {
   const err = thrown instanceof Stopped ? thrown.error : thrown;
   if (err instanceof CommanderError) return err.exitCode === 0 ? EXIT.ok : EXIT.usage; // commander has printed its message
   if (err instanceof ReportedFailure) return EXIT.invalid;
-  if (err instanceof ConfigRefusedError) {
-    write(`mesh-api: ${err.message}\n`);
+  const ending = endingOf(err);
+  if (ending === "configRefused") {
+    write(`mesh-api: ${(err as Error).message}\n`);
     return EXIT.configRefused;
   }
-  const usage = isOf(USAGE, err);
-  const outcome = thrown instanceof Stopped && isOf(INPUT, err) ? `; ${thrown.outcome}` : "";
+  const usage = ending === "usage";
+  const outcome = thrown instanceof Stopped && ending === "input" ? `; ${thrown.outcome}` : "";
   if (err instanceof InvalidDumpError) {
     // Each problem on its own line, then the verdict: the only message without the program's name.
     report(err.problems, [], thrown instanceof Stopped ? thrown.opts : {});

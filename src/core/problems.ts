@@ -44,8 +44,21 @@ export function compareSources(a: Source, b: Source): number {
   return (a.line ?? a.index ?? -1) - (b.line ?? b.index ?? -1);
 }
 
+/**
+ * How an error ends a command, carried by the error itself, so that the command line decides the code
+ * in one place without knowing every error of every layer (cli/exit.ts): "usage", refused before any
+ * work (exit 2); "input", bad input or a source that failed, with what was left alone said after it
+ * (exit 1); "configRefused", a cycle's build served while the web server refused its configuration (exit 3).
+ */
+export type Ending = "usage" | "input" | "configRefused";
+
+export abstract class CommandError extends Error {
+  abstract readonly ending: Ending;
+}
+
 /** Thrown for invalid input; carries every problem found, so the CLI can list them all. */
-export class InvalidDumpError extends Error {
+export class InvalidDumpError extends CommandError {
+  readonly ending = "input";
   constructor(readonly problems: readonly Problem[]) {
     const errors = problems.filter((p) => p.severity === "error").length;
     super(`the dump is invalid: ${errors} problem${errors === 1 ? "" : "s"}`);
@@ -57,7 +70,8 @@ export class InvalidDumpError extends Error {
  * Thrown when a command is given something it cannot work with at all (a dump folder that does not
  * exist, a file where a folder belongs): a usage error, one sentence, exit 2.
  */
-export class UsageError extends Error {
+export class UsageError extends CommandError {
+  readonly ending = "usage";
   constructor(message: string) {
     super(message);
     this.name = "UsageError";

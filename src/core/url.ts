@@ -1,3 +1,4 @@
+import { CommandError } from "./problems.ts";
 /**
  * The http(s) addresses commands are given (check's site, import api's API, fetch-dump's archive):
  * one rule and one wording for all of them, so a mistyped address gets the same kind of sentence, and
@@ -17,7 +18,8 @@ export interface UrlNeed {
 }
 
 /** An address a command cannot use: one sentence saying what is wrong and the form expected. The CLI exits 2. */
-export class UrlError extends Error {
+export class UrlError extends CommandError {
+  readonly ending = "usage";
   constructor(message: string) {
     super(message);
     this.name = "UrlError";

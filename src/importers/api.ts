@@ -1,3 +1,4 @@
+import { CommandError } from "../core/problems.ts";
 import { ACCESSPOINT_FIELDS, WIFI_FIELDS } from "../core/fields.ts";
 import { NETWORK_FORMAT } from "../core/schema.ts";
 import { fileFor, urlFor } from "../core/routes.ts";
@@ -44,7 +45,8 @@ const LIST_NOUNS: Readonly<Record<ApiListName, string>> = {
 };
 
 /** The base URL's answer is not what the API gives: the CLI prints the message and exits 1. */
-export class ImportApiError extends Error {
+export class ImportApiError extends CommandError {
+  readonly ending = "input";
   constructor(message: string) {
     super(message);
     this.name = "ImportApiError";

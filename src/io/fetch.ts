@@ -1,3 +1,4 @@
+import { CommandError } from "../core/problems.ts";
 import { createHash } from "node:crypto";
 import { SNAPSHOT_DIR, SNAPSHOT_FILES, snapshotArchive } from "../core/routes.ts";
 import { httpUrl, urlError, type UrlNeed } from "../core/url.ts";
@@ -47,7 +48,8 @@ export interface FetchDumpOptions {
 }
 
 /** The download, its checksum or the archive is at fault: the CLI prints the message and exits 1. */
-export class FetchDumpError extends Error {
+export class FetchDumpError extends CommandError {
+  readonly ending = "input";
   constructor(message: string) {
     super(message);
     this.name = "FetchDumpError";

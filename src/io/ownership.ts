@@ -1,3 +1,4 @@
+import { CommandError } from "../core/problems.ts";
 import { DEFAULTS } from "../core/defaults.ts";
 import { readdir, readFile, realpath, stat, writeFile } from "node:fs/promises";
 import os from "node:os";
@@ -26,7 +27,8 @@ export async function writeMarker(dir: string, kind: OutputKind): Promise<void> 
 }
 
 /** A usage error: the command was asked to write where it must not. The CLI exits 2. */
-export class RefusedOutputError extends Error {
+export class RefusedOutputError extends CommandError {
+  readonly ending = "usage";
   constructor(message: string) {
     super(message);
     this.name = "RefusedOutputError";

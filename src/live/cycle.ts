@@ -1,3 +1,4 @@
+import { CommandError } from "../core/problems.ts";
 import { execFile } from "node:child_process";
 import { createHash } from "node:crypto";
 import { mkdir, readdir, readFile, readlink, rename, rm, stat, symlink, writeFile } from "node:fs/promises";
@@ -102,7 +103,8 @@ const KINDS = ["olsr", "wiki", "ondataservice"] as const;
 type Kind = (typeof KINDS)[number];
 
 /** The configuration was not accepted by the server: the build is served, the previous configuration kept. */
-export class ConfigRefusedError extends Error {
+export class ConfigRefusedError extends CommandError {
+  readonly ending = "configRefused";
   constructor(message: string) {
     super(message);
     this.name = "ConfigRefusedError";

@@ -1,3 +1,4 @@
+import { CommandError } from "../core/problems.ts";
 import { readFile } from "node:fs/promises";
 import path from "node:path";
 import fg from "fast-glob";
@@ -54,7 +55,8 @@ export interface CheckOptions {
 }
 
 /** The host could not be reached at all (the first request failed with a network error). The CLI exits 1. */
-export class UnreachableError extends Error {
+export class UnreachableError extends CommandError {
+  readonly ending = "input";
   constructor(
     readonly base: string,
     readonly reason: string,

@@ -1,5 +1,7 @@
+import { CommandError } from "../../core/problems.ts";
 /** A source the import cannot read: the CLI prints the message and exits 1. */
-export class ImportOpennetError extends Error {
+export class ImportOpennetError extends CommandError {
+  readonly ending = "input";
   constructor(message: string) {
     super(message);
     this.name = "ImportOpennetError";
