@@ -165,12 +165,18 @@ export async function build(
     const { snapshot, progress } = options;
     const dump = await dumpEntry(options.data, result.dumpFiles);
     let written: SnapshotWritten | undefined;
+    let placeholder = false;
     const finish = async (dir: string) => {
       if (extra) await copyExtra(extra.dir, extra.files, dir);
       await writeMarker(dir, "build");
       await writeBuildRecord(dir, dump, extra?.files ?? []);
       const carry = options.carry ?? options.out;
-      if (!snapshot) return carrySnapshots(carry, dir).then(() => emptySnapshotFolder(dir));
+      if (!snapshot) {
+        // The history the replaced output held, if it held any; else the page that says there is none yet.
+        if (existsSync(path.join(carry, SNAPSHOT_DIR, SNAPSHOT_FILES.index))) return carrySnapshots(carry, dir);
+        placeholder = await emptySnapshotFolder(dir);
+        return;
+      }
       progress?.({ stage: "snapshots", done: 0 });
       // Without --previous, the history comes from the output being replaced.
       const previous =
@@ -195,7 +201,7 @@ export async function build(
       recycle: options.recycle,
     });
     // the operator's extra files are files of the site too
-    const files = output.files + (extra?.files.length ?? 0);
+    const files = output.files + (extra?.files.length ?? 0) + (placeholder ? 1 : 0);
     return { ...result, output: { ...output, files }, values, ...(written ? { snapshot: written } : {}) };
   } finally {
     lock?.release();
@@ -203,11 +209,12 @@ export async function build(
 }
 
 /** The snapshots folder's page before a first snapshot, so that the landing page's link answers (the snapshot writers replace it). */
-async function emptySnapshotFolder(dir: string): Promise<void> {
+async function emptySnapshotFolder(dir: string): Promise<boolean> {
   const page = path.join(dir, SNAPSHOT_DIR, SNAPSHOT_FILES.listing);
-  if (existsSync(page)) return;
+  if (existsSync(page)) return false;
   await mkdir(path.dirname(page), { recursive: true });
   await writeFile(page, snapshotListing({ snapshots: [] }));
+  return true;
 }
 
 /** The output's lock (io/lock.ts), when its folder's parent exists: a failed build makes no folder. */
