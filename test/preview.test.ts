@@ -24,7 +24,7 @@ beforeAll(async () => {
   const site = await sampleSite();
   ({ out, preview, port } = site);
   model = site.result.model!;
-  mkdirSync(path.join(out, "snapshots"));
+  mkdirSync(path.join(out, "snapshots"), { recursive: true }); // the build holds its placeholder page
   writeFileSync(path.join(out, "snapshots/readme.txt"), "static file");
 });
 
@@ -314,7 +314,10 @@ describe("ways in: the landing page, the API root, JSON 404s", () => {
   });
 
   it("answers a folder without an index.html with the JSON 404, and one with it without its slash by a redirect", async () => {
-    const r = await get("/snapshots/");
+    // a folder of files without a page (the snapshots folder has one: its placeholder)
+    mkdirSync(path.join(out, "files"));
+    writeFileSync(path.join(out, "files/readme.txt"), "static file");
+    const r = await get("/files/");
     expect(r.status).toBe(404);
     expectApiHeaders(r);
     mkdirSync(path.join(out, "pages"));
