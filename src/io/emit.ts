@@ -84,7 +84,10 @@ async function takeOver(root: string): Promise<Map<string, string> | undefined> 
   }
   // Gone before any write: a tree interrupted from here on has no digests, so it is never trusted again.
   await rm(file);
-  for (const extra of (await readBuildRecord(root))?.extra ?? []) await rm(path.join(root, extra), { force: true });
+  for (const extra of (await readBuildRecord(root))?.extra ?? []) {
+    const file = path.join(root, extra);
+    if (file.startsWith(root + path.sep)) await rm(file, { force: true });
+  }
   const tops = new Set([...known.keys()].map((f) => f.split("/").find((part) => part !== "")));
   for (const name of names) if (!tops.has(name)) await rm(path.join(root, name), { recursive: true, force: true });
   return known;
