@@ -1,4 +1,3 @@
-import { CommandError } from "../core/problems.ts";
 import { ACCESSPOINT_FIELDS, WIFI_FIELDS } from "../core/fields.ts";
 import { NETWORK_FORMAT } from "../core/schema.ts";
 import { fileFor, urlFor } from "../core/routes.ts";
@@ -9,6 +8,7 @@ import { httpUrl, type UrlNeed } from "../core/url.ts";
 import { describeNetworkError, withDeadline } from "../io/net.ts";
 import { assertReplaceable } from "../io/ownership.ts";
 import { importTime, writeImportedDump } from "../io/write-dump.ts";
+import { CommandError } from "../core/problems.ts";
 
 /**
  * `import api`: mirrors a running instance of the original dynamic API ("Geronimo",

@@ -1,4 +1,3 @@
-import { CommandError } from "../core/problems.ts";
 import { createHash } from "node:crypto";
 import { SNAPSHOT_DIR, SNAPSHOT_FILES, snapshotArchive } from "../core/routes.ts";
 import { httpUrl, urlError, type UrlNeed } from "../core/url.ts";
@@ -13,6 +12,7 @@ import { assertReplaceable, writeMarker } from "./ownership.ts";
 import { onInterrupt } from "./interrupt.ts";
 import { describeNetworkError } from "./net.ts";
 import { removeWhileWritesSettle, replaceFolder } from "./swap.ts";
+import { CommandError } from "../core/problems.ts";
 
 const networkCause = (err: unknown) => describeNetworkError(err) ?? (err instanceof Error ? err.message : String(err));
 

@@ -1,9 +1,9 @@
-import { CommandError } from "../core/problems.ts";
 import { DEFAULTS } from "../core/defaults.ts";
 import { readdir, readFile, realpath, stat, writeFile } from "node:fs/promises";
 import os from "node:os";
 import path from "node:path";
 import { API, API_DIR, FILES, SNAPSHOT_DIR } from "../core/routes.ts";
+import { CommandError } from "../core/problems.ts";
 
 /**
  * Which folders a command may replace. A command writes only into a folder that is absent, empty, or

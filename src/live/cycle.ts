@@ -1,4 +1,3 @@
-import { CommandError } from "../core/problems.ts";
 import { execFile } from "node:child_process";
 import { createHash } from "node:crypto";
 import { mkdir, readdir, readFile, readlink, rename, rm, stat, symlink, writeFile } from "node:fs/promises";
@@ -13,6 +12,7 @@ import { assertReplaceable, owned, RefusedOutputError, writeMarker } from "../io
 import { build } from "../pipeline.ts";
 import { assertFreifunkApi } from "../core/freifunk-api.ts";
 import { NODELIST } from "../core/outputs/nodelist.ts";
+import { CommandError } from "../core/problems.ts";
 
 /**
  * One run of the original's periodic job, for a timer to start every few minutes on the community's

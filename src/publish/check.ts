@@ -1,4 +1,3 @@
-import { CommandError } from "../core/problems.ts";
 import { readFile } from "node:fs/promises";
 import path from "node:path";
 import fg from "fast-glob";
@@ -8,6 +7,7 @@ import { DEFAULTS } from "../core/defaults.ts";
 import { httpUrl, urlError, type UrlNeed } from "../core/url.ts";
 import { loadRouting } from "../io/aliases.ts";
 import { describeNetworkError, withDeadline } from "../io/net.ts";
+import { CommandError } from "../core/problems.ts";
 
 /**
  * The live check: every list and filter route of a build, and a spread sample of its detail routes,
