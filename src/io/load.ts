@@ -207,10 +207,14 @@ function describeJsonError(err: unknown, text: string, oneLine = false): string 
   if (!m) return base;
   const pos = Number(m[1]);
   if (oneLine) return `${base} at column ${[...text.slice(0, pos)].length + 1}`;
-  const before = text.slice(0, pos);
-  const line = before.split("\n").length;
-  const column = pos - before.lastIndexOf("\n");
+  const { line, column } = lineAndColumn(text, pos);
   return `${base} at line ${line}, column ${column}`;
+}
+
+/** A position in a text (V8's "at position N" of a JSON error) as the line and column an editor shows. */
+export function lineAndColumn(text: string, pos: number): { line: number; column: number } {
+  const before = text.slice(0, pos);
+  return { line: before.split("\n").length, column: pos - before.lastIndexOf("\n") };
 }
 
 function problem(source: Source, message: string): Problem {

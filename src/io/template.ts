@@ -1,5 +1,6 @@
 import { readFile } from "node:fs/promises";
 import { UsageError } from "../core/problems.ts";
+import { lineAndColumn } from "./load.ts";
 
 /**
  * A JSON object the operator keeps in a file (the Freifunk API template): read before any work, with
@@ -17,8 +18,8 @@ export async function readJsonObject(file: string, option: string): Promise<Reco
     const at = /position (\d+)/.exec(message);
     let where = "";
     if (at) {
-      const before = text.slice(0, Number(at[1])).split("\n");
-      where = ` at line ${before.length}, column ${before.at(-1)!.length + 1}`;
+      const { line, column } = lineAndColumn(text, Number(at[1]));
+      where = ` at line ${line}, column ${column}`;
     }
     throw new UsageError(`${option} ${file}: not JSON${where}: ${message.replace(/ in JSON at position \d+.*$/, "")}`);
   }
