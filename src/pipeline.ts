@@ -15,7 +15,7 @@ import { HOSTS } from "./hosts/index.ts";
 import { emitTree, type EmitOptions, type EmitResult } from "./io/emit.ts";
 import { lockOutput, type OutputLock } from "./io/lock.ts";
 import { loadDump } from "./io/load.ts";
-import type { CheckedDump } from "./io/write-dump.ts";
+import type { CheckedDump, Handover } from "./io/write-dump.ts";
 import { assertReplaceable, owned, RefusedOutputError, writeMarker } from "./io/ownership.ts";
 import { API_DIR, SNAPSHOT_DIR, SNAPSHOT_FILES } from "./core/routes.ts";
 import { readFirstSeen } from "./io/history.ts";
@@ -61,7 +61,7 @@ export interface SettingsOptions {
 
 /** The dump at `data` as the import that has just written it validated it (io/write-dump.ts): not read again. */
 export interface CheckedOption {
-  readonly checked?: CheckedDump;
+  readonly checked?: Handover<CheckedDump>;
 }
 
 export async function validate(options: { data: string } & SettingsOptions & PipelineOptions & CheckedOption): Promise<ValidateResult> {
@@ -96,8 +96,9 @@ export async function validate(options: { data: string } & SettingsOptions & Pip
 async function readModel(
   options: { data: string } & SettingsOptions & PipelineOptions & CheckedOption,
 ): Promise<{ files: readonly string[]; model?: Model; problems: readonly Problem[]; takenAt: string | null }> {
-  if (options.checked) {
-    const { dump, files } = options.checked;
+  const checked = options.checked?.take();
+  if (checked) {
+    const { dump, files } = checked;
     return { files, model: buildModel(dump, options.settings), problems: [], takenAt: dump.takenAt?.text ?? null };
   }
   // Records are validated as they are read, so the raw parse of the whole dump is never held at once.

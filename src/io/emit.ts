@@ -1,4 +1,4 @@
-import { createHash } from "node:crypto";
+import { createHash, hash as digest } from "node:crypto";
 import { mkdir, open, readdir, readFile, rename, rm, rmdir, unlink, writeFile } from "node:fs/promises";
 import { replaceFolder, type ReplaceOptions } from "./swap.ts";
 import type { OutputLock } from "./lock.ts";
@@ -58,7 +58,8 @@ export async function emitTree(out: string, files: Iterable<OutputFile>, options
 
 const DIGESTS = FILES.fileDigests.slice(1);
 const DIGESTS_FORMAT = "mesh-api-files/1";
-const digestOf = (data: Buffer) => createHash("sha1").update(data).digest("base64url");
+// the one-shot form: half the cost of a Hash object per file, for the hundreds of thousands a build writes
+const digestOf = (data: Buffer) => digest("sha1", data, "base64url");
 
 /**
  * The digests of a recycled tree's files, which stay where they are; what the build's finish writes

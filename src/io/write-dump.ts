@@ -25,9 +25,26 @@ export interface ImportedCounts {
   readonly links: number;
   /**
    * The dump as its checks validated it, and the files it was written to: a build that follows at
-   * once (`cycle`) takes it instead of reading and validating the same records again.
+   * once (`cycle`) takes it instead of reading and validating the same records again. Taken once, so
+   * that the records are not held while the build writes (a fresh build lets them go too).
    */
-  readonly checked: CheckedDump;
+  readonly checked: Handover<CheckedDump>;
+}
+
+/** A value the first `take` gets; from then on nothing holds it through this. */
+export interface Handover<T> {
+  take(): T | undefined;
+}
+
+function handOver<T>(value: T): Handover<T> {
+  let held: T | undefined = value;
+  return {
+    take() {
+      const taken = held;
+      held = undefined;
+      return taken;
+    },
+  };
 }
 
 export interface CheckedDump {
@@ -81,7 +98,7 @@ export async function writeImportedDump(out: string, records: ImportedRecords, c
     accesspoints: records.accesspoints.length,
     interfaces: records.accesspoints.reduce((n, ap) => n + (ap.interfaces as unknown[]).length, 0),
     links: records.links.length,
-    checked: { dump: validation.dump, files: DUMP_FILES },
+    checked: handOver({ dump: validation.dump, files: DUMP_FILES }),
   };
 }
 

@@ -1,6 +1,6 @@
 import { readFile } from "node:fs/promises";
 import { assertReplaceable } from "../../io/ownership.ts";
-import { importTime, writeImportedDump, type CheckedDump } from "../../io/write-dump.ts";
+import { importTime, writeImportedDump, type CheckedDump, type Handover } from "../../io/write-dump.ts";
 import { UsageError } from "../../core/problems.ts";
 import { fetchBytes } from "../../io/net.ts";
 import { updateSites } from "../opennet-sites.ts";
@@ -73,7 +73,7 @@ export interface ImportOpennetResult {
   /** how many sites the dump has */
   readonly sites: number;
   /** the dump as it was validated before it was written, for a build that follows at once */
-  readonly checked: CheckedDump;
+  readonly checked: Handover<CheckedDump>;
 }
 
 const isUrl = (source: string) => /^https?:\/\//i.test(source);
