@@ -5,23 +5,30 @@ import { requestsFromTree } from "../src/publish/check.ts";
 import { build } from "../src/index.ts";
 import { netlifyRules } from "../src/hosts/netlify.ts";
 import { limitHeapGrowth } from "../src/cli/memory.ts";
+import type { SiteSettings } from "../src/core/settings.ts";
 
 /**
  * One measured build, in a process of its own so that its peak RSS is its own: prints a JSON line.
  * With `rebuild` after the folders, a build over the previous output as the command line makes it
- * (the replaced output handed to a detached remover), without the layout count.
+ * (the replaced output handed to a detached remover), and with `timed` alone, without the layout count. A fourth argument
+ * gives the site settings as JSON (the cycle's row builds with the cycle's settings).
  */
 limitHeapGrowth(); // as the command line does
-const [data, out, mode] = process.argv.slice(2);
+const [data, out, mode, settings] = process.argv.slice(2);
 const started = performance.now();
-const r = await build({ data, out, removeOld: mode === "rebuild" ? "background" : "wait" });
+const r = await build({
+  data,
+  out,
+  removeOld: mode === "rebuild" ? "background" : "wait",
+  settings: settings ? (JSON.parse(settings) as Partial<SiteSettings>) : undefined,
+});
 execFileSync("sync"); // the files are written when they are on disk
 const seconds = (performance.now() - started) / 1000;
 const peakRssMiB = process.resourceUsage().maxRSS / 1024; // before the layout count below
 
 // What each kind of response costs the host: files and bytes (not timed).
 const layout: Record<string, { files: number; bytes: number }> = {};
-for (const q of mode === "rebuild" ? [] : await requestsFromTree(out)) {
+for (const q of mode === undefined || mode === "fresh" ? await requestsFromTree(out) : []) {
   const kind =
     q.kind === "link-detail"
       ? q.target.includes("-")

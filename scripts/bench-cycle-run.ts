@@ -1,6 +1,7 @@
 import { execFileSync } from "node:child_process";
 import { limitHeapGrowth } from "../src/cli/memory.ts";
 import { cycle } from "../src/live/cycle.ts";
+import { CYCLE_SETTINGS } from "./bench-cycle.ts";
 
 /**
  * One measured run of `cycle`, in a process of its own so that its peak RSS is its own: prints a JSON
@@ -17,7 +18,7 @@ const r = await cycle({
   sitesEvery: 10,
   at,
   keep: 30,
-  settings: { brand: "opennet", defaultStatus: "online" },
+  settings: CYCLE_SETTINGS,
 });
 execFileSync("sync"); // the files are written when they are on disk
 process.stdout.write(

@@ -23,6 +23,9 @@ export interface CycleRow {
   freshBuildPeakRssMiB: number;
 }
 
+/** The opennet community's settings, for the cycles and the fresh builds they are measured against alike. */
+export const CYCLE_SETTINGS = { brand: "opennet", defaultStatus: "online" } as const;
+
 const root = new URL("../", import.meta.url).pathname;
 const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
 const round = (x: number) => Math.round(x * 1000) / 1000;
@@ -68,7 +71,7 @@ export async function cycleRow(
     const out = path.join(dir, "fresh");
     rmSync(out, { recursive: true, force: true });
     spawnSync("sync");
-    const b = child("bench-build.ts", [path.join(state, "dump"), out]);
+    const b = child("bench-build.ts", [path.join(state, "dump"), out, "timed", JSON.stringify(CYCLE_SETTINGS)]);
     fresh.push(b);
     rmSync(out, { recursive: true, force: true });
     log(`  cycle ${step + 1} of ${aps}: ${c.seconds.toFixed(2)} s (${JSON.stringify(c.steps)}), fresh build ${b.seconds.toFixed(2)} s\n`);
