@@ -1,5 +1,5 @@
 import { spawnSync } from "node:child_process";
-import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
+import { closeSync, existsSync, mkdirSync, openSync, readdirSync, readFileSync, readSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { describe, expect, it } from "vitest";
 import { emitTree } from "../src/io/emit.ts";
@@ -162,10 +162,10 @@ describe("a recycled tree (cycle: the build before the served one becomes the ne
     );
   const inode = (f: string) => Number(spawnSync("stat", ["-c", "%i", f], { encoding: "utf8" }).stdout);
 
-  it("rewrites the changed files by a rename, keeps the same ones, removes the rest, and ends as a fresh tree would", async () => {
+  it("rewrites short changed files in place and long ones by a rename, keeps the same ones, removes the rest, and ends as a fresh tree would", async () => {
     const d = tempDir();
     const a = path.join(d, "a");
-    const big = "x".repeat(300_000); // more than one piece
+    const big = "x".repeat(300_000); // more than one piece, and longer than a server reads at once
     const finish = async (dir: string) => {
       mkdirSync(path.join(dir, "snapshots"));
       writeFileSync(path.join(dir, "snapshots", "index.json"), "[]");
@@ -177,20 +177,26 @@ describe("a recycled tree (cycle: the build before the served one becomes the ne
         { path: "/api/changed/index.json", body: "before" },
         { path: "/api/gone/deep/index.json", body: "gone" },
         { path: "/api/list/index.json", body: [Buffer.from(big), Buffer.from(big)] },
+        { path: "/api/grown/index.json", body: "short" },
       ],
       { recycle: {}, finish },
     );
-    const digests = JSON.parse(readFileSync(path.join(a, ".mesh-api-files.json"), "utf8")) as { files: Record<string, string> };
+    const digests = JSON.parse(readFileSync(path.join(a, ".mesh-api-files.json"), "utf8")) as { files: Record<string, [string, number]> };
     expect(Object.keys(digests.files)).toEqual([
       "/api/changed/index.json",
       "/api/gone/deep/index.json",
+      "/api/grown/index.json",
       "/api/list/index.json",
       "/api/same/index.json",
     ]);
+    const oldList = readFileSync(path.join(a, "api/list/index.json"));
+    expect(digests.files["/api/list/index.json"][1]).toBe(oldList.length);
     const same = inode(path.join(a, "api/same/index.json"));
     const changed = inode(path.join(a, "api/changed/index.json"));
-    // a reader of the old tree holds a file open across the rewrite
-    const held = readFileSync(path.join(a, "api/changed/index.json"), "utf8");
+    const list = inode(path.join(a, "api/list/index.json"));
+    const grown = inode(path.join(a, "api/grown/index.json"));
+    // a slow download of the old list holds it open across the rewrite
+    const reader = openSync(path.join(a, "api/list/index.json"), "r");
 
     const b = path.join(d, "b");
     const next = [
@@ -198,12 +204,20 @@ describe("a recycled tree (cycle: the build before the served one becomes the ne
       { path: "/api/changed/index.json", body: "after" },
       { path: "/api/new/index.json", body: "new" },
       { path: "/api/list/index.json", body: [Buffer.from(big), Buffer.from("y")] },
+      { path: "/api/grown/index.json", body: big },
     ];
     await emitTree(b, next, { recycle: { from: a }, finish });
     expect(existsSync(a)).toBe(false);
     expect(inode(path.join(b, "api/same/index.json"))).toBe(same);
-    expect(inode(path.join(b, "api/changed/index.json"))).not.toBe(changed);
-    expect(held).toBe("before");
+    // short before: rewritten where it is, whatever its new length
+    expect(inode(path.join(b, "api/changed/index.json"))).toBe(changed);
+    expect(inode(path.join(b, "api/grown/index.json"))).toBe(grown);
+    // long before: a new file renamed over it, and the reader reads the old one whole
+    expect(inode(path.join(b, "api/list/index.json"))).not.toBe(list);
+    const old = Buffer.alloc(oldList.length + 1000);
+    expect(readSync(reader, old, 0, old.length, 0)).toBe(oldList.length);
+    closeSync(reader);
+    expect(old.subarray(0, oldList.length)).toEqual(oldList);
     const fresh = path.join(d, "fresh");
     await emitTree(fresh, next, { recycle: {}, finish });
     expect(tree(b)).toEqual(tree(fresh));

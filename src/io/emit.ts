@@ -42,7 +42,7 @@ export async function emitTree(out: string, files: Iterable<OutputFile>, options
     out,
     async (tmp) => {
       const known = options.recycle ? await takeOver(tmp) : undefined;
-      const digests = options.recycle ? new Map<string, string>() : undefined;
+      const digests = options.recycle ? new Map<string, Written>() : undefined;
       const result = await writeAll(tmp, files, options.progress, digests && { known, digests });
       if (digests) {
         if (known) for (const file of known.keys()) if (!digests.has(file)) await removeStale(tmp, file);
@@ -57,7 +57,22 @@ export async function emitTree(out: string, files: Iterable<OutputFile>, options
 }
 
 const DIGESTS = FILES.fileDigests.slice(1);
-const DIGESTS_FORMAT = "mesh-api-files/1";
+const DIGESTS_FORMAT = "mesh-api-files/2";
+
+/** A file as the digests record it: its SHA-1 (base64url) and its length. */
+type Written = readonly [digest: string, bytes: number];
+const isWritten = (v: unknown): v is Written =>
+  Array.isArray(v) && v.length === 2 && typeof v[0] === "string" && Number.isSafeInteger(v[1]) && (v[1] as number) >= 0;
+
+/**
+ * A recycled file no longer than this is rewritten in place (truncated and written), longer ones by a
+ * rename. The recycled tree stopped being served a cycle ago, and a server reads a file this short
+ * whole when it opens it (one read, one sendfile into a socket buffer of at least 16 KiB), so no
+ * request can still be reading its old bytes; a long list may be downloaded slowly for minutes and
+ * keeps its old file through the rename. In place costs half as much on disk as a rename, which
+ * makes a new inode and frees the old one (docs/performance.md); 99.8 % of a build's files are this short.
+ */
+const READ_AT_ONCE = 16 * 1024;
 // the one-shot form: half the cost of a Hash object per file, for the hundreds of thousands a build writes
 const digestOf = (data: Buffer) => digest("sha1", data, "base64url");
 
@@ -67,15 +82,15 @@ const digestOf = (data: Buffer) => digest("sha1", data, "base64url");
  * for an empty folder (nothing was recycled). A tree whose digests cannot be read is emptied: without
  * them no file of it can be trusted to be the build's.
  */
-async function takeOver(root: string): Promise<Map<string, string> | undefined> {
+async function takeOver(root: string): Promise<Map<string, Written> | undefined> {
   const names = await readdir(root);
   if (names.length === 0) return undefined;
   const file = path.join(root, DIGESTS);
-  let known: Map<string, string> | undefined;
+  let known: Map<string, Written> | undefined;
   try {
     const parsed = JSON.parse(await readFile(file, "utf8")) as { format?: unknown; files?: Record<string, unknown> };
     if (parsed.format === DIGESTS_FORMAT && parsed.files && typeof parsed.files === "object")
-      known = new Map(Object.entries(parsed.files).filter((e): e is [string, string] => typeof e[1] === "string"));
+      known = new Map(Object.entries(parsed.files).filter((e): e is [string, Written] => isWritten(e[1])));
   } catch {
     // unreadable: emptied below
   }
@@ -110,9 +125,9 @@ async function removeStale(root: string, file: string): Promise<void> {
 
 interface Recycling {
   /** the digests of the files the recycled tree holds, when it was one */
-  readonly known?: ReadonlyMap<string, string>;
+  readonly known?: ReadonlyMap<string, Written>;
   /** filled with the digest of every file written */
-  readonly digests: Map<string, string>;
+  readonly digests: Map<string, Written>;
 }
 
 async function writeAll(
@@ -140,12 +155,13 @@ async function writeAll(
       const held = typeof body === "string" || Buffer.isBuffer(body) ? body.length : PIECE;
       inFlight += held;
       const job = (async () => {
-        // A file the recycled tree holds is replaced by a rename (its folder is there): a reader still
-        // holding the old file, served a cycle ago, reads it whole. Any other file is new.
-        const there = recycling?.known?.has(file.path) ?? false;
-        if (!there) await makeFolder(root, dir);
-        const target = there ? path.join(dir, `.${path.basename(full)}.new`) : full;
-        const flag = there ? "w" : "wx";
+        // A file the recycled tree holds is rewritten where it is (its folder is there): in place when
+        // it is short, else by a rename, so that a reader still holding the old file reads it whole.
+        const was = recycling?.known?.get(file.path);
+        if (was === undefined) await makeFolder(root, dir);
+        const renamed = was !== undefined && was[1] > READ_AT_ONCE;
+        const target = renamed ? path.join(dir, `.${path.basename(full)}.new`) : full;
+        const flag = was !== undefined ? "w" : "wx";
         const pieces = bodyPieces(body);
         const first = pieces.next();
         const second = first.done ? first : pieces.next();
@@ -155,17 +171,18 @@ async function writeAll(
           bytes += data.length;
           if (recycling) {
             const digest = digestOf(data);
-            recycling.digests.set(file.path, digest);
-            if (there && recycling.known!.get(file.path) === digest) return; // the same bytes are there
+            recycling.digests.set(file.path, [digest, data.length]);
+            if (was !== undefined && was[0] === digest && was[1] === data.length) return; // the same bytes are there
           }
           await writeFile(target, data, { flag });
-          if (there) await rename(target, full);
+          if (renamed) await rename(target, full);
           return;
         }
         const hash = recycling && createHash("sha1");
+        let length = 0;
         const handle = await open(target, flag);
         const write = async (piece: Buffer) => {
-          bytes += piece.length;
+          length += piece.length;
           hash?.update(piece);
           await handle.write(piece);
         };
@@ -176,8 +193,9 @@ async function writeAll(
         } finally {
           await handle.close();
         }
-        if (there) await rename(target, full);
-        if (hash) recycling!.digests.set(file.path, hash.digest("base64url"));
+        bytes += length;
+        if (renamed) await rename(target, full);
+        if (hash) recycling!.digests.set(file.path, [hash.digest("base64url"), length]);
       })()
         .catch((err) => {
           failure ??= err;
