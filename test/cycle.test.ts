@@ -1,5 +1,5 @@
 import { spawn } from "node:child_process";
-import { existsSync, mkdirSync, readdirSync, readFileSync, readlinkSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, readdirSync, readFileSync, readlinkSync, statSync, writeFileSync } from "node:fs";
 import { userInfo } from "node:os";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -214,6 +214,29 @@ describe("cycle: refusals, skipped runs and a configuration the server refuses",
     const third = without(treeDigest(path.join(builds, "00000003")));
     expect(third).toEqual(without(treeDigest(fresh)));
     expect(third).not.toEqual(without(firstBuild));
+  });
+
+  it("numbers a run past every build there is, when a run stopped before writing its record", () => {
+    const d = tempDir();
+    const builds = path.join(d, "state", "builds");
+    expect(cli(args(d)).status).toBe(0);
+    expect(cli(args(d, "01", "2026-11-20T10:06:00Z")).status).toBe(0);
+    // the second run served its build, then stopped before its record was written
+    const record = path.join(d, "state", "cycle.json");
+    writeFileSync(record, JSON.stringify({ ...JSON.parse(readFileSync(record, "utf8")), runs: 1, build: "builds/00000001" }));
+    const served = statSync(path.join(builds, "00000002", "api", "v1", "index.json")).ino;
+    expect(cli(args(d, "02", "2026-11-20T10:12:00Z")).status).toBe(0);
+    expect(readlinkSync(path.join(d, "www"))).toBe("state/builds/00000003");
+    expect(statSync(path.join(builds, "00000002", "api", "v1", "index.json")).ino).toBe(served);
+    expect(JSON.parse(readFileSync(record, "utf8")).runs).toBe(3);
+  });
+
+  it("keeps only a web server's configuration: Netlify's rules go with a deploy", () => {
+    const d = tempDir();
+    const r = cli([...args(d), "--host", "netlify", "--host-config", path.join(d, "netlify.toml")]);
+    expect(r.status).toBe(2);
+    expect(r.stderr).toMatch(/argument 'netlify' is invalid\. Allowed choices are apache, nginx, caddy/);
+    expect(existsSync(path.join(d, "state"))).toBe(false);
   });
 
   it("is skipped, exit 0, while another run holds the state's lock", () => {

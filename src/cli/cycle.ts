@@ -1,7 +1,7 @@
 import { type Command, InvalidArgumentError, Option } from "commander";
 import { DEFAULTS } from "../core/defaults.ts";
 import { DEFAULT_MAP_SETTINGS } from "../core/map.ts";
-import { HOST_NAMES, hostNamed } from "../hosts/index.ts";
+import { hostNamed, SERVER_NAMES } from "../hosts/index.ts";
 import { IMPORT_OPENNET_DEFAULTS } from "../importers/opennet/index.ts";
 import { ConfigRefusedError, cycle, type Rate } from "../live/cycle.ts";
 import { mapOf, tiles } from "./build.ts";
@@ -83,7 +83,7 @@ export function register(program: Command): void {
     .addOption(communityUrlOption())
     .addOption(freifunkApiOptions()[0])
     .addOption(freifunkApiOptions()[1])
-    .addOption(new Option("--host <host>", "the web server whose configuration follows the data").choices(HOST_NAMES))
+    .addOption(new Option("--host <server>", "the web server whose configuration follows the data").choices(SERVER_NAMES))
     .option("--host-config <file>", "with --host: the file the server includes, rewritten when a build needs other rules")
     .option("--host-test <command>", "with --host: a shell command that exits 0 when the server accepts the new file (nginx -t)")
     .option("--host-reload <command>", "with --host: a shell command that reloads the server (systemctl reload nginx)")

@@ -461,6 +461,7 @@ function staticSection(): string[] {
  */
 export const apache: Host = {
   name: "apache",
+  server: true,
   files: () => [],
   config(input, options: ConfigOptions = {}) {
     const standalone = standaloneOf(options, "block for your <VirtualHost>", true);

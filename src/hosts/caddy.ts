@@ -306,6 +306,7 @@ export function caddyLimits(values: PlaceholderValues): HostWarning[] {
  */
 export const caddy: Host = {
   name: "caddy",
+  server: true,
   files: () => [],
   config(input, options: ConfigOptions = {}) {
     const s = standaloneOf(options, "route for your site block", false);

@@ -61,6 +61,11 @@ export function standaloneOf(options: ConfigOptions, block: string, changesUser:
 export interface Host {
   /** as `mesh-api host-config <name>` names it */
   readonly name: string;
+  /**
+   * A web server the operator runs, whose configuration a `cycle` can test and reload; false for a
+   * platform a build is deployed to (its rules go with each deploy).
+   */
+  readonly server: boolean;
   /** the files it adds to a build beside the API (Netlify: `_redirects` and the 404 page) */
   files(input: PlaceholderValues): Iterable<OutputFile>;
   /**

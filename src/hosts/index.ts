@@ -10,6 +10,9 @@ export const HOSTS: readonly Host[] = [netlify, apache, nginx, caddy];
 
 export const HOST_NAMES: readonly string[] = HOSTS.map((h) => h.name);
 
+/** The hosts that are web servers of the operator's (Host.server): what a cycle can keep configured. */
+export const SERVER_NAMES: readonly string[] = HOSTS.filter((h) => h.server).map((h) => h.name);
+
 /** The host of that name; a name no host has is a usage error that lists the hosts there are. */
 export function hostNamed(name: string): Host {
   const host = HOSTS.find((h) => h.name === name);

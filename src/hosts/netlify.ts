@@ -290,6 +290,7 @@ export function netlifyRules(input: PlaceholderValues): DataRules {
 /** Netlify as a Host: the build carries `_redirects` and the 404 page, the deploy reads the netlify.toml printed for the dump. */
 export const netlify: Host = {
   name: "netlify",
+  server: false,
   files: (input) => hostFiles(netlifyRules(input)),
   config(input, options: ConfigOptions = {}) {
     // Netlify serves the deploy itself: there is no server to run, nor a folder or port to give it.

@@ -372,6 +372,7 @@ function hardwareAddressKey(): string[] {
  */
 export const nginx: Host = {
   name: "nginx",
+  server: true,
   files: () => [],
   config(input, options: ConfigOptions = {}) {
     const standalone = standaloneOf(options, "block for your server {}", true);

@@ -229,7 +229,10 @@ export async function cycle(options: CycleOptions): Promise<CycleResult> {
     if ((await owned(state)) === "empty") await writeMarker(state, "live");
     const served = await assertServePath(path.resolve(options.serve), builds);
     const record = await readRecord(state);
-    const run = record.runs + 1;
+    // Past every build there is too: a run that stopped between serving its build and writing the
+    // record left a build numbered past the record, and the next run must never build into it.
+    const numbered = (await readdir(builds).catch(() => [] as string[])).filter((n) => /^\d{8}$/.test(n)).map(Number);
+    const run = Math.max(record.runs, ...numbered) + 1;
     const first = !(await stat(path.join(dump, "network.json")).catch(() => undefined));
     const at = options.at ?? new Date().toISOString();
 
