@@ -1,6 +1,6 @@
 import { DEFAULTS } from "./core/defaults.ts";
 import { existsSync } from "node:fs";
-import { mkdir, stat, writeFile } from "node:fs/promises";
+import { mkdir, rmdir, stat, writeFile } from "node:fs/promises";
 import path from "node:path";
 import type { DumpSummary } from "./core/model.ts";
 import { buildModel, type Model } from "./core/model.ts";
@@ -156,7 +156,8 @@ export async function build(
   const extra = options.extra === undefined ? undefined : { dir: options.extra, files: await listExtra(options.extra) };
   await assertNothingForeign(options.out);
   // Taken before the work, so a second build into the same output is refused at once, not after validating.
-  const lock = lockBeforeWork(options.out);
+  const { lock, made } = await lockBeforeWork(options.out);
+  let built = false;
   try {
     const result = await validate(options);
     if (!result.model || !result.values) throw new InvalidDumpError(result.problems);
@@ -203,9 +204,11 @@ export async function build(
     });
     // the operator's extra files are files of the site too
     const files = output.files + (extra?.files.length ?? 0) + (placeholder ? 1 : 0);
+    built = true;
     return { ...result, output: { ...output, files }, values, ...(written ? { snapshot: written } : {}) };
   } finally {
-    lock?.release();
+    lock.release();
+    if (!built && made) await unmake(made, path.dirname(path.resolve(options.out)));
   }
 }
 
@@ -218,9 +221,32 @@ async function emptySnapshotFolder(dir: string): Promise<boolean> {
   return true;
 }
 
-/** The output's lock (io/lock.ts), when its folder's parent exists: a failed build makes no folder. */
-function lockBeforeWork(out: string): OutputLock | undefined {
-  return existsSync(path.dirname(path.resolve(out))) ? lockOutput(path.resolve(out), out) : undefined;
+/**
+ * The output's lock (io/lock.ts), taken before any work, so that a second build into the same output
+ * is refused at once. The lock lives beside the output: a missing parent is made for it, and what was
+ * made is removed again when the build fails (`unmake`), so a failed build leaves no folder.
+ */
+async function lockBeforeWork(out: string): Promise<{ lock: OutputLock; made?: string }> {
+  const parent = path.dirname(path.resolve(out));
+  const made = await mkdir(parent, { recursive: true });
+  try {
+    return { lock: lockOutput(path.resolve(out), out), made };
+  } catch (err) {
+    if (made) await unmake(made, parent);
+    throw err;
+  }
+}
+
+/** The folders from `made` down to `deepest` that this build made, as far as they are still empty. */
+async function unmake(made: string, deepest: string): Promise<void> {
+  for (let dir = deepest; dir.startsWith(made); dir = path.dirname(dir))
+    if (
+      !(await rmdir(dir).then(
+        () => true,
+        () => false,
+      ))
+    )
+      return;
 }
 
 /** The swap drops whatever the old output holds; files the tool did not write are refused, never lost. */

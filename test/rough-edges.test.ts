@@ -134,6 +134,29 @@ describe("one lock per folder, whatever its name (item 11)", () => {
   });
 });
 
+describe("the output's lock before any work, also where its parent folder is still to be made (item 11)", () => {
+  it("holds the lock while the dump is read, and a failed build leaves none of the folders it made", async () => {
+    const work = tempDir();
+    const out = path.join(work, "new", "deeper", "dist");
+    const lock = path.join(work, "new", "deeper", ".dist.lock");
+    let lockedWhileReading: boolean | undefined;
+    await build({
+      data: DATA,
+      out,
+      progress: (p) => {
+        if (p.stage === "reading") lockedWhileReading ??= existsSync(lock);
+      },
+    });
+    expect(lockedWhileReading).toBe(true);
+    expect(existsSync(lock)).toBe(false);
+
+    const bad = tempDir();
+    writeFileSync(path.join(bad, "network.json"), "{");
+    await expect(build({ data: bad, out: path.join(work, "other", "deeper", "dist") })).rejects.toThrow();
+    expect(existsSync(path.join(work, "other"))).toBe(false);
+  });
+});
+
 describe("every problem located, consequences marked (item 3)", () => {
   const dump = (aps: string[], links: unknown[]) => {
     const dir = tempDir();
