@@ -298,7 +298,7 @@ function toEndpoint(e: unknown, where: string): Obj {
 /**
  * What the server's lists answer without `status`, told from its access point list without `status`
  * (`byDefault`) and with `status=all`: the same access points, "all"; fewer, and each of them online
- * at `takenAt` (seen less than 30 minutes before, the rule the build filters by), "online" (the
+ * at `takenAt` by the rule the build filters by (core/model.ts `statusOf`), "online" (the
  * original server's default). Anything else is recorded as unknown (null), with a note that says why.
  */
 export function detectDefaultStatus(
