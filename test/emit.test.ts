@@ -6,7 +6,7 @@ import { emitTree } from "../src/io/emit.ts";
 import { build } from "../src/index.ts";
 import { netlifyRules, parseDataRules } from "../src/hosts/netlify.ts";
 import { synthesize, writeSynthDump } from "../src/gen/synth.ts";
-import { tempDir } from "./support/tree.ts";
+import { removersDone, tempDir } from "./support/tree.ts";
 
 describe("atomic output", () => {
   it("replaces the whole tree, removing files of the previous build", async () => {
@@ -234,6 +234,9 @@ describe("a recycled tree (cycle: the build before the served one becomes the ne
     const b = path.join(d, "b");
     await emitTree(b, [{ path: "/api/y/index.json", body: "2" }], { recycle: { from: a } });
     expect([...tree(b).keys()]).toEqual([".mesh-api-files.json", "api/y/index.json"]);
+    // its files were set aside for a detached remover, which removes them
+    removersDone(d);
+    expect(readdirSync(d)).toEqual(["b"]);
   });
 
   it("starts from an empty folder when the tree to recycle is gone", async () => {

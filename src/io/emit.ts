@@ -1,6 +1,6 @@
 import { createHash, hash as digest } from "node:crypto";
 import { mkdir, open, readdir, readFile, rename, rm, rmdir, unlink, writeFile } from "node:fs/promises";
-import { replaceFolder, type ReplaceOptions } from "./swap.ts";
+import { removeInBackground, replaceFolder, type ReplaceOptions } from "./swap.ts";
 import type { OutputLock } from "./lock.ts";
 import path from "node:path";
 import { bodyPieces, PIECE } from "../core/body.ts";
@@ -41,7 +41,7 @@ export async function emitTree(out: string, files: Iterable<OutputFile>, options
   return replaceFolder(
     out,
     async (tmp) => {
-      const known = options.recycle ? await takeOver(tmp) : undefined;
+      const known = options.recycle ? await takeOver(tmp, out) : undefined;
       const digests = options.recycle ? new Map<string, Written>() : undefined;
       const result = await writeAll(tmp, files, options.progress, digests && { known, digests });
       if (digests) {
@@ -79,10 +79,13 @@ const digestOf = (data: Buffer) => digest("sha1", data, "base64url");
 /**
  * The digests of a recycled tree's files, which stay where they are; what the build's finish writes
  * (marker, record, snapshots, the operator's extra files) is removed, to be written afresh. Undefined
- * for an empty folder (nothing was recycled). A tree whose digests cannot be read is emptied: without
- * them no file of it can be trusted to be the build's.
+ * for an empty folder (nothing was recycled). A tree whose digests cannot be read (a build of an
+ * older version, or one interrupted while recycling) is emptied: without them no file of it can be
+ * trusted to be the build's. Its files go as a replaced build's do: moved aside at once, into a
+ * sibling of `out` that a detached remover takes (io/swap.ts), since removing a large build in this
+ * process took longer than writing it (and 1.8 GiB at 40,000 access points).
  */
-async function takeOver(root: string): Promise<Map<string, Written> | undefined> {
+async function takeOver(root: string, out: string): Promise<Map<string, Written> | undefined> {
   const names = await readdir(root);
   if (names.length === 0) return undefined;
   const file = path.join(root, DIGESTS);
@@ -95,7 +98,12 @@ async function takeOver(root: string): Promise<Map<string, Written> | undefined>
     // unreadable: emptied below
   }
   if (!known) {
-    for (const name of names) await rm(path.join(root, name), { recursive: true, force: true });
+    const base = path.basename(path.resolve(out));
+    // named as the remover names its own: a run after a kill removes it (io/swap.ts recoverLeftovers)
+    const aside = path.join(path.dirname(root), `.${base}.trash-${process.pid}-${Date.now()}`);
+    await mkdir(aside);
+    for (const name of names) await rename(path.join(root, name), path.join(aside, name));
+    if (!(await removeInBackground(aside, base))) await rm(aside, { recursive: true, force: true });
     return undefined;
   }
   // Gone before any write: a tree interrupted from here on has no digests, so it is never trusted again.
