@@ -1,4 +1,4 @@
-import { spawn } from "node:child_process";
+import { spawn, spawnSync } from "node:child_process";
 import { existsSync, mkdirSync, readdirSync, readFileSync, readlinkSync, statSync, writeFileSync } from "node:fs";
 import { userInfo } from "node:os";
 import path from "node:path";
@@ -229,6 +229,26 @@ describe("cycle: refusals, skipped runs and a configuration the server refuses",
     expect(readlinkSync(path.join(d, "www"))).toBe("state/builds/00000003");
     expect(statSync(path.join(builds, "00000002", "api", "v1", "index.json")).ino).toBe(served);
     expect(JSON.parse(readFileSync(record, "utf8")).runs).toBe(3);
+  });
+
+  it("removes what a killed run or remover left among the builds, and leaves a running remover's folder alone", () => {
+    const d = tempDir();
+    const builds = path.join(d, "state", "builds");
+    expect(cli(args(d)).status).toBe(0);
+    const dead = spawnSync("true").pid!;
+    const sleeper = spawn("sleep", ["30"]);
+    try {
+      const left = [`.00000001.trash-${dead}-1`, `.00000007.tmp-${dead}-2`];
+      const running = `.00000002.trash-${sleeper.pid}-3`;
+      for (const name of [...left, running]) {
+        mkdirSync(path.join(builds, name, "api"), { recursive: true });
+        writeFileSync(path.join(builds, name, "api", "index.json"), "{}");
+      }
+      expect(cli(args(d, "01", "2026-11-20T10:06:00Z")).status).toBe(0);
+      expect(readdirSync(builds).sort()).toEqual([running, "00000001", "00000002"]);
+    } finally {
+      sleeper.kill();
+    }
   });
 
   it("keeps only a web server's configuration: Netlify's rules go with a deploy", () => {

@@ -131,6 +131,16 @@ async function recoverLeftovers(parent: string, base: string): Promise<void> {
 }
 
 /**
+ * Every temporary or replaced folder that a killed writer or remover left in `parent`, whatever the
+ * output it belonged to: for a folder of outputs each written once under a new name (the cycle's
+ * builds), where no later run of the same output would find them (recoverLeftovers).
+ */
+export async function sweepLeftovers(parent: string): Promise<void> {
+  for (const n of await readdir(parent).catch(() => [] as string[]))
+    if (/^\..+\.(?:tmp|trash)-\d+-\d+$/.test(n) && !writerAlive(n)) await rm(path.join(parent, n), REMOVE);
+}
+
+/**
  * A temporary folder `.<base>.tmp-<pid>-<time>` whose process still runs belongs to a writer at work
  * that holds no lock (a release before the lock), not to a killed one: it is left alone. So is a
  * replaced folder `.<base>.trash-<pid>-<time>` whose remover still runs.

@@ -7,7 +7,7 @@ import type { SiteSettings } from "../core/settings.ts";
 import type { ConfigOptions, Host } from "../hosts/host.ts";
 import { ImportOpennetError, importOpennet } from "../importers/opennet/index.ts";
 import { LockedError, lockOutput } from "../io/lock.ts";
-import { removeInBackground } from "../io/swap.ts";
+import { removeInBackground, sweepLeftovers } from "../io/swap.ts";
 import { assertReplaceable, owned, RefusedOutputError, writeMarker } from "../io/ownership.ts";
 import { build } from "../pipeline.ts";
 import { assertFreifunkApi } from "../core/freifunk-api.ts";
@@ -256,6 +256,8 @@ export async function cycle(options: CycleOptions): Promise<CycleResult> {
       throw new RefusedOutputError("the first cycle needs --olsr: the state starts from what OLSR shows");
     const sites = first || record.sitesRun === undefined || run - record.sitesRun >= options.sitesEvery;
 
+    // What a killed run or remover left among the builds: no later build has their names.
+    await sweepLeftovers(builds);
     const t = [performance.now()];
     const imported = await importOpennet(dump, {
       ...due,
