@@ -191,7 +191,7 @@ const flags = (list: readonly string[]) => `[${list.join(",")}]`;
  * answered every one of them when its API section ends).
  */
 const API_PATH = `^(?!${regexEscape(API_SERVED.except.slice(0, -1))}(?:/|$))(?:/api(?:/|$)|${API_SERVED.files.map((f) => `${regexEscape(f)}$`).join("|")})`;
-/** A path placeholder's segment, as the preview takes it (routes.ts isSafeSegment; Apache has removed `.` and `..`). */
+/** A path placeholder's segment, as the preview takes it (core/routes/resolve.ts isSafeSegment; Apache has removed `.` and `..`). */
 const SEGMENT = "([^/\\\\\\x00-\\x1f\\x7f]+)";
 
 /** The answer to OPTIONS, with the route's name where each route's answer has its own. */

@@ -1,0 +1,148 @@
+import { API, API_DIR } from "../base.ts";
+import { OUTPUTS, type OutputFiles } from "../outputs/index.ts";
+import { keyFor } from "./placeholders.ts";
+
+/** The start of the build's hidden names (no host serves them); a host names its own internal paths after it. */
+export const HIDDEN = "/.mesh-api";
+
+/** The file a static host serves for a folder's URL (`/`, `/snapshots/`, `/map/`). */
+export const FOLDER_INDEX = "index.html";
+/** The map's folder: its page is the folder's index. */
+export const MAP_FOLDER = "/map/";
+/**
+ * The API reference's folder (docs.ts): a page and its static files inside the API's path, yet no
+ * part of the API. The preview and every host serve it as the site's other files (the folder's
+ * index, each file with the type of its name, a 301 to the slash), not through the route table.
+ */
+export const DOCS_FOLDER = `${API}/docs/`;
+
+/** The API's files (the record outputs' and the site's follow in FILES). */
+const API_FILES = {
+  notFound: "/api/404.json",
+  apiRoot: `${API}/index.json`,
+  linkList: `${API}/link/index.json`,
+  linkListByStatus: `${API}/link/_q/status/:status/index.json`,
+  linkListGeojson: `${API}/link/_q/data_format/geojson/index.json`,
+  linkListGeojsonByStatus: `${API}/link/_q/data_format/geojson/status/:status/index.json`,
+  linkListNoRedundant: `${API}/link/_q/with_redundant_site_links/0/index.json`,
+  linkListNoRedundantByStatus: `${API}/link/_q/with_redundant_site_links/0/status/:status/index.json`,
+  linkListNoRedundantGeojson: `${API}/link/_q/with_redundant_site_links/0/data_format/geojson/index.json`,
+  linkListNoRedundantGeojsonByStatus: `${API}/link/_q/with_redundant_site_links/0/data_format/geojson/status/:status/index.json`,
+  linkDetail: `${API}/link/:key/index.json`,
+  siteList: `${API}/site/index.json`,
+  siteListGeojson: `${API}/site/_q/data_format/geojson/index.json`,
+  siteDetail: `${API}/site/:id/index.json`,
+  accesspointList: `${API}/accesspoint/index.json`,
+  accesspointListByStatus: `${API}/accesspoint/_q/status/:status/index.json`,
+  accesspointListGeojson: `${API}/accesspoint/_q/data_format/geojson/index.json`,
+  accesspointListGeojsonByStatus: `${API}/accesspoint/_q/data_format/geojson/status/:status/index.json`,
+  accesspointListByVersion: `${API}/accesspoint/_q/firmware_version/:version/index.json`,
+  accesspointListByVersionStatus: `${API}/accesspoint/_q/firmware_version/:version/status/:status/index.json`,
+  accesspointListBefore: `${API}/accesspoint/_q/firmware_version__before/:bound/index.json`,
+  accesspointListBeforeStatus: `${API}/accesspoint/_q/firmware_version__before/:bound/status/:status/index.json`,
+  accesspointListAfter: `${API}/accesspoint/_q/firmware_version__after/:after/index.json`,
+  accesspointListAfterStatus: `${API}/accesspoint/_q/firmware_version__after/:after/status/:status/index.json`,
+  accesspointDetail: `${API}/accesspoint/:ip/index.json`,
+  accesspointLinks: `${API}/accesspoint/:ip/links/index.json`,
+  /** written only when the list default is a status (`--default-status online`): the default of `/links/` */
+  accesspointLinksByStatus: `${API}/accesspoint/:ip/links/_q/status/:status/index.json`,
+  accesspointInterfaces: `${API}/accesspoint/:ip/interfaces/index.json`,
+  interfaceList: `${API}/interface/index.json`,
+  interfaceListBySsid: `${API}/interface/_q/wifi_ssid/:ssid/index.json`,
+  interfaceListByMac: `${API}/interface/_q/if_hwaddress/:mac/index.json`,
+  /** `:wireless` is "true" or "false": the literal rules of every accepted spelling point here */
+  interfaceListByWireless: `${API}/interface/_q/is_wireless/:wireless/index.json`,
+  interfaceDetail: `${API}/interface/:ip/index.json`,
+  interfaceAccesspoint: `${API}/interface/:ip/accesspoint/index.json`,
+  /** the OpenAPI 3.1 description of the API (openapi.ts) */
+  openapi: `${API}/openapi.json`,
+} as const;
+
+const SITE_FILES = {
+  /** the map (map.ts): its page and script, and the Leaflet files copied beside them (io/map-assets.ts) */
+  map: `${MAP_FOLDER}${FOLDER_INDEX}`,
+  mapScript: "/map/map.js",
+  leaflet: "/map/leaflet/:asset",
+  leafletImage: "/map/leaflet/images/:image",
+  /** the API reference (docs.ts): its page and script, and Swagger UI's files copied beside them (io/docs-assets.ts) */
+  docs: `${DOCS_FOLDER}${FOLDER_INDEX}`,
+  docsScript: `${DOCS_FOLDER}docs.js`,
+  swaggerUi: `${DOCS_FOLDER}:asset`,
+  /** the landing page every static host serves at "/" */
+  landing: `/${FOLDER_INDEX}`,
+  /** the mark of a folder this tool wrote (io/ownership.ts); hidden: hosts and the preview do not serve it */
+  marker: `${HIDDEN}-output`,
+  /** what a build records about itself: its dump and its files (io/build-record.ts); hidden like the marker */
+  buildRecord: `${HIDDEN}-build.json`,
+  /** the digest of every file a recyclable build wrote (io/emit.ts): the next build into that tree rewrites only what changed; hidden like the marker */
+  fileDigests: `${HIDDEN}-files.json`,
+  /** filter values whose answer is the file of another value (one file, several routes), for every host */
+  aliases: `${HIDDEN}-aliases.json`,
+  /** host files: the page a host serves for a missing file, and the literal rules of a host that reads them from the build */
+  notFoundPage: "/404.html",
+  redirectRules: "/_redirects",
+} as const;
+
+/**
+ * Every file the build writes, as a template: `:name` is filled by fileFor(). Rules point at these,
+ * the plan fills them, and check and the tests map files back to them. No other code spells an
+ * output path; the output records (outputs/) bring their own. Filter results live under `_q/`,
+ * which no IP address or id can be.
+ */
+export const FILES = {
+  ...API_FILES,
+  ...(Object.assign({}, ...OUTPUTS.map((o) => o.files)) as OutputFiles),
+  ...SITE_FILES,
+} as const;
+
+export type FileName = keyof typeof FILES;
+
+/**
+ * The files answered as the API answers (its headers, JSON): every file under the API's folder but
+ * the reference's (`except`), and the output records' files outside it (fixed names: `/freifunk/…`),
+ * which the route table routes too. Every host sends these with API_HEADERS, `check` compares them,
+ * the API snapshot holds them.
+ */
+export const API_SERVED: { readonly folder: string; readonly except: string; readonly files: readonly string[] } = {
+  folder: `/${API_DIR}/`,
+  except: DOCS_FOLDER,
+  files: OUTPUTS.flatMap((o) => Object.values<string>(o.files)).filter((f) => !f.startsWith(`/${API_DIR}/`)),
+};
+for (const file of API_SERVED.files) if (file.includes(":")) throw new Error(`${file}: an output outside the API has a fixed name`);
+
+/** API_SERVED as fast-glob patterns relative to the output root. */
+export const API_SERVED_GLOBS: readonly string[] = [
+  `${API_SERVED.folder.slice(1)}**`,
+  `!${API_SERVED.except.slice(1)}**`,
+  ...API_SERVED.files.map((f) => f.slice(1)),
+];
+
+/** Whether a decoded request path is the reference's folder, with or without its slash, or under it. */
+export function isDocsPath(requestPath: string): boolean {
+  return requestPath === DOCS_FOLDER.slice(0, -1) || requestPath.startsWith(DOCS_FOLDER);
+}
+
+/** The snapshots folder (publish/snapshot.ts writes it after the API) and its files, relative to it. */
+export const SNAPSHOT_DIR = "snapshots";
+export const SNAPSHOT_FILES = {
+  index: "index.json",
+  listing: FOLDER_INDEX,
+  sums: "SHA256SUMS",
+  /** one archive of the dump and one of the API per UTC day */
+  archive: /^mesh-(topology|api-v1)-\d{4}-\d{2}-\d{2}\.tar\.gz$/,
+} as const;
+
+/** An archive of a snapshot: its top folder inside the archive, and its file name in the snapshots folder. */
+export function snapshotArchive(kind: "dump" | "api", date: string): { readonly folder: string; readonly file: string } {
+  const folder = `mesh-${kind === "dump" ? "topology" : "api-v1"}-${date}`;
+  return { folder, file: `${folder}.tar.gz` };
+}
+
+/** The file of a template filled with raw values; placeholders not given stay (a rule's target). */
+export function fileFor(name: FileName, values: Readonly<Record<string, string | null>> = {}): string {
+  return fill(FILES[name], values);
+}
+
+export function fill(template: string, values: Readonly<Record<string, string | null>>): string {
+  return template.replace(/:([a-z]+)/g, (whole, name: string) => (name in values ? keyFor(name, values[name]) : whole));
+}

@@ -1,0 +1,40 @@
+import { fileKey, NULL_KEY } from "../names.ts";
+import { isParseableVersion } from "../version.ts";
+
+/** How a query placeholder's value becomes part of a file name. */
+export interface QueryPlaceholder {
+  /** values are compared case-insensitively (the preview folds them; hosts need a rule per case) */
+  readonly fold?: "lower";
+  /** whether the values come from the data (and so may need explicit per-value rules on a host) */
+  readonly data: boolean;
+  /**
+   * Values that all get one answer, whatever they say (an unparseable `__after` bound keeps every
+   * non-null version): the build names that answer's key (Routing.others), and a host that can test
+   * a value against the class serves it for any such value; one that cannot answers 404.
+   */
+  readonly other?: (value: string) => boolean;
+}
+
+export const QUERY_PLACEHOLDERS: Readonly<Record<string, QueryPlaceholder>> = {
+  status: { data: false },
+  version: { data: true },
+  bound: { data: true },
+  after: { data: true, other: (value) => !isParseableVersion(value) },
+  ssid: { data: true },
+  mac: { data: true, fold: "lower" },
+  a: { data: false },
+  b: { data: false },
+};
+
+/**
+ * The one place a placeholder's value becomes part of a file name. Path placeholders (`key`, `id`,
+ * `ip`) hold validated values (the plan) or safe segments (matchPath) and are used as they are;
+ * every query value becomes a key (names.ts), a MAC in lower case, the null version
+ * (`firmware_version=`) NULL_KEY.
+ */
+export function keyFor(placeholder: string, value: string | null): string {
+  if (value === null) return NULL_KEY;
+  const spec = QUERY_PLACEHOLDERS[placeholder];
+  if (!spec) return value;
+  return fileKey(spec.fold === "lower" ? value.toLowerCase() : value);
+}

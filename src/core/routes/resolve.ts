@@ -1,0 +1,108 @@
+import { keyFor, QUERY_PLACEHOLDERS } from "./placeholders.ts";
+import { RULES, type Rule } from "./table.ts";
+
+export interface Request {
+  /** decoded path */
+  readonly path: string;
+  /** decoded query parameters; for a repeated name the last value counts (as on the hosts) */
+  readonly params: ReadonlyMap<string, string>;
+}
+
+export type Resolution =
+  | { readonly type: "file"; readonly rule: Rule; readonly file: string }
+  | { readonly type: "redirect"; readonly rule: Rule; readonly location: string }
+  | { readonly type: "not-found"; readonly rule?: Rule };
+
+/**
+ * Filter values answered by the file of another value (`firmware_version__before` bounds with the
+ * same result): placeholder -> value -> key. The plan decides them; the build writes them to
+ * FILES.aliases for the preview and check, and hosts turn them into rules of their own.
+ */
+export type Aliases = ReadonlyMap<string, ReadonlyMap<string, string>>;
+
+/** The key answering every value of a placeholder's `other` class (QueryPlaceholder.other): placeholder -> key. */
+export type Others = ReadonlyMap<string, string>;
+
+/**
+ * Resolves a request the way the preview serves it: the rules' matching (above), plus the original API's
+ * path-form rules that static hosts cannot express (a list path without its slash redirects; a
+ * detail path with a trailing slash is not found). Placeholder values become file-name keys.
+ */
+export function resolve(
+  req: Request,
+  aliases: Aliases = new Map(),
+  rules: readonly Rule[] = RULES,
+  others: Others = new Map(),
+): Resolution {
+  for (const rule of rules) {
+    const m = matchPath(rule.from, req.path);
+    if (!m) continue;
+    const values = matchQuery(rule.query, req.params, aliases, others);
+    if (!values) continue;
+    // A placeholder with an empty value names no file (on a static host too: the target is missing).
+    if (rule.kind === "not-found" || rule.to === null || Object.values(values).includes("")) return { type: "not-found", rule };
+    if (rule.from.endsWith("/") && !m.slash) return { type: "redirect", rule, location: `${req.path}/` };
+    if (!rule.from.endsWith("/") && m.slash) continue;
+    return { type: "file", rule, file: substitute(rule.to, { ...m.values, ...values }) };
+  }
+  return { type: "not-found" };
+}
+
+function matchPath(pattern: string, path: string): { values: Record<string, string>; slash: boolean } | undefined {
+  if (pattern.endsWith("/*"))
+    return path === pattern.slice(0, -2) || path.startsWith(pattern.slice(0, -1)) ? { values: {}, slash: false } : undefined;
+  const slash = path.endsWith("/") && path.length > 1;
+  const want = patternSegments(pattern);
+  const got = (slash ? path.slice(0, -1) : path).split("/");
+  if (want.length !== got.length) return undefined;
+  const values: Record<string, string> = {};
+  for (let i = 0; i < want.length; i++) {
+    if (want[i].startsWith(":")) {
+      if (!isSafeSegment(got[i])) return undefined;
+      values[want[i].slice(1)] = got[i];
+    } else if (want[i] !== got[i]) return undefined;
+  }
+  return { values, slash };
+}
+
+/** Patterns are few, requests many: each pattern is split once. */
+const splitPatterns = new Map<string, readonly string[]>();
+function patternSegments(pattern: string): readonly string[] {
+  let segments = splitPatterns.get(pattern);
+  if (!segments) splitPatterns.set(pattern, (segments = pattern.replace(/\/$/, "").split("/")));
+  return segments;
+}
+
+/** A path placeholder is used verbatim in a file name: refuse anything that could leave its folder. */
+function isSafeSegment(segment: string): boolean {
+  return segment !== "" && segment !== "." && segment !== ".." && !/[\\\0\u0001-\u001f\u007f]/.test(segment);
+}
+
+function matchQuery(
+  query: Readonly<Record<string, string>>,
+  params: ReadonlyMap<string, string>,
+  aliases: Aliases,
+  others: Others,
+): Record<string, string> | undefined {
+  const values: Record<string, string> = {};
+  for (const [name, want] of Object.entries(query)) {
+    const got = params.get(name);
+    if (got === undefined) return undefined;
+    if (want.startsWith(":")) {
+      const placeholder = want.slice(1);
+      // An empty value stays empty: it names no file.
+      values[placeholder] =
+        got === "" ? "" : (aliases.get(placeholder)?.get(got) ?? otherKey(placeholder, got, others) ?? keyFor(placeholder, got));
+    } else if (want !== got) return undefined;
+  }
+  return values;
+}
+
+function otherKey(placeholder: string, value: string, others: Others): string | undefined {
+  const key = others.get(placeholder);
+  return key !== undefined && QUERY_PLACEHOLDERS[placeholder]?.other?.(value) ? key : undefined;
+}
+
+function substitute(pattern: string, values: Record<string, string>): string {
+  return pattern.replace(/:([a-z]+)/g, (_, name: string) => values[name] ?? `:${name}`);
+}

@@ -1,0 +1,59 @@
+import { DEFAULT_SETTINGS, DEFAULT_STATUSES, type DefaultStatus } from "../settings.ts";
+import type { Aliases, Others } from "./resolve.ts";
+import { RULES, rulesFor, type Rule } from "./table.ts";
+
+/**
+ * What a host needs from a build to route it beyond the route table's templates: the filter aliases,
+ * and the list default that picks the table. The build writes it to FILES.aliases.
+ */
+export interface Routing {
+  readonly aliases: Aliases;
+  readonly others: Others;
+  readonly rules: readonly Rule[];
+}
+
+/**
+ * The routing file as the build writes it (FILES.aliases): sorted, so the file is deterministic; the
+ * list default only when it is not the API description's, so such builds keep their bytes.
+ */
+export function aliasesBody(
+  routing: { readonly aliases: Aliases; readonly others: Others },
+  defaultStatus: DefaultStatus = DEFAULT_SETTINGS.defaultStatus,
+): string {
+  const sorted = (map: ReadonlyMap<string, string>) => Object.fromEntries([...map].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)));
+  const entries = [...routing.aliases].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
+  const body = Object.fromEntries(entries.map(([placeholder, map]) => [placeholder, sorted(map)]));
+  const others = routing.others.size > 0 ? { others: sorted(routing.others) } : {};
+  const settings = defaultStatus === DEFAULT_SETTINGS.defaultStatus ? {} : { default_status: defaultStatus };
+  return JSON.stringify({ format: "mesh-api-aliases/1", aliases: body, ...others, ...settings }) + "\n";
+}
+
+/** Reads FILES.aliases back; an absent or foreign file means no aliases and the default table. */
+export function parseRouting(text: string | undefined): Routing {
+  const none: Routing = { aliases: new Map(), others: new Map(), rules: RULES };
+  if (!text) return none;
+  try {
+    const parsed = JSON.parse(text) as {
+      format?: string;
+      aliases?: Record<string, Record<string, string>>;
+      others?: Record<string, unknown>;
+      default_status?: unknown;
+    };
+    if (parsed.format !== "mesh-api-aliases/1" || typeof parsed.aliases !== "object" || parsed.aliases === null) return none;
+    const defaultStatus = DEFAULT_STATUSES.find((s) => s === parsed.default_status) ?? DEFAULT_SETTINGS.defaultStatus;
+    const strings = (map: Record<string, unknown>) =>
+      new Map(Object.entries(map).filter((e): e is [string, string] => typeof e[1] === "string"));
+    return {
+      aliases: new Map(Object.entries(parsed.aliases).map(([placeholder, map]) => [placeholder, strings(map)])),
+      others: strings(typeof parsed.others === "object" && parsed.others !== null ? parsed.others : {}),
+      rules: rulesFor({ defaultStatus }),
+    };
+  } catch {
+    return none;
+  }
+}
+
+/** The aliases of FILES.aliases alone. */
+export function parseAliases(text: string | undefined): Aliases {
+  return parseRouting(text).aliases;
+}
