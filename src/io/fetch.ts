@@ -10,7 +10,7 @@ import type { ReadableStream as WebReadableStream } from "node:stream/web";
 import { ArchiveError, extractArchive } from "./archive.ts";
 import { assertReplaceable, writeMarker } from "./ownership.ts";
 import { onInterrupt } from "./interrupt.ts";
-import { describeNetworkError } from "./net.ts";
+import { BrokenBody, type CappedBody, describeNetworkError, readCapped } from "./net.ts";
 import { removeWhileWritesSettle, replaceFolder } from "./swap.ts";
 import { CommandError } from "../core/problems.ts";
 
@@ -224,19 +224,15 @@ async function expectedDigest(archive: URL): Promise<Expected | undefined> {
 }
 
 async function readSmall(res: Response, url: string): Promise<string> {
-  const length = Number(res.headers.get("content-length"));
-  if (length > MAX_SUMS_BYTES) {
-    await res.body?.cancel().catch(() => {});
-    throw new FetchDumpError(`${url} is not a checksum file (${length} bytes)`);
-  }
-  let buf: ArrayBuffer;
+  let body: CappedBody;
   try {
-    buf = await res.arrayBuffer();
+    body = await readCapped(res, MAX_SUMS_BYTES);
   } catch (err) {
-    throw new FetchDumpError(`${url}: ${networkCause(err)}`);
+    throw new FetchDumpError(`${url}: ${networkCause(err instanceof BrokenBody ? err.cause : err)}`);
   }
-  if (buf.byteLength > MAX_SUMS_BYTES) throw new FetchDumpError(`${url} is not a checksum file (${buf.byteLength} bytes)`);
-  return Buffer.from(buf).toString("utf8");
+  if (!body.ok)
+    throw new FetchDumpError(`${url} is not a checksum file (${body.declared ? body.length : `more than ${MAX_SUMS_BYTES}`} bytes)`);
+  return body.bytes.toString("utf8");
 }
 
 interface SumLine {

@@ -81,6 +81,47 @@ export async function withDeadline<T>(
   }
 }
 
+/** A body read up to a cap: its bytes, or how long it was (declared, or as far as it was read) when it passed the cap. */
+export type CappedBody =
+  { readonly ok: true; readonly bytes: Buffer } | { readonly ok: false; readonly length: number; readonly declared: boolean };
+
+/** The body broke off (a network error while reading it) after `length` bytes. */
+export class BrokenBody extends Error {
+  constructor(
+    readonly length: number,
+    override readonly cause: unknown,
+  ) {
+    super(`the body broke off after ${length} bytes`);
+  }
+}
+
+/**
+ * Reads a response's body, refusing more than `maxBytes`: a declared length over it at once, else
+ * as the bytes come (the rest is cancelled). A network error while reading throws BrokenBody.
+ */
+export async function readCapped(res: Response, maxBytes: number): Promise<CappedBody> {
+  const declared = Number(res.headers.get("content-length") ?? NaN);
+  if (declared > maxBytes) {
+    await res.body?.cancel().catch(() => {});
+    return { ok: false, length: declared, declared: true };
+  }
+  const chunks: Uint8Array[] = [];
+  let length = 0;
+  try {
+    for await (const chunk of (res.body ?? []) as AsyncIterable<Uint8Array>) {
+      length += chunk.byteLength;
+      if (length > maxBytes) {
+        await res.body?.cancel().catch(() => {});
+        return { ok: false, length, declared: false };
+      }
+      chunks.push(chunk);
+    }
+  } catch (err) {
+    throw new BrokenBody(length, err);
+  }
+  return { ok: true, bytes: Buffer.concat(chunks) };
+}
+
 /** A text source read over HTTP: what stopped it, in words, else its bytes. */
 export type FetchedBytes = { readonly ok: true; readonly bytes: Buffer } | { readonly ok: false; readonly reason: string };
 
@@ -96,19 +137,13 @@ export async function fetchBytes(url: string, timeoutMs: number, maxBytes: numbe
         await res.body?.cancel();
         return { ok: false, reason: `HTTP ${res.status}${res.statusText ? ` ${res.statusText}` : ""}` } as const;
       }
-      const chunks: Buffer[] = [];
-      let total = 0;
-      for await (const chunk of res.body ?? []) {
-        total += (chunk as Uint8Array).byteLength;
-        if (total > maxBytes) {
-          await res.body?.cancel().catch(() => undefined);
-          return { ok: false, reason: `the answer is longer than ${maxBytes} bytes` } as const;
-        }
-        chunks.push(Buffer.from(chunk as Uint8Array));
-      }
-      return { ok: true, bytes: Buffer.concat(chunks) } as const;
+      const body = await readCapped(res, maxBytes);
+      return body.ok
+        ? ({ ok: true, bytes: body.bytes } as const)
+        : ({ ok: false, reason: `the answer is longer than ${maxBytes} bytes` } as const);
     });
   } catch (err) {
-    return { ok: false, reason: describeNetworkError(err, timeoutMs) ?? (err instanceof Error ? err.message : String(err)) };
+    const cause = err instanceof BrokenBody ? err.cause : err;
+    return { ok: false, reason: describeNetworkError(cause, timeoutMs) ?? (cause instanceof Error ? cause.message : String(cause)) };
   }
 }
