@@ -25,6 +25,8 @@ export interface ArchiveEntry {
  */
 const AHEAD = 8 * 2 ** 20;
 const BLOCK = 512;
+/** Files read at once while the archive is written. */
+const READ_AHEAD = 32;
 const EMPTY = Buffer.alloc(0);
 
 export async function writeArchive(file: string, entries: readonly ArchiveEntry[], mtime: Date): Promise<void> {
@@ -65,8 +67,17 @@ export async function writeArchive(file: string, entries: readonly ArchiveEntry[
   };
   // Folders first, in order, so extraction never meets a file before its folder.
   for (const d of [...dirs].sort()) await add({ ...header, name: `${d}/`, type: "directory", mode: 0o755 });
+  // Read ahead, in order: one read at a time waited on the file system for every file (minutes for
+  // a build of 600,000 responses), while the packer and the compressor were idle.
+  const reads: Promise<Buffer>[] = [];
+  let next = 0;
   for (const e of sorted) {
-    const body = await readFile(e.source);
+    while (next < sorted.length && reads.length < READ_AHEAD) {
+      const read = readFile(sorted[next++].source);
+      read.catch(() => {}); // awaited in its turn below; until then its failure is not unhandled
+      reads.push(read);
+    }
+    const body = await reads.shift()!;
     await add({ ...header, name: e.name, type: "file", mode: 0o644, size: body.length }, body);
   }
   pack.finalize();
