@@ -102,34 +102,46 @@ describe("the route table and the files of a build", () => {
 });
 
 describe("no output path is spelled outside the route table", () => {
+  // What spelling an output path looks like: a file name of the build inside a string.
+  const TEMPLATES = [
+    /["'`][^"'`\s]*\/index\.(json|html)["'`]/,
+    /["'`][^"'`\s]*_q\/[^"'`\s]*["'`]/,
+    /["'`](\/_redirects|\/?404\.json|\/?404\.html|\/?\.mesh-api-[a-z]+(\.json)?|\/?SHA256SUMS|\/?snapshots\/)["'`]/,
+    /["'`][^"'`\s]*\.tar\.gz["'`]/,
+    /["'`]\/api\/v1\/[a-z]+\/[^"'`\s]*["'`]/,
+    // a URL built from the API's prefix: `${API}/link/`, `${API_DIR}/…`
+    /\$\{API(_DIR)?\}\//,
+  ];
+  /** The lines of a source that spell an output path (comments may name files). */
+  const spelled = (text: string) =>
+    text
+      .split("\n")
+      .map((line, i) => ({ line, at: i + 1 }))
+      .filter(({ line }) => !/^\s*(\*|\/\/|\/\*)/.test(line) && TEMPLATES.some((t) => t.test(line)));
+
   it("finds no path template of the build's files in src/ but in core/routes.ts and its modules", () => {
-    // What spelling an output path looks like: a file name of the build inside a string.
-    const TEMPLATES = [
-      /["'`][^"'`\s]*\/index\.(json|html)["'`]/,
-      /["'`][^"'`\s]*_q\/[^"'`\s]*["'`]/,
-      /["'`](\/_redirects|\/?404\.json|\/?404\.html|\/?\.mesh-api-[a-z]+(\.json)?|\/?SHA256SUMS|\/?snapshots\/)["'`]/,
-      /["'`][^"'`\s]*\.tar\.gz["'`]/,
-      /["'`]\/api\/v1\/[a-z]+\/[^"'`\s]*["'`]/,
-      // a URL built from the API's prefix: `${API}/link/`, `${API_DIR}/…`
-      /\$\{API(_DIR)?\}\//,
-    ];
     const found: string[] = [];
     for (const file of fg.sync("**/*.ts", { cwd: path.join(ROOT, "src") })) {
       // the table, and the output records that bring their files to it
       if (file === "core/routes.ts" || file.startsWith("core/routes/") || file.startsWith("core/outputs/")) continue;
-      readFileSync(path.join(ROOT, "src", file), "utf8")
-        .split("\n")
-        .forEach((line, i) => {
-          if (/^\s*(\*|\/\/|\/\*)/.test(line)) return; // comments may name files
-          if (TEMPLATES.some((t) => t.test(line))) found.push(`src/${file}:${i + 1}: ${line.trim()}`);
-        });
+      for (const { line, at } of spelled(readFileSync(path.join(ROOT, "src", file), "utf8")))
+        found.push(`src/${file}:${at}: ${line.trim()}`);
     }
     expect(found).toEqual([]);
   });
 
-  it("would find one (the search itself works)", () => {
-    const line = "yield out(`/api/v1/link/${id}/index.json`, body);";
-    expect(/["'`][^"'`\s]*\/index\.(json|html)["'`]/.test(line)).toBe(true);
-    expect(/\$\{API(_DIR)?\}\//.test("const list = `${API}/link/`;")).toBe(true);
+  it("would find one of each kind (the search itself works), and not in a comment", () => {
+    const planted = [
+      "yield out(`/api/v1/link/${id}/index.json`, body);",
+      'const f = "/api/v1/interface/_q/wifi_ssid/x";',
+      'const r = "/_redirects";',
+      "const a = `mesh-api-v1-${date}.tar.gz`;",
+      'const u = "/api/v1/site/3";',
+      "const list = `${API}/link/`;",
+    ];
+    // each planted line is found, and each pattern finds one of them
+    expect(spelled(planted.join("\n")).map((f) => f.at)).toEqual([1, 2, 3, 4, 5, 6]);
+    for (const t of TEMPLATES) expect(planted.some((l) => t.test(l))).toBe(true);
+    expect(spelled(planted.map((l) => `// ${l}`).join("\n"))).toEqual([]);
   });
 });
