@@ -54,7 +54,8 @@ const made: string[] = [];
  * ends its workers without an "exit" event, so a process hook alone left every folder behind.
  */
 export function removeTempDirs(): void {
-  for (const dir of made.splice(0)) rmSync(dir, { recursive: true, force: true });
+  // A detached remover of a test's build (io/swap.ts) may still be emptying a folder inside: retried.
+  for (const dir of made.splice(0)) rmSync(dir, { recursive: true, force: true, maxRetries: 20, retryDelay: 100 });
 }
 process.once("exit", removeTempDirs);
 
