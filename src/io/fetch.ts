@@ -10,11 +10,9 @@ import type { ReadableStream as WebReadableStream } from "node:stream/web";
 import { ArchiveError, extractArchive } from "./archive.ts";
 import { assertReplaceable, writeMarker } from "./ownership.ts";
 import { onInterrupt } from "./interrupt.ts";
-import { BrokenBody, type CappedBody, describeNetworkError, readCapped } from "./net.ts";
+import { type CappedBody, networkCause, readCapped } from "./net.ts";
 import { removeWhileWritesSettle, replaceFolder } from "./swap.ts";
 import { CommandError } from "../core/problems.ts";
-
-const networkCause = (err: unknown) => describeNetworkError(err) ?? (err instanceof Error ? err.message : String(err));
 
 /**
  * Where the nightly job's dumps come from when they are not in the repository: a .tar.gz at a URL,
@@ -228,7 +226,7 @@ async function readSmall(res: Response, url: string): Promise<string> {
   try {
     body = await readCapped(res, MAX_SUMS_BYTES);
   } catch (err) {
-    throw new FetchDumpError(`${url}: ${networkCause(err instanceof BrokenBody ? err.cause : err)}`);
+    throw new FetchDumpError(`${url}: ${networkCause(err)}`);
   }
   if (!body.ok)
     throw new FetchDumpError(`${url} is not a checksum file (${body.declared ? body.length : `more than ${MAX_SUMS_BYTES}`} bytes)`);

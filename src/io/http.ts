@@ -1,4 +1,4 @@
-import { BrokenBody, type CappedBody, describeNetworkError, readCapped, withDeadline } from "./net.ts";
+import { BrokenBody, type CappedBody, networkCause, readCapped, withDeadline } from "./net.ts";
 
 /**
  * The HTTP client of the commands that read JSON from a server (import api): a time limit per
@@ -50,8 +50,7 @@ export async function getJson(url: string, request: JsonRequest): Promise<unknow
 }
 
 async function tryGetJson(url: string, request: JsonRequest): Promise<unknown> {
-  const network = (err: unknown) =>
-    new Attempt(describeNetworkError(err, request.timeoutMs) ?? (err instanceof Error ? err.message : String(err)), true);
+  const network = (err: unknown) => new Attempt(networkCause(err, request.timeoutMs), true);
   return withDeadline(request.timeoutMs, (signal) => getJsonOnce(url, request.maxBytes, signal, network)).catch((err: unknown) => {
     throw err instanceof Attempt ? err : network(err);
   });

@@ -49,6 +49,12 @@ export function describeNetworkError(err: unknown, timeoutMs?: number): string |
   return undefined;
 }
 
+/** What stopped a request, in words: the network's reason when there is one, else the error's message; a body that broke off is told by its cause. */
+export function networkCause(err: unknown, timeoutMs?: number): string {
+  const cause = err instanceof BrokenBody ? err.cause : err;
+  return describeNetworkError(cause, timeoutMs) ?? (cause instanceof Error ? cause.message : String(cause));
+}
+
 /**
  * Runs `work` with a signal that aborts after `ms` or when `outer` aborts. The signal is the first
  * line; the second is a race that rejects a moment later, because Node 20's fetch can lose its link
@@ -143,7 +149,6 @@ export async function fetchBytes(url: string, timeoutMs: number, maxBytes: numbe
         : ({ ok: false, reason: `the answer is longer than ${maxBytes} bytes` } as const);
     });
   } catch (err) {
-    const cause = err instanceof BrokenBody ? err.cause : err;
-    return { ok: false, reason: describeNetworkError(cause, timeoutMs) ?? (cause instanceof Error ? cause.message : String(cause)) };
+    return { ok: false, reason: networkCause(err, timeoutMs) };
   }
 }
