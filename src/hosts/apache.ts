@@ -1,35 +1,9 @@
 import type { PlaceholderValues } from "../core/plan.ts";
-import { UsageError } from "../core/problems.ts";
-import {
-  API_HEADERS,
-  API_SERVED,
-  ERROR_DETAILS,
-  errorBody,
-  FILES,
-  FOLDER_INDEX,
-  HIDDEN,
-  methodNotAllowed,
-  NOT_FOUND_BODY,
-  optionsBody,
-  QUERY_PLACEHOLDERS,
-  ROUTE_NAMES,
-  RULES,
-  type RouteKind,
-  type Rule,
-} from "../core/routes.ts";
 import { PARSEABLE_VERSION } from "../core/version.ts";
-import { standaloneOf, type ConfigOptions, type Host, type Standalone } from "./host.ts";
-import {
-  dataPlaceholders,
-  hardwareAddressKeyOf,
-  literalPatterns,
-  overlong,
-  overlongWarnings,
-  OWN_KEY,
-  regexEscape,
-  severalFolds,
-  valuePattern,
-} from "./patterns.ts";
+import * as compiled from "./compiled.ts";
+import { SERVED } from "./served.ts";
+import { serverHost, type Host, type Standalone } from "./host.ts";
+import { overlong, OWN_KEY, regexEscape, valuePattern } from "./patterns.ts";
 
 /**
  * Apache httpd 2.4, generated from the route table as one block for the operator's own <VirtualHost>
@@ -51,7 +25,7 @@ import {
  * echoed by mod_include. There mod_headers can set every header.
  */
 
-const PREFIX = `${HIDDEN}-apache`;
+const PREFIX = `${SERVED.hidden}-apache`;
 /** the internal request of a redirect and a 405 */
 const ANSWER = `${PREFIX}/answer`;
 /** What the internal request answers, set by the request it answers for (ANSWER_KIND). */
@@ -97,15 +71,10 @@ const MODULE_DIR = "/usr/lib/apache2/modules";
 
 /** The Apache configuration for a build of these values (without them, the route table's rules alone). */
 export function apacheConfig(values: PlaceholderValues | undefined, options: ApacheOptions = {}): string {
-  const block = serverBlock(values?.rules ?? RULES, values);
+  const block = serverBlock(compiled.serverTable(values), values);
   if (!options.standalone) return [...HEADER, "", ...block, ""].join("\n");
   const { root, port, prefix, user } = options.standalone;
-  const modules: [string, string][] = [
-    ["mpm_event_module", "mod_mpm_event.so"],
-    ["authz_core_module", "mod_authz_core.so"],
-    ["mime_module", "mod_mime.so"],
-    ...APACHE_MODULES.map((m): [string, string] => [`${m}_module`, `mod_${m}.so`]),
-  ];
+  const modules = ["mpm_event", "authz_core", "mime", ...APACHE_MODULES];
   return [
     ...HEADER,
     "# Standalone: runs Apache alone in the foreground, e.g. apache2 -X -d <folder for its files> -f <this file>",
@@ -119,7 +88,7 @@ export function apacheConfig(values: PlaceholderValues | undefined, options: Apa
     "ServerName 127.0.0.1",
     // Apache refuses to serve as root, and its default user may not read the build.
     ...(user ? [`User ${str(user.name)}`, `Group ${str(user.group)}`] : []),
-    ...modules.map(([name, file]) => `LoadModule ${name} ${str(`${MODULE_DIR}/${file}`)}`),
+    ...modules.map((m) => `LoadModule ${m}_module ${str(`${MODULE_DIR}/mod_${m}.so`)}`),
     'TypesConfig "/etc/mime.types"',
     `DocumentRoot ${str(root)}`,
     `<Directory ${str(root)}>`,
@@ -139,23 +108,10 @@ const HEADER = [
   "# reload Apache after a new dump.",
 ];
 
-/** What Apache cannot express for these values: a folding value (a MAC) with a letter whose case maps to several letters. */
-export function apacheLimits(values: PlaceholderValues): { kind: string; message: string }[] {
-  return [
-    ...severalFolds(values).map((value) => ({ kind: "apache", message: `${value}: ${APACHE_LIMITS.caseFolding}` })),
-    ...overlongWarnings("apache", values, fitsApache, APACHE_LIMITS.longValue),
-  ];
-}
-
 /** A single-quoted argument of a core directive, read as it is written (ap_getword_conf). */
-function word(s: string): string {
-  return `'${s.replace(/[\\']/g, "\\$&")}'`;
-}
-
+const word = (s: string) => `'${s.replace(/[\\']/g, "\\$&")}'`;
 /** A quoted argument of a core directive (ap_getword_conf: a backslash escapes a backslash or the quote). */
-function str(s: string): string {
-  return `"${s.replace(/[\\"]/g, "\\$&")}"`;
-}
+const str = (s: string) => `"${s.replace(/[\\"]/g, "\\$&")}"`;
 
 /**
  * A constant for an ErrorDocument or Header value, which Apache reads as a string expression (`%{`
@@ -190,36 +146,34 @@ const flags = (list: readonly string[]) => `[${list.join(",")}]`;
  * section), and the output records' files outside it, which answer as the API does (the block has
  * answered every one of them when its API section ends).
  */
-const API_PATH = `^(?!${regexEscape(API_SERVED.except.slice(0, -1))}(?:/|$))(?:/api(?:/|$)|${API_SERVED.files.map((f) => `${regexEscape(f)}$`).join("|")})`;
-/** A path placeholder's segment, as the preview takes it (core/routes/resolve.ts isSafeSegment; Apache has removed `.` and `..`). */
-const SEGMENT = "([^/\\\\\\x00-\\x1f\\x7f]+)";
+const API_PATH = `^(?!${regexEscape(SERVED.api.except.slice(0, -1))}(?:/|$))(?:/api(?:/|$)|${SERVED.api.files.map((f) => `${regexEscape(f)}$`).join("|")})`;
 
 /** The answer to OPTIONS, with the route's name where each route's answer has its own. */
 const OPTIONS_NAME = "%{reqenv:MESH_NAME}";
 
 function optionsTemplate(): string {
   const name = OPTIONS_NAME;
-  const template = optionsBody("api-root").replace(JSON.stringify(ROUTE_NAMES["api-root"]), `"${name}"`);
-  for (const kind of Object.keys(ROUTE_NAMES) as RouteKind[])
-    if (template.replace(name, ROUTE_NAMES[kind]) !== optionsBody(kind))
+  const template = SERVED.options("api-root").replace(JSON.stringify(SERVED.names["api-root"]), `"${name}"`);
+  for (const kind of Object.keys(SERVED.names) as (keyof typeof SERVED.names)[])
+    if (template.replace(name, SERVED.names[kind]) !== SERVED.options(kind))
       throw new Error(`the answer to OPTIONS of ${kind} is not the template's`);
   return template;
 }
 
 /** The 405's body in mod_substitute's replacement syntax, the method echoed by mod_include. */
 function refusedTemplate(): string {
-  const [before, after] = errorBody(methodNotAllowed("\uE000")).split("\uE000");
+  const [before, after] = SERVED.refused("\uE000").split("\uE000");
   const echo = '<!--#echo encoding="none" var="REDIRECT_REQUEST_METHOD" -->';
   // ap_pregsub reads a backslash as an escape and `&` as the match; `|` is the delimiter.
   const replacement = (s: string) => s.replace(/[\\&$|]/g, "\\$&");
   return `s|.+|${replacement(before)}${echo}${replacement(after)}|`;
 }
 
-function serverBlock(rules: readonly Rule[], values: PlaceholderValues | undefined): string[] {
+function serverBlock(table: compiled.ServerTable, values: PlaceholderValues | undefined): string[] {
   const headerIf = `"expr=-n reqenv('MESH_API') || %{REQUEST_STATUS} =~ /^40[04]$/"`;
   const answerIs = (kind: string) => `reqenv('REDIRECT_MESH_ANSWER') == '${kind}'`;
   const headers = (indent: string, condition: string, withType: boolean) =>
-    Object.entries(API_HEADERS)
+    Object.entries(SERVED.headers)
       .filter(([name]) => withType || name !== "Content-Type")
       .map(([name, value]) => `${indent}Header always set ${name} ${constant(value)} ${condition}`);
   return [
@@ -227,8 +181,8 @@ function serverBlock(rules: readonly Rule[], values: PlaceholderValues | undefin
     "<IfModule mod_dir.c>",
     "  DirectorySlash Off",
     "</IfModule>",
-    `ErrorDocument 400 ${constant(errorBody(ERROR_DETAILS.malformed))}`,
-    `ErrorDocument 404 ${constant(NOT_FOUND_BODY)}`,
+    `ErrorDocument 400 ${constant(SERVED.malformed)}`,
+    `ErrorDocument 404 ${constant(SERVED.notFound)}`,
     `ErrorDocument 200 ${constant(optionsTemplate(), OPTIONS_NAME)}`,
     `ErrorDocument 301 ${ANSWER}`,
     `ErrorDocument 405 ${ANSWER}`,
@@ -238,7 +192,7 @@ function serverBlock(rules: readonly Rule[], values: PlaceholderValues | undefin
     "",
     "# The internal request answering a redirect or a 405: the build's 404 file, emptied or made the 405's body.",
     "RewriteCond %{ENV:REDIRECT_STATUS} ^(?:301|405)$",
-    `RewriteRule ${rx(`^${regexEscape(ANSWER)}$`)} %{DOCUMENT_ROOT}${FILES.notFound} [L]`,
+    `RewriteRule ${rx(`^${regexEscape(ANSWER)}$`)} %{DOCUMENT_ROOT}${SERVED.files.notFound} [L]`,
     `<Location ${str(ANSWER)}>`,
     "  Options +Includes",
     "  SetOutputFilter SUBSTITUTE;INCLUDES;BUFFER",
@@ -260,7 +214,7 @@ function serverBlock(rules: readonly Rule[], values: PlaceholderValues | undefin
     `RewriteCond %{THE_REQUEST} !${rx(`^\\S+ (?:[^%\\s]|%[0-7][0-9A-Fa-f]|${UTF8})*(?: |$)`)}`,
     "RewriteRule ^ - [R=400]",
     "",
-    ...apiSection(rules, values),
+    ...apiSection(table, values),
     "",
     ...staticSection(),
   ];
@@ -282,8 +236,8 @@ const UTF8 = (() => {
   ].join("|");
 })();
 
-function apiSection(rules: readonly Rule[], values: PlaceholderValues | undefined): string[] {
-  const params = [...new Set(rules.flatMap((r) => Object.keys(r.query)))].sort();
+function apiSection(table: compiled.ServerTable, values: PlaceholderValues | undefined): string[] {
+  const { params } = table;
   const lines = [
     "# The API: every path under /api/ and the output records' files outside it, by the route table.",
     `RewriteRule ${API_PATH} - [E=MESH_API:1]`,
@@ -302,8 +256,7 @@ function apiSection(rules: readonly Rule[], values: PlaceholderValues | undefine
     );
   }
   lines.push("# The route table, first match first: each rule notes what it answers.");
-  for (const rule of rules) lines.push(...ruleLines(rule));
-  const data = [...new Set(rules.flatMap((r) => dataPlaceholders(r).map(([, name]) => name)))].sort();
+  for (const rule of table.rules) lines.push(...ruleLines(rule));
   lines.push(
     "# A list path without its slash moves to it, with the query as sent; a rule without a file is not found.",
     "RewriteCond %{ENV:MESH_LIST} =1",
@@ -312,7 +265,7 @@ function apiSection(rules: readonly Rule[], values: PlaceholderValues | undefine
     "RewriteCond %{ENV:MESH_DO} !=file",
     `RewriteRule ${API_PATH} - [R=404]`,
     "# A data placeholder's value: its own key, the class of values with one answer, or the key of a value of the data.",
-    ...data.flatMap((name) => keySection(name, values)),
+    ...table.data.flatMap((name) => keySection(name, values)),
     "RewriteCond %{ENV:MESH_NEED} !^$",
     "RewriteCond %{ENV:MESH_KEY} ^$",
     `RewriteRule ${API_PATH} - [R=404]`,
@@ -326,59 +279,46 @@ function apiSection(rules: readonly Rule[], values: PlaceholderValues | undefine
   return lines;
 }
 
+/** Apache's dialect of the compiled form: numbered groups, the path decoded and its slashes merged, values tested decoded. */
+const APACHE: compiled.Dialect = { group: (_, body) => `(${body})`, slash: "/", literal: regexEscape };
+
 /** One rule of the table: its conditions, and what it notes when it is the first to match. */
-function ruleLines(rule: Rule): string[] {
-  const list = rule.from.endsWith("/");
-  const data = dataPlaceholders(rule);
-  const { pattern, segments } = pathPattern(rule.from);
+function ruleLines(rule: compiled.ServerRule): string[] {
+  const from = rule.rule.from;
+  const segments = from.split("/").filter((s) => s.startsWith(":")).length;
+  const pattern = rx(`^${compiled.pathPattern(from, rule.list ? "captured" : "", APACHE)}$`);
   const first = "RewriteCond %{ENV:MESH_DO} ^$";
   const conditions: string[] = [];
   // A query placeholder that is not the data's (status) reaches a file only with a value that is its own key.
   let plain: string | undefined;
-  for (const [param, want] of Object.entries(rule.query)) {
-    if (!want.startsWith(":")) conditions.push(`RewriteCond ${env(decodedVar(param))} ${rx(`^=${regexEscape(want)}$`)}`);
-    else if (rule.to?.split(/(:[a-z]+)/).includes(want) && !data.some(([p]) => p === param)) plain = param;
+  for (const [param, test] of rule.query) {
+    if (test.is === "literal") conditions.push(`RewriteCond ${env(decodedVar(param))} ${rx(`^=${APACHE.literal(test.value)}$`)}`);
+    else if (test.is === "own") plain = param;
     else conditions.push(`RewriteCond ${env(rawVar(param))} ^=`);
   }
   // A list path notes whether it has its slash: without it, the answer is a redirect whatever the file.
-  const moves = list && rule.kind !== "not-found" && rule.to !== null ? { LIST: "1", SLASH: `$${segments + 1}` } : {};
+  const moves = rule.list && !rule.closed ? { LIST: "1", SLASH: `$${segments + 1}` } : {};
   const rewrite = (pairs: Record<string, string>) => {
     const set = Object.entries({ ...pairs, ...moves }).filter(([, v]) => v !== "");
-    return `RewriteRule ${rx(pattern)} - ${flags(set.map(([k, v]) => `E=MESH_${k}:${v}`))}`;
+    return `RewriteRule ${pattern} - ${flags(set.map(([k, v]) => `E=MESH_${k}:${v}`))}`;
   };
-  if (rule.kind === "not-found" || rule.to === null) return [first, ...conditions, rewrite({ DO: "404" })];
+  if (rule.closed) return [first, ...conditions, rewrite({ DO: "404" })];
   // The target: path placeholders from the path, the plain one from its capture, the data's one decided later.
-  let target = "";
-  const pathNames = rule.from
-    .split("/")
-    .filter((s) => s.startsWith(":"))
-    .map((s) => s.slice(1));
-  const parts = rule.to.split(/(:[a-z]+)/);
-  let rest: string | undefined;
-  for (const part of parts) {
-    const piece = !part.startsWith(":")
-      ? envText(part)
-      : pathNames.includes(part.slice(1))
-        ? `$${pathNames.indexOf(part.slice(1)) + 1}`
-        : plain && rule.query[plain] === part
-          ? "%1"
-          : undefined;
-    if (piece === undefined) {
-      rest = "";
-      continue;
-    }
-    if (rest === undefined) target += piece;
-    else rest += piece;
-  }
-  const [param, need] = data[0] ?? ["", ""];
+  const captured = (p: { path: string; index: number } | { query: string }) => ("path" in p ? `$${p.index + 1}` : "%1");
+  const print = (parts: readonly compiled.TargetPart[]) =>
+    compiled.printTarget(
+      parts.map((p) => ("text" in p ? { text: envText(p.text) } : p)),
+      captured,
+    );
+  const param = rule.data?.param;
   const file = {
     DO: "file",
-    TO: target,
-    REST: rest ?? "",
-    NEED: need,
+    TO: print(rule.to),
+    REST: print(rule.rest),
+    NEED: rule.data?.name ?? "",
     VALUE: param ? env(rawVar(param)) : "",
     DVALUE: param ? env(decodedVar(param)) : "",
-    NAME: envText(ROUTE_NAMES[rule.kind]),
+    NAME: envText(SERVED.names[rule.kind]),
   };
   if (!plain) return [first, ...conditions, rewrite(file)];
   return [
@@ -393,32 +333,18 @@ function ruleLines(rule: Rule): string[] {
   ];
 }
 
-/** A rule's path as a pattern over the decoded path: placeholders capture a segment; a list captures its slash. */
-function pathPattern(from: string): { pattern: string; segments: number } {
-  if (from.endsWith("/*")) return { pattern: `^${regexEscape(from.slice(0, -2))}(?:/.*)?$`, segments: 0 };
-  let segments = 0;
-  const body = from
-    .replace(/\/$/, "")
-    .split("/")
-    .map((s) => (s.startsWith(":") ? (segments++, SEGMENT) : regexEscape(s)))
-    .join("/");
-  return { pattern: `^${body}${from.endsWith("/") ? "(/?)" : ""}$`, segments };
-}
-
 /** The rules turning the value of one data placeholder into its file's key; requests for other placeholders skip them. */
 function keySection(name: string, values: PlaceholderValues | undefined): string[] {
-  const spec = QUERY_PLACEHOLDERS[name];
+  const key = compiled.keyLookup(name, values, { lowers: true, fits: fitsApache });
   const rules: string[][] = [[`RewriteCond ${env("MESH_DVALUE")} ${rx(`^=(${OWN_KEY})$`)}`, `RewriteRule ^ - [E=MESH_KEY:%1]`]];
-  const other = values?.others.get(name);
-  if (other !== undefined && spec.other) {
+  if (key.other !== undefined) {
     // The class of values with one answer: the decoded value is not a version (a %00 empties it, and no version is empty).
     rules.push(
       [`RewriteCond ${env("MESH_DVALUE")} ^=([\\s\\S]*)$`, "RewriteRule ^ - [E=MESH_BARE:%1]"],
-      [`RewriteCond ${env("MESH_BARE")} !${rx(PARSEABLE_VERSION.source)}`, `RewriteRule ^ - [E=MESH_KEY:${envText(other)}]`],
+      [`RewriteCond ${env("MESH_BARE")} !${rx(PARSEABLE_VERSION.source)}`, `RewriteRule ^ - [E=MESH_KEY:${envText(key.other)}]`],
     );
   }
-  const computed = spec.fold === "lower";
-  if (computed) {
+  if (key.hardware) {
     // A hardware address of six hex pairs, decoded, in any case: its key computed (lower case, ":" as
     // _3A: hosts/patterns.ts hardwareAddressKeyOf) instead of one pattern per interface tested on every such request.
     const pairs = Array.from({ length: 6 }, () => "([0-9a-f]{2})").join(":");
@@ -427,22 +353,21 @@ function keySection(name: string, values: PlaceholderValues | undefined): string
       `RewriteRule ^ - [E=MESH_KEY:${Array.from({ length: 6 }, (_, i) => `%${i + 1}`).join("_3A")}]`,
     ]);
   }
-  if (values)
-    for (const [pattern, key] of literalPatterns(values, name, computed ? hardwareAddressKeyOf : undefined, fitsApache))
-      rules.push([`RewriteCond ${env("MESH_VALUE")} ${rx(`^=${pattern}$`)}`, `RewriteRule ^ - [E=MESH_KEY:${envText(key)}]`]);
+  for (const [pattern, file] of key.literals)
+    rules.push([`RewriteCond ${env("MESH_VALUE")} ${rx(`^=${pattern}$`)}`, `RewriteRule ^ - [E=MESH_KEY:${envText(file)}]`]);
   return [`RewriteCond ${env("MESH_NEED")} !=${name}`, `RewriteRule ^ - [S=${rules.length}]`, ...rules.flat()];
 }
 
 function staticSection(): string[] {
-  const notFoundPage = rx(`^${regexEscape(FILES.notFoundPage)}$`);
+  const notFoundPage = rx(`^${regexEscape(SERVED.files.notFoundPage)}$`);
   return [
     "# Everything else: the build's files as a static host serves them; host and hidden files are not content.",
     "RewriteRule (?:^|/)[._] - [R=404]",
     "# A folder moves to its slash when it has a page, whatever the method.",
     "RewriteCond %{DOCUMENT_ROOT}$1 -d",
-    `RewriteCond %{DOCUMENT_ROOT}$1/${FOLDER_INDEX} -f`,
+    `RewriteCond %{DOCUMENT_ROOT}$1/${SERVED.folderIndex} -f`,
     "RewriteRule ^(/.*[^/])$ $1/ [R=301,L,B,BNP,BNE=-_.!~*'()/,NE]",
-    `RewriteRule ^(.*/)$ $1${FOLDER_INDEX}`,
+    `RewriteRule ^(.*/)$ $1${SERVED.folderIndex}`,
     "RewriteCond %{DOCUMENT_ROOT}$1 !-f",
     "RewriteRule ^(.*)$ - [R=404]",
     `RewriteRule ${notFoundPage} - [E=MESH_API:1,E=MESH_ANSWER:${ANSWER_KIND.typed}]`,
@@ -459,13 +384,10 @@ function staticSection(): string[] {
  * `host-config apache --data <dump>` prints for the operator's <VirtualHost>, or with
  * `--standalone --root <dir> --port <n>` a configuration running Apache alone (its files under `apache2 -d`).
  */
-export const apache: Host = {
-  name: "apache",
-  server: true,
-  files: () => [],
-  config(input, options: ConfigOptions = {}) {
-    const standalone = standaloneOf(options, "block for your <VirtualHost>", true);
-    return apacheConfig(input, standalone && { standalone });
-  },
-  limits: apacheLimits,
-};
+export const apache: Host = serverHost(
+  { name: "apache", block: "block for your <VirtualHost>", changesUser: true, limits: APACHE_LIMITS, fits: fitsApache },
+  (values, standalone) => apacheConfig(values, standalone && { standalone }),
+);
+
+/** What Apache cannot express for these values: a MAC whose case folds to several letters, a value too long for it. */
+export const apacheLimits = apache.limits;

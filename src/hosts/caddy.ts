@@ -1,23 +1,10 @@
 import type { PlaceholderValues } from "../core/plan.ts";
 import { UsageError } from "../core/problems.ts";
-import {
-  API_HEADERS,
-  API_SERVED,
-  ERROR_DETAILS,
-  errorBody,
-  FILES,
-  FOLDER_INDEX,
-  methodNotAllowed,
-  NOT_FOUND_BODY,
-  optionsBody,
-  QUERY_PLACEHOLDERS,
-  RULES,
-  type RouteKind,
-  type Rule,
-} from "../core/routes.ts";
 import { PARSEABLE_VERSION } from "../core/version.ts";
-import { standaloneOf, type ConfigOptions, type Host, type HostWarning } from "./host.ts";
-import { dataPlaceholders, severalFolds, ESCAPED_UNRESERVED, literalPatterns, OWN_KEY, regexEscape } from "./patterns.ts";
+import * as compiled from "./compiled.ts";
+import { SERVED } from "./served.ts";
+import { serverHost, type Host } from "./host.ts";
+import { ESCAPED_UNRESERVED, OWN_KEY, regexEscape } from "./patterns.ts";
 
 /**
  * Caddy (2.6), generated from the route table as one `route {}` for the operator's site block, in
@@ -56,7 +43,7 @@ const HEADER = [
 
 /** The Caddyfile for a build of these values (without them, the route table's rules alone). */
 export function caddyConfig(values: PlaceholderValues | undefined, options: CaddyOptions = {}): string {
-  const block = routeBlock(values?.rules ?? RULES, values);
+  const block = routeBlock(compiled.serverTable(values), values);
   if (!options.standalone) return [...HEADER, "", ...block, ""].join("\n");
   const { root, port } = options.standalone;
   return [
@@ -97,20 +84,20 @@ type Out = Record<(typeof OUT)[number], string>;
 const indent = (lines: readonly string[]) => lines.map((l) => `\t${l}`);
 /** A block whose directives run in the order written (`handle` would sort them by Caddy's directive order). */
 const route = (matcher: string, lines: readonly string[]) => [`route ${matcher}{`, ...indent(lines), "}"];
-const API_EXTRA = Object.entries(API_HEADERS).filter(([name]) => name !== "Content-Type");
+const API_EXTRA = Object.entries(SERVED.headers).filter(([name]) => name !== "Content-Type");
 /** The API's headers but its type (a redirect has no body, so no type), and the type. */
 const apiHeaders = (matcher = "") => API_EXTRA.map(([name, value]) => `header ${matcher}${name} ${quote(value)}`);
-const apiType = (matcher = "") => `header ${matcher}Content-Type ${quote(API_HEADERS["Content-Type"])}`;
+const apiType = (matcher = "") => `header ${matcher}Content-Type ${quote(SERVED.headers["Content-Type"])}`;
 /** A JSON answer with the API's headers. */
 const json = (status: number, text: string) => [...apiHeaders(), apiType(), `respond ${body(text)} ${status}`];
 
-function routeBlock(rules: readonly Rule[], values: PlaceholderValues | undefined): string[] {
+function routeBlock(table: compiled.ServerTable, values: PlaceholderValues | undefined): string[] {
   return route("", [
     "# Malformed requests (percent-encoding that is not UTF-8, a NUL in the path) get the preview's 400.",
     `@mesh_malformed expression ${quote(`!{http.request.uri}.matches(r"^(?:[^%]|${UTF8_ESCAPES})*$")`)}`,
-    ...route("@mesh_malformed ", json(400, errorBody(ERROR_DETAILS.malformed))),
+    ...route("@mesh_malformed ", json(400, SERVED.malformed)),
     `@mesh_nul vars_regexp {path} ${pattern("\\x00")}`,
-    ...route("@mesh_nul ", json(400, errorBody(ERROR_DETAILS.malformed))),
+    ...route("@mesh_nul ", json(400, SERVED.malformed)),
     "# A redirect keeps the query as it was sent.",
     `@mesh_query expression ${quote('{query} != ""')}`,
     "@mesh_refused not method GET HEAD",
@@ -118,28 +105,23 @@ function routeBlock(rules: readonly Rule[], values: PlaceholderValues | undefine
     "# The API: every path under /api/ but the reference's folder (the site's files, below) and the output",
     "# records' files outside it, by the route table.",
     "@mesh_api {",
-    `\tvars_regexp {path} ${pattern(`^(?:/+api(?:/.*)?|${API_SERVED.files.map(regexEscape).join("|")})$`)}`,
-    `\tnot vars_regexp {path} ${pattern(`^${regexEscape(API_SERVED.except.slice(0, -1)).replace(/\//g, "/+")}(?:/.*)?$`)}`,
+    `\tvars_regexp {path} ${pattern(`^(?:/+api(?:/.*)?|${SERVED.api.files.map(regexEscape).join("|")})$`)}`,
+    `\tnot vars_regexp {path} ${pattern(`^${regexEscape(SERVED.api.except.slice(0, -1)).replace(/\//g, "/+")}(?:/.*)?$`)}`,
     "}",
-    ...route("@mesh_api ", apiLines(rules, values)),
+    ...route("@mesh_api ", apiLines(table, values)),
     "",
     "# Everything else: the build's files as a static host serves them; host and hidden files are not content.",
     ...staticLines(),
   ]);
 }
 
-function apiLines(rules: readonly Rule[], values: PlaceholderValues | undefined): string[] {
-  const params = [...new Set(rules.flatMap((r) => Object.keys(r.query)))].sort();
-  const data = [...new Set(rules.flatMap((r) => dataPlaceholders(r).map(([, name]) => name)))].sort();
-  const kinds = [...new Set(rules.filter((r) => r.to !== null && r.kind !== "not-found").map((r) => r.kind))];
-  const notFound = json(404, NOT_FOUND_BODY);
+function apiLines(table: compiled.ServerTable, values: PlaceholderValues | undefined): string[] {
+  const { params, data, kinds } = table;
+  const notFound = json(404, SERVED.notFound);
   return [
     ...apiHeaders(),
     "@mesh_method not method GET HEAD OPTIONS",
-    ...route("@mesh_method ", [
-      apiType(),
-      `respond ${body(errorBody(methodNotAllowed("{method}"))).replace("\\{method\\}", "{method}")} 405`,
-    ]),
+    ...route("@mesh_method ", [apiType(), `respond ${body(SERVED.refused("{method}")).replace("\\{method\\}", "{method}")} 405`]),
     "# Each query parameter a rule names: - absent, =<raw value> of its last occurrence (no = is an empty value).",
     ...params.flatMap((param) => [
       `map {query} {mesh_q_${param}} {`,
@@ -149,7 +131,7 @@ function apiLines(rules: readonly Rule[], values: PlaceholderValues | undefined)
     ]),
     "# The route table, first match first: what to answer, and the file.",
     `map ${quote(`${params.map((p) => `{mesh_q_${p}}`).join("&")}&{path}`)} ${OUT.map((o) => `{mesh_${o}}`).join(" ")} {`,
-    ...indent(rules.flatMap((rule) => ruleLines(rule, params))),
+    ...indent(table.rules.flatMap((rule) => ruleLines(table, rule))),
     `\tdefault ${OUT.map((o) => quote(o === "do" ? "404" : "")).join(" ")}`,
     "}",
     ...OUT.map((o) => `vars mesh_${o} {mesh_${o}}`),
@@ -178,7 +160,7 @@ function apiLines(rules: readonly Rule[], values: PlaceholderValues | undefined)
       "\tmethod OPTIONS",
       `\tvars {vars.mesh_kind} ${kind}`,
       "}",
-      `respond @mesh_options_${kind} ${body(optionsBody(kind))} 200`,
+      `respond @mesh_options_${kind} ${body(SERVED.options(kind))} 200`,
     ]),
     "rewrite * {vars.mesh_file}",
     "file_server",
@@ -190,25 +172,25 @@ function staticLines(): string[] {
   const refuse = ["respond @mesh_refused 405"];
   return [
     `@mesh_hidden vars_regexp {path} ${pattern("/[._]")}`,
-    ...route("@mesh_hidden ", json(404, NOT_FOUND_BODY)),
+    ...route("@mesh_hidden ", json(404, SERVED.notFound)),
     "@mesh_bare {",
     "\tnot path */",
-    `\tfile {path}/${FOLDER_INDEX}`,
+    `\tfile {path}/${SERVED.folderIndex}`,
     "}",
     ...route("@mesh_bare ", ["redir @mesh_query {path}/?{query} 301", "redir {path}/ 301"]),
-    `@mesh_page path ${FILES.notFoundPage}`,
+    `@mesh_page path ${SERVED.files.notFoundPage}`,
     ...route("@mesh_page ", [...apiHeaders(), apiType(), ...refuse, "file_server"]),
     "@mesh_folder {",
     "\tpath */",
-    `\tfile {path}${FOLDER_INDEX}`,
+    `\tfile {path}${SERVED.folderIndex}`,
     "}",
-    ...route("@mesh_folder ", [...refuse, `rewrite * {path}${FOLDER_INDEX}`, "file_server"]),
+    ...route("@mesh_folder ", [...refuse, `rewrite * {path}${SERVED.folderIndex}`, "file_server"]),
     "@mesh_file {",
     "\tnot path */",
     "\tfile {path}",
     "}",
     ...route("@mesh_file ", [...refuse, "file_server"]),
-    ...json(404, NOT_FOUND_BODY),
+    ...json(404, SERVED.notFound),
   ];
 }
 
@@ -228,89 +210,66 @@ const UTF8_ESCAPES = [
   `%[Ff]4%8${X}${C}${C}`,
 ].join("|");
 
+/** Caddy's dialect of the compiled form: RE2 named groups, the path decoded but its slashes not merged. */
+const CADDY: compiled.Dialect = {
+  group: (name, body) => `(?P<${name}>${body})`,
+  slash: "/+",
+  // every raw spelling a client may send of `all`, `geojson`, `0`, `true`: letters and digits as they are
+  literal: (value) =>
+    [...value].map((c) => (/[A-Za-z0-9]/.test(c) ? c : `(?:${regexEscape(c)}|%${c.charCodeAt(0).toString(16)})`)).join(""),
+  valueGroup: "mesh_v",
+};
+
 /** The map lines of one rule, in the order they are tried. */
-function ruleLines(rule: Rule, params: readonly string[]): string[] {
-  const list = rule.from.endsWith("/");
-  const data = dataPlaceholders(rule);
-  // Other query placeholders (status) reach a file only with a value that is its own key.
-  const plain = Object.entries(rule.query).filter(([p, v]) => v.startsWith(":") && !data.some(([d]) => d === p));
-  const query = (own: boolean) =>
-    params
-      .map((p) => {
-        const want = rule.query[p];
-        if (want === undefined) return "[^&]*";
-        if (!want.startsWith(":")) return `=${literalPattern(want)}`;
-        if (own && plain.some(([q]) => q === p) && rule.to !== null) return `=(?P<mesh_p_${want.slice(1)}>${OWN_KEY})`;
-        return own && data.some(([d]) => d === p) ? "(?P<mesh_v>=[^&]*)" : "=[^&]*";
-      })
-      .join("&");
+function ruleLines(table: compiled.ServerTable, rule: compiled.ServerRule): string[] {
   const line = (own: boolean, slash: "" | "/" | "any", out: Partial<Out>) =>
-    `${pattern("~" + `^${query(own)}&${pathPattern(rule.from, slash)}$`)} ${OUT.map((o) => quote(out[o] ?? "")).join(" ")}`;
-  if (rule.kind === "not-found" || rule.to === null) return [line(false, "any", { do: "404" })];
-  const target = rule.to.replace(/:([a-z]+)/g, (_, name: string) => (data.some(([, d]) => d === name) ? "\u0000" : `\${mesh_p_${name}}`));
-  const [to, rest = ""] = target.split("\u0000");
-  const [, need = ""] = data[0] ?? [];
-  const out = [line(true, list ? "/" : "", { do: "file", to, rest, need, value: need && "${mesh_v}", kind: rule.kind })];
-  if (plain.length > 0) out.push(line(false, list ? "/" : "", { do: "404" }));
-  if (list) out.push(line(false, "", { do: "301", to: rule.from.replace(/:([a-z]+)/g, (_, name: string) => `\${mesh_p_${name}}`) }));
+    `${pattern("~" + `^${compiled.queryPattern(table, rule, own, CADDY)}&${compiled.pathPattern(rule.rule.from, slash, CADDY)}$`)} ${OUT.map((o) => quote(out[o] ?? "")).join(" ")}`;
+  if (rule.closed) return [line(false, "any", { do: "404" })];
+  const captured = (p: { path: string } | { query: string }) => `\${mesh_p_${"path" in p ? p.path : p.query}}`;
+  const need = rule.data?.name ?? "";
+  const slash = rule.list ? "/" : "";
+  const file = {
+    do: "file",
+    to: compiled.printTarget(rule.to, captured),
+    rest: compiled.printTarget(rule.rest, captured),
+    need,
+    value: need && "${mesh_v}",
+  };
+  const out = [line(true, slash, { ...file, kind: rule.kind })];
+  if (rule.query.some(([, t]) => t.is === "own")) out.push(line(false, slash, { do: "404" }));
+  if (rule.list)
+    out.push(line(false, "", { do: "301", to: rule.rule.from.replace(/:([a-z]+)/g, (_, name: string) => `\${mesh_p_${name}}`) }));
   return out;
-}
-
-/** A literal query value of a rule (`all`, `geojson`, `0`, `true`): every raw spelling a client may send of it. */
-function literalPattern(value: string): string {
-  return [...value].map((c) => (/[A-Za-z0-9]/.test(c) ? c : `(?:${regexEscape(c)}|%${c.charCodeAt(0).toString(16)})`)).join("");
-}
-
-/**
- * A rule's path as a pattern over the decoded path, any run of slashes as one (the preview merges
- * them); `:name` segments are safe segments, captured.
- */
-function pathPattern(from: string, slash: "" | "/" | "any"): string {
-  if (from.endsWith("/*")) return `${regexEscape(from.slice(0, -2)).replace(/\//g, "/+")}(?:/.*)?`;
-  const body = from
-    .replace(/\/$/, "")
-    .split("/")
-    .map((s) => (s.startsWith(":") ? `(?P<mesh_p_${s.slice(1)}>[^/\\\\\\x00-\\x1f\\x7f]+)` : regexEscape(s)))
-    .join("/+");
-  return body + (slash === "any" ? "/*" : slash === "/" ? "/+" : "");
 }
 
 /** The map lines turning a raw value of one data placeholder into its file's key. */
 function keyLines(name: string, values: PlaceholderValues | undefined): string[] {
+  const key = compiled.keyLookup(name, values, { lowers: false });
   const at = (p: string) => `${pattern("~" + `^${regexEscape(name)}\\|=${p}$`)}`;
-  const lines = values ? [...literalPatterns(values, name)].map(([p, key]) => `${at(`(?:${p})`)} ${quote(key)}`) : [];
+  const lines = [...key.literals].map(([p, file]) => `${at(`(?:${p})`)} ${quote(file)}`);
   // A hardware address of six lower-case hex pairs (the common spelling) finds its key first: a map
   // tests its patterns in order, and one per interface stood before it. Other spellings (upper case)
   // still go through the patterns: Caddy cannot lower a captured value.
-  if (QUERY_PLACEHOLDERS[name].fold === "lower") {
+  if (key.hardware) {
     const pairs = Array.from({ length: 6 }, (_, i) => `(?P<h${i}>[0-9a-f]{2})`).join("(?::|%3[Aa])");
     lines.unshift(`${at(pairs)} "${Array.from({ length: 6 }, (_, i) => `\${h${i}}`).join("_3A")}"`);
   }
-  const other = values?.others.get(name);
-  if (other !== undefined && QUERY_PLACEHOLDERS[name].other) {
+  if (key.other !== undefined) {
     // The class of values with one answer, tested on the raw value: sure only without escapes of the characters a version holds.
     const parseable = PARSEABLE_VERSION.source.replace(/[$^]/g, "");
-    lines.push(`${at(`.*${ESCAPED_UNRESERVED}.*`)} ""`, `${at(`(?P<k>${parseable})`)} "\${k}"`, `${at(".+")} ${quote(other)}`);
+    lines.push(`${at(`.*${ESCAPED_UNRESERVED}.*`)} ""`, `${at(`(?P<k>${parseable})`)} "\${k}"`, `${at(".+")} ${quote(key.other)}`);
   } else lines.push(`${at(`(?P<k>${OWN_KEY})`)} "\${k}"`);
   return lines;
-}
-
-/** What Caddy cannot express for these values: as nginx, a MAC with a letter whose case folds to several. */
-export function caddyLimits(values: PlaceholderValues): HostWarning[] {
-  return severalFolds(values).map((value) => ({ kind: "caddy", message: `${value}: ${CADDY_LIMITS.caseFolding}` }));
 }
 
 /**
  * Caddy as a Host: nothing in the build, the `route {}` that `host-config caddy --data <dump>` prints
  * for the operator's site block, or with `--standalone --root <dir> --port <n>` a Caddyfile of its own.
  */
-export const caddy: Host = {
-  name: "caddy",
-  server: true,
-  files: () => [],
-  config(input, options: ConfigOptions = {}) {
-    const s = standaloneOf(options, "route for your site block", false);
-    return s ? caddyConfig(input, { standalone: { root: s.root, port: s.port } }) : caddyConfig(input);
-  },
-  limits: caddyLimits,
-};
+export const caddy: Host = serverHost(
+  { name: "caddy", block: "route for your site block", changesUser: false, limits: CADDY_LIMITS },
+  (values, standalone) => caddyConfig(values, standalone && { standalone }),
+);
+
+/** What Caddy cannot express for these values: as nginx, a MAC with a letter whose case folds to several. */
+export const caddyLimits = caddy.limits;

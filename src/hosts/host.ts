@@ -1,5 +1,6 @@
 import { UsageError } from "../core/problems.ts";
 import type { OutputFile, PlaceholderValues } from "../core/plan.ts";
+import { overlongWarnings, severalFolds } from "./patterns.ts";
 
 /** Something a host cannot reproduce for this network: the build works, one host answers differently. */
 export interface HostWarning {
@@ -108,5 +109,37 @@ export function hostReport(host: Host, input: PlaceholderValues): HostReport {
     warnings: host.limits(input),
     built: host.built && ((out, configure, run) => host.built!(input, out, configure, run)),
     configured: host.configured?.(input),
+  };
+}
+
+/** What a web server's host says of itself; the rest of its Host follows (serverHost) with its printer. */
+export interface ServerSpec {
+  readonly name: string;
+  /** what the configuration is without --standalone, as a usage error names it ("block for your server {}") */
+  readonly block: string;
+  /** whether a standalone server started as root changes its workers' user (`--user`) */
+  readonly changesUser: boolean;
+  /** the wording of what it cannot express: a MAC whose case folds to several letters, and a value too long for it (with `fits`) */
+  readonly limits: { readonly caseFolding: string; readonly longValue?: string };
+  /** whether its syntax and limits carry a value's pattern (hosts/patterns.ts overlong); without it, every pattern */
+  readonly fits?: (pattern: string) => boolean;
+}
+
+/** A web server as a Host: nothing in the build, the configuration `host-config` prints, and its limits. */
+export function serverHost(
+  spec: ServerSpec,
+  /** its configuration for a build of these values (without them, the route table's rules alone) */
+  print: (values: PlaceholderValues | undefined, standalone: Standalone | undefined) => string,
+): Host {
+  const { name, limits, fits } = spec;
+  return {
+    name,
+    server: true,
+    files: () => [],
+    config: (input, options = {}) => print(input, standaloneOf(options, spec.block, spec.changesUser)),
+    limits: (values) => [
+      ...severalFolds(values).map((value) => ({ kind: name, message: `${value}: ${limits.caseFolding}` })),
+      ...(fits && limits.longValue ? overlongWarnings(name, values, fits, limits.longValue) : []),
+    ],
   };
 }

@@ -1,33 +1,9 @@
 import type { PlaceholderValues } from "../core/plan.ts";
-import {
-  API_HEADERS,
-  API_SERVED,
-  errorBody,
-  FILES,
-  HIDDEN,
-  FOLDER_INDEX,
-  methodNotAllowed,
-  NOT_FOUND_BODY,
-  optionsBody,
-  QUERY_PLACEHOLDERS,
-  RULES,
-  type Rule,
-} from "../core/routes.ts";
 import { PARSEABLE_VERSION } from "../core/version.ts";
-import {
-  dataPlaceholders,
-  ESCAPED_UNRESERVED,
-  hardwareAddressKeyOf,
-  literalPatterns,
-  overlong,
-  overlongWarnings,
-  OWN_KEY,
-  regexEscape,
-  severalFolds,
-  valuePattern,
-} from "./patterns.ts";
-import { standaloneOf, type ConfigOptions, type Host, type Standalone } from "./host.ts";
-import { UsageError } from "../core/problems.ts";
+import * as compiled from "./compiled.ts";
+import { SERVED } from "./served.ts";
+import { ESCAPED_UNRESERVED, overlong, OWN_KEY, regexEscape, valuePattern } from "./patterns.ts";
+import { serverHost, type Host, type Standalone } from "./host.ts";
 
 /**
  * nginx, generated from the route table with the rewrite module alone (`set`, `if`, `rewrite`,
@@ -45,7 +21,7 @@ import { UsageError } from "../core/problems.ts";
  * internal location per placeholder that only requests using it reach.
  */
 
-const PREFIX = `${HIDDEN}-nginx`;
+const PREFIX = `${SERVED.hidden}-nginx`;
 const LOC = {
   file: `${PREFIX}/file`,
   key: `${PREFIX}/key/`,
@@ -82,8 +58,7 @@ export interface NginxOptions {
 
 /** The nginx configuration for a build of these values (without them, the route table's rules alone). */
 export function nginxConfig(values: PlaceholderValues | undefined, options: NginxOptions = {}): string {
-  const rules = values?.rules ?? RULES;
-  const server = serverBlock(rules, values);
+  const server = serverBlock(compiled.serverTable(values), values);
   if (!options.standalone) return [...HEADER, "", ...server, ""].join("\n");
   const { root, port, prefix, user } = options.standalone;
   const at = (file: string) => (prefix ? `${prefix.replace(/\/$/, "")}/${file}` : file);
@@ -115,14 +90,6 @@ const HEADER = [
   "# Include it in the server {} that serves the build (its root is the build's folder); reload nginx after a new dump.",
 ];
 
-/** What nginx cannot express for these values: a folding value (a MAC) with a letter whose case maps to several letters. */
-export function nginxLimits(values: PlaceholderValues): { kind: string; message: string }[] {
-  return [
-    ...severalFolds(values).map((value) => ({ kind: "nginx", message: `${value}: ${NGINX_LIMITS.caseFolding}` })),
-    ...overlongWarnings("nginx", values, fitsNginx, NGINX_LIMITS.longValue),
-  ];
-}
-
 /** An nginx string: quoted, with its escapes; `$` only where a variable is meant. */
 function str(s: string): string {
   return `"${s.replace(/[\\"]/g, "\\$&").replace(/\n/g, "\\n")}"`;
@@ -130,17 +97,17 @@ function str(s: string): string {
 
 const apiHeaders = (indent = "") => [
   `${indent}types { }`,
-  `${indent}default_type ${str(API_HEADERS["Content-Type"])};`,
-  ...Object.entries(API_HEADERS)
+  `${indent}default_type ${str(SERVED.headers["Content-Type"])};`,
+  ...Object.entries(SERVED.headers)
     .filter(([name]) => name !== "Content-Type")
     .map(([name, value]) => `${indent}add_header ${name} ${str(value)} always;`),
 ];
 
-const notFound = `return 404 ${str(NOT_FOUND_BODY)};`;
+const notFound = `return 404 ${str(SERVED.notFound)};`;
 
 /** The build's files as a static host serves them: a location's body. */
 const STATIC = [
-  `  index ${FOLDER_INDEX};`,
+  `  index ${SERVED.folderIndex};`,
   "  charset utf-8;",
   `  error_page 404 ${LOC.missing};`,
   `  error_page 403 =404 ${LOC.missing};`,
@@ -153,10 +120,8 @@ const STATIC = [
 /** Inside a prefix location (an exact one can hold no other): host and hidden files are not content. */
 const HIDDEN_FILES = `  location ~ "/[._]" { return 404; }`;
 
-function serverBlock(rules: readonly Rule[], values: PlaceholderValues | undefined): string[] {
-  const params = [...new Set(rules.flatMap((r) => Object.keys(r.query)))].sort();
-  const api = apiLocation(rules, params);
-  const data = [...new Set(rules.flatMap((r) => dataPlaceholders(r).map(([, name]) => name)))].sort();
+function serverBlock(table: compiled.ServerTable, values: PlaceholderValues | undefined): string[] {
+  const api = apiLocation(table);
   return [
     "absolute_redirect off;",
     `error_page 404 ${LOC.missing};`,
@@ -170,14 +135,14 @@ function serverBlock(rules: readonly Rule[], values: PlaceholderValues | undefin
     ...api,
     "}",
     "# The API reference's folder inside it: the site's files, as below.",
-    `location = ${API_SERVED.except.slice(0, -1)} {`,
+    `location = ${SERVED.api.except.slice(0, -1)} {`,
     ...STATIC,
     "}",
-    `location ^~ ${API_SERVED.except} {`,
+    `location ^~ ${SERVED.api.except} {`,
     ...STATIC,
     HIDDEN_FILES,
     "}",
-    ...outside(rules),
+    ...outside(table.source),
     "",
     "# A rule's file: not found unless it exists; OPTIONS describes the route.",
     `location = ${LOC.file} {`,
@@ -188,7 +153,7 @@ function serverBlock(rules: readonly Rule[], values: PlaceholderValues | undefin
     "  rewrite ^ $mesh_file break;",
     "}",
     "",
-    ...data.flatMap((name) => keyLocation(name, values)),
+    ...table.data.flatMap((name) => keyLocation(name, values)),
     "# The JSON 404 and the empty body of a redirect, with the API's headers.",
     `location = ${LOC.missing} {`,
     "  internal;",
@@ -219,11 +184,11 @@ function serverBlock(rules: readonly Rule[], values: PlaceholderValues | undefin
     `  error_page 301 =301 ${LOC.empty};`,
     `  error_page 405 =405 ${LOC.empty};`,
     "  if (-f $document_root$mesh_path) { return 405; }",
-    `  if (-f $document_root\${mesh_path}${FOLDER_INDEX}) { return 405; }`,
-    `  if (-f $document_root$mesh_path/${FOLDER_INDEX}) { return 301 $mesh_path/$is_args$args; }`,
+    `  if (-f $document_root\${mesh_path}${SERVED.folderIndex}) { return 405; }`,
+    `  if (-f $document_root$mesh_path/${SERVED.folderIndex}) { return 301 $mesh_path/$is_args$args; }`,
     "  return 404;",
     "}",
-    `location = ${FILES.notFoundPage} {`,
+    `location = ${SERVED.files.notFoundPage} {`,
     ...apiHeaders("  "),
     `  error_page 405 =405 ${LOC.refused};`,
     "  if ($request_method !~ ^(GET|HEAD)$) { return 405; }",
@@ -237,20 +202,20 @@ function serverBlock(rules: readonly Rule[], values: PlaceholderValues | undefin
 }
 
 /** The route table's files outside /api/ (the output records'): an exact location each, routed by its own rules. */
-function outside(rules: readonly Rule[]): string[] {
-  return API_SERVED.files.flatMap((file) => {
-    const own = rules.filter((r) => r.from === file);
-    return [`location = ${file} {`, ...apiLocation(own, [...new Set(own.flatMap((r) => Object.keys(r.query)))].sort()), "}"];
+function outside(rules: compiled.ServerTable["source"]): string[] {
+  return SERVED.api.files.flatMap((file) => {
+    return [`location = ${file} {`, ...apiLocation(compiled.compileRules(rules.filter((r) => r.from === file))), "}"];
   });
 }
 
 const stateVar = (param: string) => `$mesh_q_${param}`;
 
-function apiLocation(rules: readonly Rule[], params: readonly string[]): string[] {
+function apiLocation(table: compiled.ServerTable): string[] {
+  const { params, rules } = table;
   const lines = [
     ...apiHeaders(),
     `error_page 301 =301 ${LOC.moved};`,
-    `if ($request_method !~ ^(GET|HEAD|OPTIONS)$) { return 405 ${str(errorBody(methodNotAllowed("$request_method")))}; }`,
+    `if ($request_method !~ ^(GET|HEAD|OPTIONS)$) { return 405 ${str(SERVED.refused("$request_method"))}; }`,
     ...["do", "need", "to", "rest", "value", "options", "file"].map((v) => `set $mesh_${v} "";`),
   ];
   for (const param of params) {
@@ -260,7 +225,7 @@ function apiLocation(rules: readonly Rule[], params: readonly string[]): string[
   }
   lines.push(`set $mesh_r "${params.map(stateVar).join("&")}&$uri";`);
   // Reverse order: the last match written is the table's first.
-  for (let at = rules.length - 1; at >= 0; at--) lines.push(...ruleLines(rules[at], params));
+  for (let at = rules.length - 1; at >= 0; at--) lines.push(...ruleLines(table, rules[at]));
   lines.push(
     `if ($mesh_do = "") { ${notFound} }`,
     `if ($mesh_do = 404) { ${notFound} }`,
@@ -272,50 +237,40 @@ function apiLocation(rules: readonly Rule[], params: readonly string[]): string[
   return lines.map((l) => `  ${l}`);
 }
 
-/** The `if` blocks of one rule, least specific first. */
-function ruleLines(rule: Rule, params: readonly string[]): string[] {
-  const list = rule.from.endsWith("/");
-  const data = dataPlaceholders(rule);
-  // Other query placeholders (status) reach a file only with a value that is its own key.
-  const plain = Object.entries(rule.query).filter(([p, v]) => v.startsWith(":") && !data.some(([d]) => d === p));
-  const query = (own: boolean) =>
-    params
-      .map((p) => {
-        const want = rule.query[p];
-        if (want === undefined) return "[^&]*";
-        if (!want.startsWith(":")) return `=${valuePattern(want, false)}`;
-        return own && plain.some(([q]) => q === p) && rule.to !== null ? `=(?<mesh_p_${want.slice(1)}>${OWN_KEY})` : "=[^&]*";
-      })
-      .join("&");
-  const test = (own: boolean, slash: "" | "/" | "any") => `if ($mesh_r ~ ${str(`^${query(own)}&${pathPattern(rule.from, slash)}$`)})`;
-  const set = (pairs: Record<string, string>) => Object.entries(pairs).map(([k, v]) => `set $mesh_${k} ${str(v)};`);
-  if (rule.kind === "not-found" || rule.to === null) return [`${test(false, "any")} { ${set({ do: "404" }).join(" ")} }`];
-  const out: string[] = [];
-  if (list) out.push(`${test(false, "")} { ${set({ do: "301" }).join(" ")} }`);
-  if (plain.length > 0) out.push(`${test(false, list ? "/" : "")} { ${set({ do: "404" }).join(" ")} }`);
-  const target = rule.to.replace(/:([a-z]+)/g, (_, name: string) => (data.some(([, d]) => d === name) ? "\u0000" : `$mesh_p_${name}`));
-  const [to, rest = ""] = target.split("\u0000");
-  const [param, need] = data[0] ?? ["", ""];
-  const sets = set({ do: "file", to, rest, need, options: optionsBody(rule.kind) });
-  if (param) sets.push(`set $mesh_value ${stateVar(param)};`);
-  out.push(`${test(true, list ? "/" : "")} { ${sets.join(" ")} }`);
-  return out;
-}
+/** nginx's dialect of the compiled form: PCRE named groups, the path decoded and its slashes merged. */
+const NGINX: compiled.Dialect = {
+  group: (name, body) => `(?<${name}>${body})`,
+  slash: "/",
+  literal: (value) => valuePattern(value, false),
+};
 
-/** A rule's path as a pattern over the decoded path; `:name` segments are safe segments, captured. */
-function pathPattern(from: string, slash: "" | "/" | "any"): string {
-  if (from.endsWith("/*")) return `${regexEscape(from.slice(0, -2))}(?:/.*)?`;
-  const body = from
-    .replace(/\/$/, "")
-    .split("/")
-    .map((s) => (s.startsWith(":") ? `(?<mesh_p_${s.slice(1)}>[^/\\\\\\x00-\\x1f\\x7f]+)` : regexEscape(s)))
-    .join("/");
-  return body + (slash === "any" ? "/?" : slash);
+/** The `if` blocks of one rule, least specific first. */
+function ruleLines(table: compiled.ServerTable, rule: compiled.ServerRule): string[] {
+  const test = (own: boolean, slash: "" | "/" | "any") =>
+    `if ($mesh_r ~ ${str(`^${compiled.queryPattern(table, rule, own, NGINX)}&${compiled.pathPattern(rule.rule.from, slash, NGINX)}$`)})`;
+  const set = (pairs: Record<string, string>) => Object.entries(pairs).map(([k, v]) => `set $mesh_${k} ${str(v)};`);
+  if (rule.closed) return [`${test(false, "any")} { ${set({ do: "404" }).join(" ")} }`];
+  const out: string[] = [];
+  const slash = rule.list ? "/" : "";
+  if (rule.list) out.push(`${test(false, "")} { ${set({ do: "301" }).join(" ")} }`);
+  if (rule.query.some(([, t]) => t.is === "own")) out.push(`${test(false, slash)} { ${set({ do: "404" }).join(" ")} }`);
+  const captured = (p: { path: string } | { query: string }) => `$mesh_p_${"path" in p ? p.path : p.query}`;
+  const { param = "", name: need = "" } = rule.data ?? {};
+  const sets = set({
+    do: "file",
+    to: compiled.printTarget(rule.to, captured),
+    rest: compiled.printTarget(rule.rest, captured),
+    need,
+    options: SERVED.options(rule.kind),
+  });
+  if (param) sets.push(`set $mesh_value ${stateVar(param)};`);
+  out.push(`${test(true, slash)} { ${sets.join(" ")} }`);
+  return out;
 }
 
 /** The internal location turning a raw value of one data placeholder into its file's key. */
 function keyLocation(name: string, values: PlaceholderValues | undefined): string[] {
-  const spec = QUERY_PLACEHOLDERS[name];
+  const key = compiled.keyLookup(name, values, { lowers: true, fits: fitsNginx });
   const lines = [
     `location = ${LOC.key}${name} {`,
     "  internal;",
@@ -323,20 +278,17 @@ function keyLocation(name: string, values: PlaceholderValues | undefined): strin
     'set $mesh_key "";',
     `if ($mesh_value ~ ${str(`^=(?<mesh_own>${OWN_KEY})$`)}) { set $mesh_key $mesh_own; }`,
   ];
-  const other = values?.others.get(name);
-  if (other !== undefined && spec.other) {
+  if (key.other !== undefined) {
     // The class of values with one answer, tested on the raw value: sure only without escapes of the characters a pattern can hold.
     lines.push(
       `set $mesh_raw_${name} "";`,
       `if ($mesh_value ~ ${str("^=(?<mesh_raw>.+)$")}) { set $mesh_raw_${name} $mesh_raw; }`,
-      `if ($mesh_raw_${name} !~ ${str(PARSEABLE_VERSION.source)}) { set $mesh_key ${str(other)}; }`,
+      `if ($mesh_raw_${name} !~ ${str(PARSEABLE_VERSION.source)}) { set $mesh_key ${str(key.other)}; }`,
       `if ($mesh_value ~ ${str(ESCAPED_UNRESERVED)}) { set $mesh_key ""; }`,
     );
   }
-  if (spec.fold === "lower") lines.push(...hardwareAddressKey());
-  if (values)
-    for (const [pattern, key] of literalPatterns(values, name, spec.fold === "lower" ? hardwareAddressKeyOf : undefined, fitsNginx))
-      lines.push(`if ($mesh_value ~ ${str(`^=${pattern}$`)}) { set $mesh_key ${str(key)}; }`);
+  if (key.hardware) lines.push(...hardwareAddressKey());
+  for (const [pattern, file] of key.literals) lines.push(`if ($mesh_value ~ ${str(`^=${pattern}$`)}) { set $mesh_key ${str(file)}; }`);
   lines.push(`if ($mesh_key = "") { ${notFound} }`, 'set $mesh_file "$mesh_to$mesh_key$mesh_rest";', `rewrite ^ ${LOC.file} last;`);
   return [...lines.map((l, i) => (i === 0 || l.startsWith("  ") ? l : `  ${l}`)), "}", ""];
 }
@@ -370,13 +322,10 @@ function hardwareAddressKey(): string[] {
  * the block `host-config nginx --data <dump>` prints for the operator's server {}, or with
  * `--standalone --root <dir> --port <n>` a configuration running nginx alone (relative paths under its `-p` prefix).
  */
-export const nginx: Host = {
-  name: "nginx",
-  server: true,
-  files: () => [],
-  config(input, options: ConfigOptions = {}) {
-    const standalone = standaloneOf(options, "block for your server {}", true);
-    return nginxConfig(input, standalone && { standalone });
-  },
-  limits: nginxLimits,
-};
+export const nginx: Host = serverHost(
+  { name: "nginx", block: "block for your server {}", changesUser: true, limits: NGINX_LIMITS, fits: fitsNginx },
+  (values, standalone) => nginxConfig(values, standalone && { standalone }),
+);
+
+/** What nginx cannot express for these values: a MAC whose case folds to several letters, a value too long for it. */
+export const nginxLimits = nginx.limits;

@@ -1,0 +1,195 @@
+import type { PlaceholderValues } from "../core/plan.ts";
+import { QUERY_PLACEHOLDERS, RULES, type RouteKind, type Rule } from "../core/routes.ts";
+import { hardwareAddressKeyOf, literalPatterns, OWN_KEY, regexEscape } from "./patterns.ts";
+
+/**
+ * The route table compiled once for the web servers (nginx, Apache, Caddy): what each rule tests and
+ * where it leads, with the server's syntax left out. A server host is a printer of this form in its
+ * own dialect (docs/development.md, "Adding a server host"): how it names a capture, whether it sees
+ * runs of slashes merged, how it spells a literal query value, and whether it can lower a value.
+ */
+
+/** Where a piece of a rule's target comes from. */
+export type TargetPart =
+  | { readonly text: string }
+  /** a path placeholder: `index` counts the path's placeholders from 0 */
+  | { readonly path: string; readonly index: number }
+  /** a query placeholder other than the data's (status): its value is its own file-name key */
+  | { readonly query: string };
+
+/** What a rule asks of one query parameter. */
+export type QueryTest =
+  /** the parameter is absent or holds anything (the rule does not name it) */
+  | { readonly is: "any" }
+  /** exactly this value (as the route table lists it; `""` is an empty or valueless parameter) */
+  | { readonly is: "literal"; readonly value: string }
+  /** present with a value: a placeholder whose file is decided later (the data's) or never (a 404 rule) */
+  | { readonly is: "present" }
+  /** present, and the file is reached only when the value is its own file-name key (`name` its placeholder) */
+  | { readonly is: "own"; readonly name: string };
+
+export interface ServerRule {
+  readonly rule: Rule;
+  readonly kind: RouteKind;
+  /** the path is a list's (trailing slash): without its slash it moves to it */
+  readonly list: boolean;
+  /** a rule that answers 404 whatever its values */
+  readonly closed: boolean;
+  /** the data placeholder of its query, whose value's key is looked up after the rule is chosen */
+  readonly data?: { readonly param: string; readonly name: string };
+  /** per query parameter the rule names, in the rule's order */
+  readonly query: readonly (readonly [param: string, test: QueryTest])[];
+  /** its file: up to the data placeholder's key (`to`), and after it (`rest`); empty for a closed rule */
+  readonly to: readonly TargetPart[];
+  readonly rest: readonly TargetPart[];
+}
+
+export interface ServerTable {
+  /** the route table it was compiled from */
+  readonly source: readonly Rule[];
+  /** every query parameter a rule names, sorted: a server reads each into a state */
+  readonly params: readonly string[];
+  /** the data placeholders, sorted: each has its key lookup */
+  readonly data: readonly string[];
+  /** the kinds of route a rule with a file answers, in table order (their answers to OPTIONS) */
+  readonly kinds: readonly RouteKind[];
+  readonly rules: readonly ServerRule[];
+}
+
+const compiled = new WeakMap<readonly Rule[], ServerTable>();
+
+/** The server form of a build's route table (without values, the generic one's). */
+export const serverTable = (values: PlaceholderValues | undefined): ServerTable => compileRules(values?.rules ?? RULES);
+
+/** The server form of a route table, compiled once per table. */
+export function compileRules(rules: readonly Rule[]): ServerTable {
+  let table = compiled.get(rules);
+  if (!table) {
+    const out = rules.map(compileRule);
+    table = {
+      source: rules,
+      params: [...new Set(rules.flatMap((r) => Object.keys(r.query)))].sort(),
+      data: [...new Set(out.flatMap((r) => (r.data ? [r.data.name] : [])))].sort(),
+      kinds: [...new Set(out.filter((r) => !r.closed).map((r) => r.kind))],
+      rules: out,
+    };
+    compiled.set(rules, table);
+  }
+  return table;
+}
+
+function compileRule(rule: Rule): ServerRule {
+  const closed = rule.kind === "not-found" || rule.to === null;
+  const placeholder = (v: string) => (v.startsWith(":") ? v.slice(1) : undefined);
+  const dataEntry =
+    rule.to === null ? undefined : Object.entries(rule.query).find(([, v]) => QUERY_PLACEHOLDERS[placeholder(v) ?? ""]?.data);
+  const data = dataEntry && { param: dataEntry[0], name: dataEntry[1].slice(1) };
+  const query = Object.entries(rule.query).map(([param, v]): [string, QueryTest] => {
+    const name = placeholder(v);
+    if (name === undefined) return [param, { is: "literal", value: v }];
+    return [param, closed || param === data?.param ? { is: "present" } : { is: "own", name }];
+  });
+  if (closed) return { rule, kind: rule.kind, list: rule.from.endsWith("/"), closed, data, query, to: [], rest: [] };
+  const pathNames = rule.from
+    .split("/")
+    .filter((s) => s.startsWith(":"))
+    .map((s) => s.slice(1));
+  const to: TargetPart[] = [];
+  let rest: TargetPart[] | undefined;
+  for (const piece of rule.to!.split(/(:[a-z]+)/)) {
+    if (piece === "") continue;
+    const name = placeholder(piece);
+    if (name !== undefined && name === data?.name) {
+      rest = [];
+      continue;
+    }
+    const part: TargetPart =
+      name === undefined ? { text: piece } : pathNames.includes(name) ? { path: name, index: pathNames.indexOf(name) } : { query: name };
+    (rest ?? to).push(part);
+  }
+  return { rule, kind: rule.kind, list: rule.from.endsWith("/"), closed, data, query, to, rest: rest ?? [] };
+}
+
+/** A target's parts written by a server: each placeholder as the server refers to its capture, text as it is. */
+export function printTarget(parts: readonly TargetPart[], placeholder: (part: Exclude<TargetPart, { text: string }>) => string): string {
+  return parts.map((p) => ("text" in p ? p.text : placeholder(p))).join("");
+}
+
+/** How a server writes the patterns of the compiled form. */
+export interface Dialect {
+  /** a capture: named where the server names them (`(?<n>…)` PCRE, `(?P<n>…)` RE2), numbered where not */
+  group(name: string, body: string): string;
+  /** the path as the server matches it: runs of slashes merged already ("/"), or not ("/+") */
+  readonly slash: "/" | "/+";
+  /** a literal query value of a rule, over the raw query */
+  literal(value: string): string;
+  /** the capture of the data placeholder's raw value (with its `=`), where the rule's match carries it on */
+  readonly valueGroup?: string;
+}
+
+/**
+ * A rule's query as one pattern over the server's joined states (`-` absent, `=<raw value>`), one per
+ * parameter of the table in order, joined by `&`. `own` lets a plain placeholder capture its key
+ * (the rule's file), else it is only tested present (the 404 of a value that is no key).
+ */
+export function queryPattern(table: ServerTable, rule: ServerRule, own: boolean, dialect: Dialect): string {
+  const tests = new Map(rule.query);
+  return table.params
+    .map((param) => {
+      const test = tests.get(param);
+      if (test === undefined || test.is === "any") return "[^&]*";
+      if (test.is === "literal") return `=${dialect.literal(test.value)}`;
+      if (own && test.is === "own") return `=${dialect.group(`mesh_p_${test.name}`, OWN_KEY)}`;
+      if (own && dialect.valueGroup && param === rule.data?.param) return dialect.group(dialect.valueGroup, "=[^&]*");
+      return "=[^&]*";
+    })
+    .join("&");
+}
+
+/**
+ * A rule's path as a pattern over the decoded path; `:name` segments are safe segments, captured
+ * (core/routes/resolve.ts isSafeSegment). `slash` for a list: none, required, optional, or an
+ * optional one captured (for a server that notes whether it was there).
+ */
+export function pathPattern(from: string, slash: "" | "/" | "any" | "captured", dialect: Dialect): string {
+  const run = (s: string) => (dialect.slash === "/" ? s : s.replace(/\//g, "/+"));
+  if (from.endsWith("/*")) return `${run(regexEscape(from.slice(0, -2)))}(?:/.*)?`;
+  const body = from
+    .replace(/\/$/, "")
+    .split("/")
+    .map((s) => (s.startsWith(":") ? dialect.group(`mesh_p_${s.slice(1)}`, "[^/\\\\\\x00-\\x1f\\x7f]+") : regexEscape(s)))
+    .join(dialect.slash);
+  const optional = dialect.slash === "/" ? "/?" : "/*";
+  const end = { "": "", "/": dialect.slash, any: optional, captured: dialect.group("mesh_slash", optional) };
+  return body + end[slash];
+}
+
+/** How a value of one data placeholder becomes its file's key, for a server to write in its order. */
+export interface KeyLookup {
+  readonly name: string;
+  /** the key every value of the class with one answer gets (an unparseable `__after` bound), if the data has that class */
+  readonly other?: string;
+  /** a hardware address of six hex pairs gets its key computed (lower case, `:` as `_3A`) rather than listed */
+  readonly hardware: boolean;
+  /** each value of the data that is not its own key: a pattern over its raw spellings, and its key */
+  readonly literals: ReadonlyMap<string, string>;
+}
+
+/**
+ * The key lookup of a data placeholder for these values (none without them). `lowers`: whether the
+ * server can lower a captured value, so that any-case hardware addresses need no pattern of their own;
+ * `fits`: whether its syntax and limits carry a pattern (hosts/patterns.ts overlong).
+ */
+export function keyLookup(
+  name: string,
+  values: PlaceholderValues | undefined,
+  server: { readonly lowers: boolean; readonly fits?: (pattern: string) => boolean },
+): KeyLookup {
+  const spec = QUERY_PLACEHOLDERS[name];
+  const hardware = spec.fold === "lower";
+  const other = spec.other ? values?.others.get(name) : undefined;
+  const literals = values
+    ? literalPatterns(values, name, hardware && server.lowers ? hardwareAddressKeyOf : undefined, server.fits)
+    : new Map<string, string>();
+  return { name, other, hardware, literals };
+}

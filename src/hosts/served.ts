@@ -1,0 +1,31 @@
+import {
+  API_HEADERS,
+  API_SERVED,
+  ERROR_DETAILS,
+  errorBody,
+  FILES,
+  FOLDER_INDEX,
+  HIDDEN,
+  methodNotAllowed,
+  NOT_FOUND_BODY,
+  optionsBody,
+  ROUTE_NAMES,
+} from "../core/routes.ts";
+
+/** The answers and places every server writes beside the rules (core/routes), as the servers name them. */
+export const SERVED = {
+  headers: API_HEADERS,
+  notFound: NOT_FOUND_BODY,
+  malformed: errorBody(ERROR_DETAILS.malformed),
+  /** the 405's body for a method (a server may pass a placeholder of its own) */
+  refused: (method: string) => errorBody(methodNotAllowed(method)),
+  /** the answer to OPTIONS on a route of this kind */
+  options: optionsBody,
+  names: ROUTE_NAMES,
+  /** the paths the API section answers: under /api/ but `except`, and `files` outside it */
+  api: API_SERVED,
+  files: FILES,
+  folderIndex: FOLDER_INDEX,
+  /** the prefix of paths a server keeps for itself (internal locations), hidden from the build's files */
+  hidden: HIDDEN,
+} as const;
