@@ -36,12 +36,20 @@ export function literalPatterns(
 ): Map<string, string> {
   const spec = QUERY_PLACEHOLDERS[name];
   const byPattern = new Map<string, string>();
+  // A folding value's pattern matches every case of each letter: the literal rules' other spellings of
+  // it (for hosts that cannot fold, as Netlify) need no pattern of their own, unless a letter folds to several.
+  const folded = new Set<string>();
   for (const l of literals(values)) {
     const generic = values.rules[l.at];
     if (generic.query[l.param] !== `:${name}` || l.rule.query[l.param] === undefined) continue;
     const [before, after] = generic.to!.split(`:${name}`);
     const key = l.rule.to!.slice(before.length, l.rule.to!.length - after.length);
     if (computed?.(l.value) === key) continue;
+    if (spec.fold === "lower" && ![...l.value].some(foldsToSeveral)) {
+      const spelling = `${l.at}\u0000${l.value.toLowerCase()}`;
+      if (folded.has(spelling)) continue;
+      folded.add(spelling);
+    }
     const pattern = valuePattern(l.value, spec.fold === "lower");
     if (fits(pattern)) byPattern.set(pattern, key);
   }
@@ -121,6 +129,9 @@ export function regexEscape(s: string): string {
   return s.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
 }
 
+/** A letter whose lower or upper case is several letters (ß to SS): matching each letter in its two cases misses its other spellings. */
+const foldsToSeveral = (c: string) => [...c.toLowerCase()].length > 1 || [...c.toUpperCase()].length > 1;
+
 /**
  * The folding values (MACs) with a letter whose case maps to several letters, as `param="variant"`:
  * a server matching each letter in its two cases cannot match them. Read off the values themselves,
@@ -128,14 +139,13 @@ export function regexEscape(s: string): string {
  */
 export function severalFolds(values: PlaceholderValues): string[] {
   const out = new Set<string>();
-  const several = (c: string) => [...c.toLowerCase()].length > 1 || [...c.toUpperCase()].length > 1;
   for (const rule of values.rules)
     for (const [param, v] of Object.entries(rule.query)) {
       const name = v.startsWith(":") ? v.slice(1) : "";
       if (!QUERY_PLACEHOLDERS[name]?.fold) continue;
       for (const value of values.values[name] ?? [])
         for (const variant of new Set([value.toLowerCase(), value.toUpperCase()]))
-          if ([...variant].some(several)) out.add(`${param}=${JSON.stringify(variant)}`);
+          if ([...variant].some(foldsToSeveral)) out.add(`${param}=${JSON.stringify(variant)}`);
     }
   return [...out];
 }
