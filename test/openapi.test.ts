@@ -5,7 +5,7 @@ import { Ajv2020, type ValidateFunction } from "ajv/dist/2020.js";
 import addFormatsPlugin from "ajv-formats";
 import fg from "fast-glob";
 import { beforeAll, describe, expect, it } from "vitest";
-import { openApiDocument, openApiPath } from "../src/core/openapi.ts";
+import { openApiDocument, openApiPath, queryDoc } from "../src/core/openapi.ts";
 import { PREVIEW_ERRORS, RESPONSE_SCHEMAS } from "../src/core/response-schemas.ts";
 import {
   API_HEADERS,
@@ -18,6 +18,7 @@ import {
   type Rule,
   API_SERVED_GLOBS,
 } from "../src/core/routes.ts";
+import { DEFAULT_SETTINGS } from "../src/core/settings.ts";
 import { synthesize, writeSynthDump } from "../src/gen/synth.ts";
 import { build, startPreview } from "../src/index.ts";
 import { readExpected } from "./support/expected.ts";
@@ -173,7 +174,10 @@ describe("the OpenAPI document", () => {
             problems.push(`${template}: no query parameter ${name}`);
             continue;
           }
-          if (!parameter.description) problems.push(`${template}: ${name} has no description`);
+          // the text of this parameter on this kind of path (a filter's is its resource's), then what values do
+          const own = queryDoc(rule.kind, name, DEFAULT_SETTINGS);
+          if (!String(parameter.description).startsWith(`${own} `))
+            problems.push(`${template}: ${name} is not described as ${rule.kind}'s`);
           const accepts = validator(`${template} ${name}`, parameter.schema);
           if (rule.to !== null && !value.startsWith(":") && !accepts(value)) problems.push(`${template}: ${name}=${value} refused`);
         }
@@ -187,6 +191,15 @@ describe("the OpenAPI document", () => {
     const wireless = (doc.paths["/api/v1/interface/"].parameters as Json[]).find((p) => p.name === "is_wireless")!;
     expect((wireless.schema as Json).enum).toEqual(expect.arrayContaining(["true", "TRUE", "1", "false", "False", "0", ""]));
     expect((wireless.schema as Json).enum).not.toContain("maybe");
+  });
+
+  it("describes a filter by its own resource, and refuses a parameter a kind does not describe rather than borrow another's text", () => {
+    const settings = { brand: "opennet", defaultStatus: "online" } as const;
+    expect(queryDoc("interface-list", "is_wireless", settings)).toMatch(/^`true` or `1`: interfaces/);
+    expect(queryDoc("accesspoint-list", "firmware_version", settings)).toContain("`opennet_version`");
+    expect(queryDoc("link-list", "status", settings)).toContain("`online` on the access point and link lists");
+    expect(() => queryDoc("link-list", "is_wireless", settings)).toThrow("names is_wireless on link-list");
+    expect(() => queryDoc("site-list", "wifi_ssid", settings)).toThrow();
   });
 
   it("gives every operation a unique operationId and the API headers on every JSON answer", () => {

@@ -59,23 +59,42 @@ const KINDS: Record<Served, { readonly summary: string; readonly body: string; r
   "interface-accesspoint": { summary: "The access point of the interface that holds an address", body: "Accesspoint" },
 };
 
-/** What each query parameter means; what values it takes is derived from the rules. */
-const queryDocs = ({ brand, defaultStatus }: SiteSettings): Readonly<Record<string, string>> => ({
-  status:
-    (defaultStatus === "all"
-      ? "`all` or empty: no filter. "
-      : `\`all\`: no filter; absent or empty: \`${defaultStatus}\` on the access point and link lists and an access point's links (this site's default). `) +
-    `Where a status filter is precomputed (lists, NetJSON), the status against the data's \`taken_at\`: ${STATUS_RULE_TEXT}.`,
-  data_format: "`geojson` (exactly, lower case): the list as a GeoJSON FeatureCollection (RFC 7946).",
-  with_redundant_site_links:
-    "`0`: without the links between two sites that more than one online link joins (every such link, whatever its own status); `status` then filters what remains.",
-  firmware_version: `Access points whose \`${brandField("mesh_version", brand)}\` equals the value; empty: those whose \`${brandField("mesh_version", brand)}\` is null.`,
-  firmware_version__before: `Access points whose non-empty \`${brandField("mesh_version", brand)}\` sorts before the value (docs/rules.md); empty: no filter.`,
-  firmware_version__after: `Access points whose non-null \`${brandField("mesh_version", brand)}\` does not sort before the value; empty: no filter.`,
-  wifi_ssid: "Interfaces whose wifi attributes carry exactly this SSID; empty: no filter.",
-  if_hwaddress: "Interfaces with this hardware address, in any letter case; empty: no filter.",
-  is_wireless: "`true` or `1`: interfaces with wifi attributes; `false` or `0`: those without (letter case is free); empty: no filter.",
-});
+/**
+ * What a query parameter means on a path of this kind; what values it takes is derived from the rules.
+ * `status` and `data_format` mean the same wherever they are taken; a filter is its resource's own
+ * (`is_wireless` on links would not mean what it means on interfaces), and a rule naming a parameter
+ * its kind does not describe is a developer's error, not a borrowed text.
+ */
+export function queryDoc(kind: string, name: string, { brand, defaultStatus }: Pick<SiteSettings, "brand" | "defaultStatus">): string {
+  const version = brandField("mesh_version", brand);
+  const filters: Readonly<Record<string, Readonly<Record<string, string>>>> = {
+    "link-list": {
+      with_redundant_site_links:
+        "`0`: without the links between two sites that more than one online link joins (every such link, whatever its own status); `status` then filters what remains.",
+    },
+    "accesspoint-list": {
+      firmware_version: `Access points whose \`${version}\` equals the value; empty: those whose \`${version}\` is null.`,
+      firmware_version__before: `Access points whose non-empty \`${version}\` sorts before the value (docs/rules.md); empty: no filter.`,
+      firmware_version__after: `Access points whose non-null \`${version}\` does not sort before the value; empty: no filter.`,
+    },
+    "interface-list": {
+      wifi_ssid: "Interfaces whose wifi attributes carry exactly this SSID; empty: no filter.",
+      if_hwaddress: "Interfaces with this hardware address, in any letter case; empty: no filter.",
+      is_wireless: "`true` or `1`: interfaces with wifi attributes; `false` or `0`: those without (letter case is free); empty: no filter.",
+    },
+  };
+  const everywhere: Readonly<Record<string, string>> = {
+    status:
+      (defaultStatus === "all"
+        ? "`all` or empty: no filter. "
+        : `\`all\`: no filter; absent or empty: \`${defaultStatus}\` on the access point and link lists and an access point's links (this site's default). `) +
+      `Where a status filter is precomputed (lists, NetJSON), the status against the data's \`taken_at\`: ${STATUS_RULE_TEXT}.`,
+    data_format: "`geojson` (exactly, lower case): the list as a GeoJSON FeatureCollection (RFC 7946).",
+  };
+  const text = filters[kind]?.[name] ?? everywhere[name];
+  if (text === undefined) throw new Error(`the route table names ${name} on ${kind}, which queryDoc does not describe`);
+  return text;
+}
 
 /** Values of a placeholder that does not come from the data. */
 const PLACEHOLDER_VALUES: Readonly<Record<string, readonly string[]>> = { status: STATUSES };
@@ -150,7 +169,7 @@ const condition = ([name, value]: [string, string]) => code(isPlaceholder(value)
  * placeholder rule with no file and no other condition), or none, when other values fall through to
  * rules that do not name the parameter and so are ignored.
  */
-function queryParameters(rules: readonly Rule[], docs: Readonly<Record<string, string>>): { parameters: Parameter[]; refused: string[] } {
+function queryParameters(rules: readonly Rule[], doc: (name: string) => string): { parameters: Parameter[]; refused: string[] } {
   const names = [...new Set(rules.flatMap((r) => Object.keys(r.query)))];
   const parameters = names.map((name): Parameter => {
     const literals: string[] = [];
@@ -183,7 +202,7 @@ function queryParameters(rules: readonly Rule[], docs: Readonly<Record<string, s
       schema = { type: "string", examples: values };
       rule = "Any other value is ignored (the answer is the one without the parameter).";
     }
-    return { name, in: "query", description: `${docs[name] ?? ""} ${rule}`.trim(), schema };
+    return { name, in: "query", description: `${doc(name)} ${rule}`, schema };
   });
   const refused = rules
     .filter((r) => r.to === null && Object.keys(r.query).length > 1)
@@ -200,7 +219,6 @@ const headers = () => Object.fromEntries(HEADER_NAMES.map((h) => [h, ref("header
 
 function document(settings: SiteSettings): Record<string, unknown> {
   const paths: Record<string, unknown> = {};
-  const docs = queryDocs(settings);
   for (const [from, rules] of routes(rulesFor(settings))) {
     const kind = rules[0].kind as Served;
     const about = KINDS[kind];
@@ -214,7 +232,7 @@ function document(settings: SiteSettings): Record<string, unknown> {
           ],
         }
       : ref("schemas", about.body);
-    const { parameters: query, refused } = queryParameters(rules, docs);
+    const { parameters: query, refused } = queryParameters(rules, (name) => queryDoc(kind, name, settings));
     const description = refused.length > 0 ? `Not precomputed, answered 404: ${refused.join("; ")}.` : undefined;
     const ok = {
       description: geojson ? "The answer: a JSON array, or with `data_format=geojson` a GeoJSON FeatureCollection" : "The answer",
