@@ -1,9 +1,44 @@
 import { availableParallelism } from "node:os";
 import { defineConfig } from "vitest/config";
 
+/**
+ * The suite in tiers (docs/development.md, "Tests"): `npm test` runs them all, `npm run test:fast`
+ * the unit tier (`vitest --project unit`). A test file is in the tier whose names list it, else in
+ * `build`; test/architecture.test.ts checks that every name listed is a test file.
+ */
+export const TIERS = {
+  /** rules, validation, routing, documents and the preview in-process: no web server, browser or other Node.js */
+  unit: [
+    "architecture",
+    "compiled",
+    "conformance",
+    "derive",
+    "docs-facts",
+    "format",
+    "limits",
+    "netjson",
+    "openapi",
+    "pages",
+    "path-safety",
+    "preview",
+    "readme",
+    "routes",
+    "surface",
+    "validate",
+  ],
+  /** the real web servers (Debian's Apache, nginx, Caddy) and Netlify's engines on the generated configurations */
+  servers: ["apache", "caddy", "host-config", "netlify", "nginx", "rule-limit"],
+  /** a headless Chromium on the pages */
+  browser: ["docs", "map"],
+  /** other Node.js versions, the installed package and the OpenAPI linter */
+  runtimes: ["node-versions", "openapi-lint", "package"],
+} as const;
+
+const files = (names: readonly string[]) => names.map((n) => `test/${n}.test.ts`);
+const listed = Object.values(TIERS).flatMap(files);
+
 export default defineConfig({
   test: {
-    include: ["test/**/*.test.ts"],
     setupFiles: ["test/support/setup.ts"],
     testTimeout: 60_000,
     hookTimeout: 120_000,
@@ -11,5 +46,10 @@ export default defineConfig({
     // on CLI child processes, servers and the disk. Measured on 2 cores, eight of the slower files:
     // 187 s with one worker, 139 s with two, 152 s with three.
     maxWorkers: Math.max(2, availableParallelism() - 1),
+    projects: [
+      ...Object.entries(TIERS).map(([name, names]) => ({ extends: true as const, test: { name, include: files(names) } })),
+      /** builds, CLI runs, cycles, importers, snapshots: everything else */
+      { extends: true as const, test: { name: "build", include: ["test/**/*.test.ts"], exclude: listed } },
+    ],
   },
 });

@@ -123,3 +123,14 @@ describe("the command line's exit codes", () => {
     expect(readFileSync(path.join(SRC, "cli/main.ts"), "utf8")).toMatch(/process\.exitCode = ended\(err\)/);
   });
 });
+
+describe("the test tiers (vitest.config.ts)", () => {
+  it("name only test files that exist, each in one tier; the rest is the build tier", async () => {
+    const { TIERS } = await import("../vitest.config.ts");
+    const names = Object.values(TIERS).flat();
+    const tests = new Set(fg.sync("*.test.ts", { cwd: path.join(ROOT, "test") }).map((f) => f.replace(/\.test\.ts$/, "")));
+    expect(names.filter((n) => !tests.has(n))).toEqual([]);
+    expect(names.length).toBe(new Set(names).size);
+    expect(tests.size - names.length).toBeGreaterThan(0);
+  });
+});
