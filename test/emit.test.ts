@@ -1,5 +1,17 @@
 import { spawnSync } from "node:child_process";
-import { closeSync, existsSync, mkdirSync, openSync, readdirSync, readFileSync, readSync, writeFileSync } from "node:fs";
+import {
+  closeSync,
+  existsSync,
+  lstatSync,
+  mkdirSync,
+  openSync,
+  readdirSync,
+  readFileSync,
+  readSync,
+  rmSync,
+  symlinkSync,
+  writeFileSync,
+} from "node:fs";
 import path from "node:path";
 import { describe, expect, it } from "vitest";
 import { emitTree } from "../src/io/emit.ts";
@@ -223,6 +235,28 @@ describe("a recycled tree (cycle: the build before the served one becomes the ne
     expect(tree(b)).toEqual(tree(fresh));
     expect(existsSync(path.join(b, "api/gone"))).toBe(false);
     expect(readdirSync(d).sort()).toEqual(["b", "fresh"]);
+  });
+
+  it("never writes through a symbolic link planted at a recycled file's name: the link is replaced by the file", async () => {
+    const d = tempDir();
+    const a = path.join(d, "a");
+    const outside = path.join(d, "outside.txt");
+    writeFileSync(outside, "not ours");
+    const files = (body: string) => [
+      { path: "/api/short/index.json", body },
+      { path: "/api/pieces/index.json", body: [Buffer.from(body), Buffer.from(body)] },
+    ];
+    await emitTree(a, files("one"), { recycle: {} });
+    for (const f of ["api/short/index.json", "api/pieces/index.json"]) {
+      rmSync(path.join(a, f));
+      symlinkSync(outside, path.join(a, f));
+    }
+    const b = path.join(d, "b");
+    await emitTree(b, files("two"), { recycle: { from: a } });
+    expect(readFileSync(outside, "utf8")).toBe("not ours");
+    for (const f of ["api/short/index.json", "api/pieces/index.json"]) expect(lstatSync(path.join(b, f)).isSymbolicLink()).toBe(false);
+    expect(readFileSync(path.join(b, "api/short/index.json"), "utf8")).toBe("two");
+    expect(readFileSync(path.join(b, "api/pieces/index.json"), "utf8")).toBe("[two,two]");
   });
 
   it("empties a tree whose digests are missing or unreadable, and starts from nothing", async () => {

@@ -1,4 +1,5 @@
 import { createHash, hash as digest } from "node:crypto";
+import { constants } from "node:fs";
 import { mkdir, open, readdir, readFile, rename, rm, rmdir, unlink, writeFile } from "node:fs/promises";
 import { removeInBackground, replaceFolder, type ReplaceOptions } from "./swap.ts";
 import type { OutputLock } from "./lock.ts";
@@ -73,6 +74,23 @@ const isWritten = (v: unknown): v is Written =>
  * makes a new inode and frees the old one (docs/performance.md); 99.8 % of a build's files are this short.
  */
 const READ_AT_ONCE = 16 * 1024;
+
+/**
+ * Truncate and write a recycled file, never through a symbolic link standing at its name (the tree
+ * is ours, but a link planted there would have the build write wherever it points): O_NOFOLLOW refuses
+ * it (ELOOP), and the link itself is then removed and the file made anew.
+ */
+const REWRITE = constants.O_WRONLY | constants.O_CREAT | constants.O_TRUNC | (constants.O_NOFOLLOW ?? 0);
+
+async function unlinkedOnLoop<T>(file: string, write: () => Promise<T>): Promise<T> {
+  try {
+    return await write();
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code !== "ELOOP") throw err;
+    await unlink(file);
+    return write();
+  }
+}
 // the one-shot form: half the cost of a Hash object per file, for the hundreds of thousands a build writes
 const digestOf = (data: Buffer) => digest("sha1", data, "base64url");
 
@@ -169,7 +187,7 @@ async function writeAll(
         if (was === undefined) await makeFolder(root, dir);
         const renamed = was !== undefined && was[1] > READ_AT_ONCE;
         const target = renamed ? path.join(dir, `.${path.basename(full)}.new`) : full;
-        const flag = was !== undefined ? "w" : "wx";
+        const flag = was !== undefined ? REWRITE : "wx";
         const pieces = bodyPieces(body);
         const first = pieces.next();
         const second = first.done ? first : pieces.next();
@@ -182,13 +200,13 @@ async function writeAll(
             recycling.digests.set(file.path, [digest, data.length]);
             if (was !== undefined && was[0] === digest && was[1] === data.length) return; // the same bytes are there
           }
-          await writeFile(target, data, { flag });
+          await unlinkedOnLoop(target, () => writeFile(target, data, { flag }));
           if (renamed) await rename(target, full);
           return;
         }
         const hash = recycling && createHash("sha1");
         let length = 0;
-        const handle = await open(target, flag);
+        const handle = await unlinkedOnLoop(target, () => open(target, flag));
         const write = async (piece: Buffer) => {
           length += piece.length;
           hash?.update(piece);
