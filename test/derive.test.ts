@@ -6,7 +6,8 @@ import { renderLink, renderSite, sitePostAddress } from "../src/core/resources.t
 import { fixedDecimal } from "../src/core/text.ts";
 import { parseInstant, type Instant } from "../src/core/timestamp.ts";
 import { compareVersionKeys, isAfter, isBefore, versionKey } from "../src/core/version.ts";
-import { beforeValues, outputFiles } from "../src/core/plan.ts";
+import { beforeValues } from "../src/core/filters/bounds.ts";
+import { outputFiles } from "../src/core/plan.ts";
 import { accesspointFeature, linkFeature, siteFeature } from "../src/core/geojson.ts";
 import { withoutRedundantSiteLinks } from "../src/core/sitelinks.ts";
 import { getIssues } from "@placemarkio/check-geojson";

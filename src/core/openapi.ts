@@ -1,5 +1,6 @@
 import { z } from "zod";
-import { STATUS_RULE_TEXT, STATUSES } from "./model.ts";
+import { queryDoc } from "./filters/derive.ts";
+import { STATUSES } from "./model.ts";
 import { PREVIEW_ERRORS, responseSchemas, type ResponseSchemaName } from "./response-schemas.ts";
 import {
   API_HEADERS,
@@ -15,7 +16,7 @@ import {
   type Rule,
 } from "./routes.ts";
 import { OUTPUTS, type OutputKind } from "./outputs/index.ts";
-import { brandField, DEFAULT_SETTINGS, type SiteSettings } from "./settings.ts";
+import { DEFAULT_SETTINGS, type SiteSettings } from "./settings.ts";
 
 /**
  * `/api/v1/openapi.json`: the OpenAPI 3.1 description of this API, generated from zod schemas of the
@@ -58,43 +59,6 @@ const KINDS: Record<Served, { readonly summary: string; readonly body: string; r
   "interface-detail": { summary: "The interface that holds an address (IPv4 or IPv6)", body: "Interface" },
   "interface-accesspoint": { summary: "The access point of the interface that holds an address", body: "Accesspoint" },
 };
-
-/**
- * What a query parameter means on a path of this kind; what values it takes is derived from the rules.
- * `status` and `data_format` mean the same wherever they are taken; a filter is its resource's own
- * (`is_wireless` on links would not mean what it means on interfaces), and a rule naming a parameter
- * its kind does not describe is a developer's error, not a borrowed text.
- */
-export function queryDoc(kind: string, name: string, { brand, defaultStatus }: Pick<SiteSettings, "brand" | "defaultStatus">): string {
-  const version = brandField("mesh_version", brand);
-  const filters: Readonly<Record<string, Readonly<Record<string, string>>>> = {
-    "link-list": {
-      with_redundant_site_links:
-        "`0`: without the links between two sites that more than one online link joins (every such link, whatever its own status); `status` then filters what remains.",
-    },
-    "accesspoint-list": {
-      firmware_version: `Access points whose \`${version}\` equals the value; empty: those whose \`${version}\` is null.`,
-      firmware_version__before: `Access points whose non-empty \`${version}\` sorts before the value (docs/rules.md); empty: no filter.`,
-      firmware_version__after: `Access points whose non-null \`${version}\` does not sort before the value; empty: no filter.`,
-    },
-    "interface-list": {
-      wifi_ssid: "Interfaces whose wifi attributes carry exactly this SSID; empty: no filter.",
-      if_hwaddress: "Interfaces with this hardware address, in any letter case; empty: no filter.",
-      is_wireless: "`true` or `1`: interfaces with wifi attributes; `false` or `0`: those without (letter case is free); empty: no filter.",
-    },
-  };
-  const everywhere: Readonly<Record<string, string>> = {
-    status:
-      (defaultStatus === "all"
-        ? "`all` or empty: no filter. "
-        : `\`all\`: no filter; absent or empty: \`${defaultStatus}\` on the access point and link lists and an access point's links (this site's default). `) +
-      `Where a status filter is precomputed (lists, NetJSON), the status against the data's \`taken_at\`: ${STATUS_RULE_TEXT}.`,
-    data_format: "`geojson` (exactly, lower case): the list as a GeoJSON FeatureCollection (RFC 7946).",
-  };
-  const text = filters[kind]?.[name] ?? everywhere[name];
-  if (text === undefined) throw new Error(`the route table names ${name} on ${kind}, which queryDoc does not describe`);
-  return text;
-}
 
 /** Values of a placeholder that does not come from the data. */
 const PLACEHOLDER_VALUES: Readonly<Record<string, readonly string[]>> = { status: STATUSES };
@@ -363,3 +327,5 @@ function schemas(named: Readonly<Record<string, z.ZodType>>): Record<string, unk
     Object.entries(schemas).map(([name, { $schema: _dialect, $id: _id, ...schema }]) => [name, schema as Record<string, unknown>]),
   );
 }
+
+export { queryDoc };

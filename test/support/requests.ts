@@ -1,4 +1,5 @@
-import { beforeValues, placeholderValues } from "../../src/core/plan.ts";
+import { beforeValues } from "../../src/core/filters/bounds.ts";
+import { placeholderValues } from "../../src/core/plan.ts";
 import { isOwnKey } from "../../src/core/names.ts";
 import { STATUSES, type Model } from "../../src/core/model.ts";
 import { RULES, type Rule } from "../../src/core/routes.ts";

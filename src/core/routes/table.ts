@@ -3,40 +3,13 @@ import { OUTPUTS, type OutputKind, type OutputRecord } from "../outputs/index.ts
 import { DEFAULT_SETTINGS, type DefaultStatus } from "../settings.ts";
 import { FILES, fill } from "./files.ts";
 import type { RouteKind } from "./responses.ts";
+import { listRules, rule, withStatus, type Rule } from "../filters/derive.ts";
+import { FILTERS, LISTS, type ResourceName } from "../filters/records.ts";
 
-export interface Rule {
-  readonly kind: RouteKind;
-  /** canonical request path; `:name` segments are placeholders; a trailing "/" marks a list form */
-  readonly from: string;
-  /** query conditions: a literal value (possibly "") or a `:placeholder` */
-  readonly query: Readonly<Record<string, string>>;
-  /** target file under the output root, with placeholders; null for a 404 */
-  readonly to: string | null;
-}
+export type { Rule };
+export { letterCases } from "../filters/records.ts";
 
-const r = (kind: RouteKind, from: string, query: Record<string, string>, to: string | null): Rule => ({ kind, from, query, to });
-
-/**
- * A list with a status filter. `status=all` means no filter; `status=` (empty) means the parameter was
- * not given, as an empty value does for every filter, and so answers the list's default like a
- * request without `status`: the whole list, or with `--default-status online` the online file.
- */
-function withStatus(
-  kind: RouteKind,
-  from: string,
-  query: Record<string, string>,
-  file: string,
-  statusFile: string,
-  byDefault: DefaultStatus = "all",
-): Rule[] {
-  const fallback = byDefault === "all" ? file : fill(statusFile, { status: byDefault });
-  return [
-    r(kind, from, { ...query, status: "all" }, file),
-    r(kind, from, { ...query, status: "" }, fallback),
-    r(kind, from, { ...query, status: ":status" }, statusFile),
-    r(kind, from, query, fallback),
-  ];
-}
+const r = rule;
 
 /** Detail and sub-resource paths take no filters; `status=all` (or empty) is accepted, any other status is not precomputed. */
 function unfiltered(kind: RouteKind, from: string, file: string): Rule[] {
@@ -65,18 +38,13 @@ function accesspointLinks(from: string, byDefault: DefaultStatus): Rule[] {
   ];
 }
 
-/** Every spelling of a word in any letter case ("true", "True", "tRuE", ...): a rule matches query values literally. */
-export function letterCases(word: string): string[] {
-  let out = [""];
-  for (const c of word) out = out.flatMap((prefix) => [...new Set([c.toLowerCase(), c.toUpperCase()])].map((x) => prefix + x));
-  return out;
-}
-
 /** The accepted values of `is_wireless` (the original: "true"/"false" in any case, "1", "0"), by the file they select. */
-export const IS_WIRELESS_VALUES: Readonly<Record<"true" | "false", readonly string[]>> = {
-  true: [...letterCases("true"), "1"],
-  false: [...letterCases("false"), "0"],
-};
+export const IS_WIRELESS_VALUES: Readonly<Record<"true" | "false", readonly string[]>> = (() => {
+  const values = FILTERS.find((f) => f.param === "is_wireless")!.values;
+  if (values.kind !== "fixed") throw new Error("is_wireless takes fixed values");
+  const spellings = (value: string) => values.choices.find((c) => c.value === value)!.spellings;
+  return { true: spellings("true"), false: spellings("false") };
+})();
 
 /**
  * Query parameters no rule names, so every host ignores them: the answer is that of the same request
@@ -97,85 +65,32 @@ export const IGNORED_PARAMETERS = {
   },
 } as const;
 
+/** The paths beside a list, after it in the table: details and sub-resources take no filters. */
+const BESIDE: Readonly<Record<ResourceName, (list: string, byDefault: DefaultStatus) => Rule[]>> = {
+  // A link by id or by peers: one path form on hosts (placeholders cannot split a segment).
+  link: (list) => unfiltered("link-detail", `${list}:key`, FILES.linkDetail),
+  // Sites ignore every parameter but the list's data_format, status too, as the original does.
+  site: (list) => [r("site-detail", `${list}:id`, {}, FILES.siteDetail)],
+  accesspoint: (list, byDefault) => [
+    ...unfiltered("accesspoint-detail", `${list}:ip`, FILES.accesspointDetail),
+    ...accesspointLinks(`${list}:ip/links/`, byDefault),
+    ...unfiltered("accesspoint-interfaces", `${list}:ip/interfaces/`, FILES.accesspointInterfaces),
+  ],
+  interface: (list) => [
+    ...unfiltered("interface-detail", `${list}:ip`, FILES.interfaceDetail),
+    ...unfiltered("interface-accesspoint", `${list}:ip/accesspoint/`, FILES.interfaceAccesspoint),
+  ],
+};
+
 function buildRules(byDefault: DefaultStatus): Rule[] {
-  const ap = `${API}/accesspoint/`;
-  const link = `${API}/link/`;
-  const iface = `${API}/interface/`;
-  const site = `${API}/site/`;
-  const fv = "firmware_version";
-  const fvb = "firmware_version__before";
-  const fva = "firmware_version__after";
-  const redundant = "with_redundant_site_links";
-  // Exactly this lower-case value selects GeoJSON (the original compares it so); any other value is ignored.
-  const geojson = { data_format: "geojson" };
-  const F = FILES;
-  // The lists whose answer without `status` is the site's default.
-  const list = (kind: RouteKind, from: string, query: Record<string, string>, file: string, statusFile: string) =>
-    withStatus(kind, from, query, file, statusFile, byDefault);
   return [
     // The API root: the endpoints and their filters (pages.ts). Not in the recorded original, which answered 404.
-    r("api-root", `${API}/`, {}, F.apiRoot),
+    r("api-root", `${API}/`, {}, FILES.apiRoot),
     // Files of their own, not resources of the original: their paths are file names, without a slash.
-    r("openapi", F.openapi, {}, F.openapi),
+    r("openapi", FILES.openapi, {}, FILES.openapi),
     ...OUTPUTS.flatMap(outputRules),
-    // Link list (GeoJSON, without redundant site links, status) and link by id or by peers (one path
-    // form on hosts: placeholders cannot split a segment). with_redundant_site_links other than "0" changes nothing.
-    ...list("link-list", link, { ...geojson, [redundant]: "0" }, F.linkListNoRedundantGeojson, F.linkListNoRedundantGeojsonByStatus),
-    ...list("link-list", link, geojson, F.linkListGeojson, F.linkListGeojsonByStatus),
-    ...list("link-list", link, { [redundant]: "0" }, F.linkListNoRedundant, F.linkListNoRedundantByStatus),
-    ...list("link-list", link, {}, F.linkList, F.linkListByStatus),
-    ...unfiltered("link-detail", `${link}:key`, F.linkDetail),
-    // Sites ignore every other parameter, status too, as the original does.
-    r("site-list", site, geojson, F.siteListGeojson),
-    r("site-list", site, {}, F.siteList),
-    r("site-detail", `${site}:id`, {}, F.siteDetail),
-    // Access point list: one firmware filter, optionally with status; GeoJSON alone or with status.
-    // Two firmware filters, and GeoJSON with a firmware filter, are not precomputed.
-    r("accesspoint-list", ap, { [fv]: ":a", [fvb]: ":b" }, null),
-    r("accesspoint-list", ap, { [fv]: ":a", [fva]: ":b" }, null),
-    r("accesspoint-list", ap, { [fvb]: ":a", [fva]: ":b" }, null),
-    r("accesspoint-list", ap, { ...geojson, [fv]: ":a" }, null),
-    ...list("accesspoint-list", ap, { ...geojson, [fvb]: "" }, F.accesspointListGeojson, F.accesspointListGeojsonByStatus),
-    r("accesspoint-list", ap, { ...geojson, [fvb]: ":a" }, null),
-    ...list("accesspoint-list", ap, { ...geojson, [fva]: "" }, F.accesspointListGeojson, F.accesspointListGeojsonByStatus),
-    r("accesspoint-list", ap, { ...geojson, [fva]: ":a" }, null),
-    ...list("accesspoint-list", ap, geojson, F.accesspointListGeojson, F.accesspointListGeojsonByStatus),
-    ...list(
-      "accesspoint-list",
-      ap,
-      { [fv]: "" },
-      fill(F.accesspointListByVersion, { version: null }),
-      fill(F.accesspointListByVersionStatus, { version: null }),
-    ),
-    ...list("accesspoint-list", ap, { [fv]: ":version" }, F.accesspointListByVersion, F.accesspointListByVersionStatus),
-    ...list("accesspoint-list", ap, { [fvb]: "" }, F.accesspointList, F.accesspointListByStatus),
-    ...list("accesspoint-list", ap, { [fvb]: ":bound" }, F.accesspointListBefore, F.accesspointListBeforeStatus),
-    ...list("accesspoint-list", ap, { [fva]: "" }, F.accesspointList, F.accesspointListByStatus),
-    ...list("accesspoint-list", ap, { [fva]: ":after" }, F.accesspointListAfter, F.accesspointListAfterStatus),
-    ...list("accesspoint-list", ap, {}, F.accesspointList, F.accesspointListByStatus),
-    ...unfiltered("accesspoint-detail", `${ap}:ip`, F.accesspointDetail),
-    ...accesspointLinks(`${ap}:ip/links/`, byDefault),
-    ...unfiltered("accesspoint-interfaces", `${ap}:ip/interfaces/`, F.accesspointInterfaces),
-    // Interface list: one of wifi_ssid, if_hwaddress or is_wireless; an empty value means no filter.
-    // is_wireless has a literal rule per accepted spelling (hosts match query values case-sensitively);
-    // any other value is refused. Status is ignored.
-    r("interface-list", iface, { wifi_ssid: ":a", if_hwaddress: ":b" }, null),
-    r("interface-list", iface, { is_wireless: ":a", wifi_ssid: ":b" }, null),
-    r("interface-list", iface, { is_wireless: ":a", if_hwaddress: ":b" }, null),
-    ...(["true", "false"] as const).flatMap((wireless) =>
-      IS_WIRELESS_VALUES[wireless].map((value) =>
-        r("interface-list", iface, { is_wireless: value }, fill(F.interfaceListByWireless, { wireless })),
-      ),
-    ),
-    r("interface-list", iface, { is_wireless: "" }, F.interfaceList),
-    r("interface-list", iface, { is_wireless: ":a" }, null),
-    r("interface-list", iface, { wifi_ssid: "" }, F.interfaceList),
-    r("interface-list", iface, { wifi_ssid: ":ssid" }, F.interfaceListBySsid),
-    r("interface-list", iface, { if_hwaddress: "" }, F.interfaceList),
-    r("interface-list", iface, { if_hwaddress: ":mac" }, F.interfaceListByMac),
-    r("interface-list", iface, {}, F.interfaceList),
-    ...unfiltered("interface-detail", `${iface}:ip`, F.interfaceDetail),
-    ...unfiltered("interface-accesspoint", `${iface}:ip/accesspoint/`, F.interfaceAccesspoint),
+    // Each list's rules from its filter records (filters/), then the paths beside it.
+    ...LISTS.flatMap((list) => [...listRules(list, byDefault).rules, ...BESIDE[list.resource](list.path, byDefault)]),
     r("not-found", "/api/*", {}, null),
   ];
 }

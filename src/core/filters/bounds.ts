@@ -1,0 +1,77 @@
+import { createHash } from "node:crypto";
+import type { AccesspointEntry, Model } from "../model.ts";
+import { keyFor, QUERY_PLACEHOLDERS } from "../routes/placeholders.ts";
+import { compareCodePoints } from "../text.ts";
+import { boundaryVersions, compareVersionKeys, isAfter, isBefore, versionKeys, type VersionKey } from "../version.ts";
+
+/**
+ * `firmware_version__before` and `__after` bounds and their members. Many bounds select the same
+ * access points ("before 0.5" and "before 0.5.1-unstable-845" often do); only the first bound of each
+ * result is written, the others become aliases of its file (FILES.aliases), which hosts turn into rules.
+ */
+export interface BoundResults {
+  readonly written: readonly { readonly bound: string; readonly members: readonly AccesspointEntry[] }[];
+  readonly aliases: ReadonlyMap<string, string>;
+  /** the key of the file that answers every unparseable bound (QueryPlaceholder.other), when one is written */
+  readonly other?: string;
+}
+
+const boundCache = new WeakMap<Model, { readonly before: BoundResults; readonly after: BoundResults }>();
+
+/** Once per model: both the files and the hosts' rules need them. */
+export function boundResults(model: Model): { readonly before: BoundResults; readonly after: BoundResults } {
+  let results = boundCache.get(model);
+  if (!results) {
+    const keyOf = versionKeys();
+    results = {
+      before: computeBoundResults(model, "bound", isBefore, keyOf),
+      after: computeBoundResults(model, "after", isAfter, keyOf),
+    };
+    boundCache.set(model, results);
+  }
+  return results;
+}
+
+function computeBoundResults(
+  model: Model,
+  placeholder: string,
+  passes: (version: string | null, bound: VersionKey, keyOf: (version: string) => VersionKey) => boolean,
+  keyOf: (version: string) => VersionKey,
+): BoundResults {
+  const written: { bound: string; members: AccesspointEntry[] }[] = [];
+  const aliases = new Map<string, string>();
+  const bySignature = new Map<string, string>();
+  const index = new Map(model.accesspoints.map((a, i) => [a, i]));
+  const membersOf = (key: VersionKey) => model.accesspoints.filter((a) => passes(a.mesh_version, key, keyOf));
+  const signatureOf = (members: readonly AccesspointEntry[]) =>
+    createHash("sha256")
+      .update(members.map((a) => index.get(a)).join(","))
+      .digest("hex");
+  for (const bound of beforeValues(model.accesspoints.map((a) => a.mesh_version))) {
+    const members = membersOf(keyOf(bound));
+    const signature = signatureOf(members);
+    const first = bySignature.get(signature);
+    if (first !== undefined) {
+      aliases.set(bound, keyFor(placeholder, first));
+      continue;
+    }
+    bySignature.set(signature, bound);
+    written.push({ bound, members });
+  }
+  // Every unparseable bound has the empty key. Its answer is always one of the files written (that of
+  // the lowest bound, or of a present unparseable version) when any version is present.
+  const other = QUERY_PLACEHOLDERS[placeholder]?.other ? bySignature.get(signatureOf(membersOf([]))) : undefined;
+  return { written, aliases, ...(other !== undefined && { other: keyFor(placeholder, other) }) };
+}
+
+/** Every present non-empty version, and the release-line boundaries derived from them, once each. */
+export function beforeValues(versions: readonly (string | null)[]): string[] {
+  const values = new Set<string>();
+  for (const v of versions) {
+    if (!v) continue;
+    values.add(v);
+    for (const b of boundaryVersions(v)) values.add(b);
+  }
+  const keyOf = versionKeys();
+  return [...values].sort((a, b) => compareVersionKeys(keyOf(a), keyOf(b)) || compareCodePoints(a, b));
+}
