@@ -14,6 +14,7 @@ export const TIERS = {
     "conformance",
     "derive",
     "docs-facts",
+    "filter-record",
     "format",
     "limits",
     "netjson",
