@@ -1,6 +1,6 @@
 import { createHash } from "node:crypto";
 import type { AccesspointEntry, Model } from "../model.ts";
-import { keyFor, QUERY_PLACEHOLDERS } from "../routes/placeholders.ts";
+import { fileKey } from "../names.ts";
 import { compareCodePoints } from "../text.ts";
 import { boundaryVersions, compareVersionKeys, isAfter, isBefore, versionKeys, type VersionKey } from "../version.ts";
 
@@ -12,7 +12,7 @@ import { boundaryVersions, compareVersionKeys, isAfter, isBefore, versionKeys, t
 export interface BoundResults {
   readonly written: readonly { readonly bound: string; readonly members: readonly AccesspointEntry[] }[];
   readonly aliases: ReadonlyMap<string, string>;
-  /** the key of the file that answers every unparseable bound (QueryPlaceholder.other), when one is written */
+  /** the key of the file that answers every unparseable bound, when one is written (a filter record with that class reads it) */
   readonly other?: string;
 }
 
@@ -24,17 +24,17 @@ export function boundResults(model: Model): { readonly before: BoundResults; rea
   if (!results) {
     const keyOf = versionKeys();
     results = {
-      before: computeBoundResults(model, "bound", isBefore, keyOf),
-      after: computeBoundResults(model, "after", isAfter, keyOf),
+      before: computeBoundResults(model, isBefore, keyOf),
+      after: computeBoundResults(model, isAfter, keyOf),
     };
     boundCache.set(model, results);
   }
   return results;
 }
 
+/** Bounds are compared as they are (no letter case folds), so a bound's key is its file key. */
 function computeBoundResults(
   model: Model,
-  placeholder: string,
   passes: (version: string | null, bound: VersionKey, keyOf: (version: string) => VersionKey) => boolean,
   keyOf: (version: string) => VersionKey,
 ): BoundResults {
@@ -52,7 +52,7 @@ function computeBoundResults(
     const signature = signatureOf(members);
     const first = bySignature.get(signature);
     if (first !== undefined) {
-      aliases.set(bound, keyFor(placeholder, first));
+      aliases.set(bound, fileKey(first));
       continue;
     }
     bySignature.set(signature, bound);
@@ -60,8 +60,8 @@ function computeBoundResults(
   }
   // Every unparseable bound has the empty key. Its answer is always one of the files written (that of
   // the lowest bound, or of a present unparseable version) when any version is present.
-  const other = QUERY_PLACEHOLDERS[placeholder]?.other ? bySignature.get(signatureOf(membersOf([]))) : undefined;
-  return { written, aliases, ...(other !== undefined && { other: keyFor(placeholder, other) }) };
+  const other = bySignature.get(signatureOf(membersOf([])));
+  return { written, aliases, ...(other !== undefined && { other: fileKey(other) }) };
 }
 
 /** Every present non-empty version, and the release-line boundaries derived from them, once each. */

@@ -17,6 +17,7 @@ import { brandField, type SiteSettings } from "../settings.ts";
 import { withoutRedundantSiteLinks } from "../sitelinks.ts";
 import { compareCodePoints } from "../text.ts";
 import type { ResolvedLink } from "../validate.ts";
+import { isParseableVersion } from "../version.ts";
 import { beforeValues, boundResults } from "./bounds.ts";
 
 /**
@@ -44,10 +45,18 @@ export interface FixedValues {
   readonly slot?: string;
 }
 
-/** Values from the data: one file per present value, through a query placeholder (routes/placeholders.ts QUERY_PLACEHOLDERS). */
+/** Values from the data: one file per present value, through a query placeholder (routes/placeholders.ts QUERY_PLACEHOLDERS is made of these). */
 export interface DataValues {
   readonly kind: "data";
   readonly placeholder: string;
+  /** values are compared case-insensitively (the preview folds them; hosts need a rule per case) */
+  readonly fold?: "lower";
+  /**
+   * Values that all get one answer, whatever they say (an unparseable `__after` bound keeps every
+   * non-null version): `otherKey` names that answer's file, and a host that can test a value against
+   * the class serves it for any such value; one that cannot answers 404.
+   */
+  readonly other?: (value: string) => boolean;
   /** the present values a host may need literal rules for */
   present(model: Model): readonly string[];
   /** values answered by another value's file */
@@ -238,6 +247,7 @@ export const FILTERS: readonly FilterRecord[] = [
     values: {
       kind: "data",
       placeholder: "after",
+      other: (value) => !isParseableVersion(value),
       present: (model) => beforeValues(model.accesspoints.map((a) => a.mesh_version)),
       aliases: (model) => boundResults(model).after.aliases,
       otherKey: (model) => boundResults(model).after.other,
@@ -260,7 +270,12 @@ export const FILTERS: readonly FilterRecord[] = [
     resource: "interface",
     param: "if_hwaddress",
     exclusiveWith: ["wifi_ssid"],
-    values: { kind: "data", placeholder: "mac", present: (model) => sorted(model.interfaces.flatMap((e) => (e.mac ? [e.mac] : []))) },
+    values: {
+      kind: "data",
+      placeholder: "mac",
+      fold: "lower",
+      present: (model) => sorted(model.interfaces.flatMap((e) => (e.mac ? [e.mac] : []))),
+    },
     empty: "none",
     group: (_, items) => byValue(interfaces(items), (e) => e.mac),
     doc: () => "Interfaces with this hardware address, in any letter case; empty: no filter.",

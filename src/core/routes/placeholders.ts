@@ -1,5 +1,5 @@
 import { fileKey, NULL_KEY } from "../names.ts";
-import { isParseableVersion } from "../version.ts";
+import { FILTERS, REFUSAL_PLACEHOLDERS, STATUS } from "../filters/records.ts";
 
 /** How a query placeholder's value becomes part of a file name. */
 export interface QueryPlaceholder {
@@ -16,14 +16,15 @@ export interface QueryPlaceholder {
 }
 
 export const QUERY_PLACEHOLDERS: Readonly<Record<string, QueryPlaceholder>> = {
-  status: { data: false },
-  version: { data: true },
-  bound: { data: true },
-  after: { data: true, other: (value) => !isParseableVersion(value) },
-  ssid: { data: true },
-  mac: { data: true, fold: "lower" },
-  a: { data: false },
-  b: { data: false },
+  [STATUS.placeholder]: { data: false },
+  // each data filter's (filters/records.ts)
+  ...Object.fromEntries(
+    FILTERS.flatMap(({ values: v }) =>
+      v.kind === "data" ? [[v.placeholder, { data: true, ...(v.fold && { fold: v.fold }), ...(v.other && { other: v.other }) }]] : [],
+    ),
+  ),
+  // the refusing rules' (routes/table.ts)
+  ...Object.fromEntries(REFUSAL_PLACEHOLDERS.map((p) => [p, { data: false }])),
 };
 
 /**
