@@ -15,7 +15,8 @@ import { tempDir } from "./support/tree.ts";
  * the OpenAPI document, the preview and every host's configuration pick it up. (The product's own
  * link list ignores `is_wireless`, as the original does.)
  */
-const DOC = "Test record: `true`: links with a wireless endpoint; `false`: the others.";
+// hoisted with vi.mock, which runs before this file's other statements
+const { DOC } = vi.hoisted(() => ({ DOC: "Test record: `true`: links with a wireless endpoint; `false`: the others." }));
 
 vi.mock("../src/core/filters/records.ts", async (importOriginal) => {
   const original = await importOriginal<typeof import("../src/core/filters/records.ts")>();
@@ -41,7 +42,7 @@ vi.mock("../src/core/filters/records.ts", async (importOriginal) => {
         ["false", (items as readonly Link[]).filter((l) => !wireless.includes(l))],
       ];
     },
-    doc: () => "Test record: `true`: links with a wireless endpoint; `false`: the others.",
+    doc: () => DOC,
   };
   return { ...original, FILTERS: [...original.FILTERS, wirelessLinks] };
 });

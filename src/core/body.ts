@@ -74,6 +74,9 @@ export function bodyText(body: Body): string {
 }
 
 /** A list's items rendered as they are written, one at a time: the list never exists whole. */
-export function* rendered<T>(items: Iterable<T>, render: (item: T) => string): Generator<Buffer> {
-  for (const item of items) yield Buffer.from(render(item), "utf8");
+export function* rendered<T>(items: Iterable<T>, render: (item: T) => string | Buffer): Generator<Buffer> {
+  for (const item of items) {
+    const piece = render(item);
+    yield typeof piece === "string" ? Buffer.from(piece, "utf8") : piece;
+  }
 }

@@ -1,4 +1,5 @@
 import type { AccesspointEntry, Model, SiteEntry } from "./model.ts";
+import { rendered } from "./body.ts";
 import { pyFloat } from "./pyfloat.ts";
 import { accesspointGeoParts, instant, list, str } from "./records.ts";
 import { linkFacts, siteMembers, sitePosition } from "./resources.ts";
@@ -21,10 +22,6 @@ export interface FeatureCollection {
 /** Features rendered as the collection is written, never held together. */
 export function featureCollection<T>(items: readonly T[], feature: (item: T) => Buffer): FeatureCollection {
   return { head: '{"type":"FeatureCollection","features":', items: rendered(items, feature), tail: "}" };
-}
-
-function* rendered<T>(items: readonly T[], feature: (item: T) => Buffer): Generator<Buffer> {
-  for (const item of items) yield feature(item);
 }
 
 const FEATURE = Buffer.from('{"type":"Feature","geometry":');

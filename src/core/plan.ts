@@ -1,4 +1,4 @@
-import type { Body } from "./body.ts";
+import { rendered, type Body } from "./body.ts";
 import { docsPage } from "./docs.ts";
 import { filterValues, listFiles } from "./filters/derive.ts";
 import { DEFAULT_MAP_SETTINGS, mapPage, type MapSettings } from "./map.ts";
@@ -64,11 +64,6 @@ export function* outputFiles(model: Model, settings: { readonly map?: MapSetting
     yield out(fileFor("interfaceDetail", { ip }), e.json);
     yield out(fileFor("interfaceAccesspoint", { ip }), e.ap.json);
   }
-}
-
-/** Items rendered when the list is written, not when it is queued: a link list never exists whole. */
-function* rendered<T>(items: readonly T[], render: (item: T) => Buffer): Generator<Buffer> {
-  for (const item of items) yield render(item);
 }
 
 /**

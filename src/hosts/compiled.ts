@@ -1,11 +1,12 @@
 import type { PlaceholderValues } from "../core/plan.ts";
 import { QUERY_PLACEHOLDERS, RULES, type RouteKind, type Rule } from "../core/routes.ts";
+import { dataPlaceholder } from "./literals.ts";
 import { hardwareAddressKeyOf, literalPatterns, OWN_KEY, regexEscape } from "./patterns.ts";
 
 /**
  * The route table compiled once for the web servers (nginx, Apache, Caddy): what each rule tests and
  * where it leads, with the server's syntax left out. A server host is a printer of this form in its
- * own dialect (docs/development.md, "Adding a server host"): how it names a capture, whether it sees
+ * own dialect (docs/development.md, "A server host"): how it names a capture, whether it sees
  * runs of slashes merged, how it spells a literal query value, and whether it can lower a value.
  */
 
@@ -81,9 +82,7 @@ export function compileRules(rules: readonly Rule[]): ServerTable {
 function compileRule(rule: Rule): ServerRule {
   const closed = rule.kind === "not-found" || rule.to === null;
   const placeholder = (v: string) => (v.startsWith(":") ? v.slice(1) : undefined);
-  const dataEntry =
-    rule.to === null ? undefined : Object.entries(rule.query).find(([, v]) => QUERY_PLACEHOLDERS[placeholder(v) ?? ""]?.data);
-  const data = dataEntry && { param: dataEntry[0], name: dataEntry[1].slice(1) };
+  const data = dataPlaceholder(rule);
   const query = Object.entries(rule.query).map(([param, v]): [string, QueryTest] => {
     const name = placeholder(v);
     if (name === undefined) return [param, { is: "literal", value: v }];

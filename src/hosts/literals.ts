@@ -18,6 +18,13 @@ export interface Literal {
   readonly value: string;
 }
 
+/** The query placeholder of a rule with a file whose values come from the data (a rule has at most one), with its parameter. */
+export function dataPlaceholder(rule: Rule): { param: string; name: string } | undefined {
+  if (rule.to === null) return undefined;
+  const found = Object.entries(rule.query).find(([, v]) => v.startsWith(":") && QUERY_PLACEHOLDERS[v.slice(1)]?.data);
+  return found && { param: found[0], name: found[1].slice(1) };
+}
+
 /**
  * The literal rules for every present value whose key differs from the value, in route-table order.
  * Made one at a time as they are read: at the memory case's size they are about 280,000, which held
@@ -25,10 +32,10 @@ export interface Literal {
  */
 export function* literals({ values, aliases, rules }: PlaceholderValues): Generator<Literal> {
   for (const [at, rule] of rules.entries()) {
-    const data = Object.entries(rule.query).find(([, v]) => v.startsWith(":") && QUERY_PLACEHOLDERS[v.slice(1)]?.data);
+    const data = dataPlaceholder(rule);
     if (!data || rule.to === null) continue;
-    const [param, placeholder] = data;
-    const name = placeholder.slice(1);
+    const { param, name } = data;
+    const placeholder = `:${name}`;
     const spec = QUERY_PLACEHOLDERS[name];
     for (const value of values[name] ?? []) {
       const variants = spec.fold === "lower" ? [...new Set([value.toLowerCase(), value.toUpperCase()])] : [value];

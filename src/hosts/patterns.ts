@@ -1,5 +1,5 @@
 import type { PlaceholderValues } from "../core/plan.ts";
-import { QUERY_PLACEHOLDERS, type Rule } from "../core/routes.ts";
+import { QUERY_PLACEHOLDERS } from "../core/routes.ts";
 import { literals } from "./literals.ts";
 
 /**
@@ -13,14 +13,6 @@ export const OWN_KEY = "[a-z0-9~-](?:[a-z0-9.~-]{0,198}[a-z0-9~-])?";
 /** RFC 3986's unreserved characters: a client has no reason to percent-encode them, and these servers cannot decode them. */
 const UNRESERVED = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-._~";
 export const ESCAPED_UNRESERVED = `%(?:${[...UNRESERVED].map((c) => hexPattern(c.charCodeAt(0))).join("|")})`;
-
-/** The query placeholders of a rule with a file whose values come from the data: [param, placeholder]. */
-export function dataPlaceholders(rule: Rule): [string, string][] {
-  if (rule.to === null) return [];
-  return Object.entries(rule.query)
-    .filter(([, v]) => v.startsWith(":") && QUERY_PLACEHOLDERS[v.slice(1)]?.data)
-    .map(([param, v]) => [param, v.slice(1)]);
-}
 
 /**
  * For one data placeholder, every literal rule's value as a pattern over its raw spellings, with the

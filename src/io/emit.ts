@@ -91,6 +91,7 @@ async function unlinkedOnLoop<T>(file: string, write: () => Promise<T>): Promise
     return write();
   }
 }
+
 // the one-shot form: half the cost of a Hash object per file, for the hundreds of thousands a build writes
 const digestOf = (data: Buffer) => digest("sha1", data, "base64url");
 

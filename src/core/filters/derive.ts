@@ -123,7 +123,7 @@ export function listRules(
   const ranked = [...declared.filter((f) => f.values.kind === "fixed"), ...declared.filter((f) => f.values.kind === "data")];
   const inRuleOrder = (pair: readonly FilterRecord[]) => [...pair].sort((a, b) => ranked.indexOf(a) - ranked.indexOf(b));
   const rules: Rule[] = [];
-  const targets: Target[] = [];
+  const answered = new Map<string, Target>();
   const refuse = (filters: readonly FilterRecord[]) =>
     rule(list.kind, list.path, Object.fromEntries(filters.map((f, i) => [f.param, `:${REFUSAL_PLACEHOLDERS[i]}`])), null);
   for (const [j, later] of declared.entries())
@@ -157,17 +157,15 @@ export function listRules(
         if (given.as === "null" && v.kind === "data") fills[v.placeholder] = null;
       }
       const file = template(list, declared, parts, false);
-      if (list.status) {
-        const statusFile = template(list, declared, parts, true);
-        rules.push(...withStatus(list.kind, list.path, query, fill(file, fills), fill(statusFile, fills), byDefault));
-        if (!targets.some((t) => fill(t.file, t.fills) === fill(file, fills))) targets.push({ list, parts, file, statusFile, fills });
-      } else {
-        rules.push(rule(list.kind, list.path, query, fill(file, fills)));
-        if (!targets.some((t) => fill(t.file, t.fills) === fill(file, fills))) targets.push({ list, parts, file, fills });
-      }
+      const statusFile = list.status && template(list, declared, parts, true);
+      const to = fill(file, fills);
+      if (statusFile) rules.push(...withStatus(list.kind, list.path, query, to, fill(statusFile, fills), byDefault));
+      else rules.push(rule(list.kind, list.path, query, to));
+      // Several ways of asking share a file (an empty value meaning none, and none at all): it is written once.
+      if (!answered.has(to)) answered.set(to, { list, parts, file, statusFile, fills });
     }
   }
-  return { rules, targets };
+  return { rules, targets: [...answered.values()] };
 }
 
 /** Every list file of a model: each answered combination's groups of items, with a file per status where the list has one. */
@@ -213,7 +211,10 @@ export function filterValues(model: Model, filters: readonly FilterRecord[] = FI
     values: Object.fromEntries(data.map((v) => [v.placeholder, v.present(model)])),
     aliases: new Map(data.flatMap((v) => (v.aliases ? [[v.placeholder, v.aliases(model)] as const] : []))),
     others: new Map(
-      data.flatMap((v) => [[v.placeholder, v.otherKey?.(model)] as const]).filter((e): e is [string, string] => e[1] !== undefined),
+      data.flatMap((v) => {
+        const key = v.otherKey?.(model);
+        return key === undefined ? [] : [[v.placeholder, key] as const];
+      }),
     ),
   };
 }

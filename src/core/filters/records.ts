@@ -1,5 +1,5 @@
 import { API } from "../base.ts";
-import type { Body } from "../body.ts";
+import { rendered, type Body } from "../body.ts";
 import { groupBy } from "../collections.ts";
 import { accesspointFeature, featureCollection, linkFeature, siteFeature } from "../geojson.ts";
 import {
@@ -121,9 +121,6 @@ export function letterCases(word: string): string[] {
   return out;
 }
 
-function* rendered<T>(items: readonly T[], render: (item: T) => Buffer): Generator<Buffer> {
-  for (const item of items) yield render(item);
-}
 const sorted = (values: Iterable<string>) => [...new Set(values)].sort(compareCodePoints);
 /** A data filter's groups: its present values (null and "" select nothing a request can name). */
 const byValue = <T>(items: readonly T[], valueOf: (item: T) => string | null) =>
@@ -162,7 +159,7 @@ export const LISTS: readonly ListRecord[] = [
     path: `${API}/site/`,
     items: (model) => model.sites,
     render: {
-      "": (_, items) => rendered(items as readonly SiteEntry[], (s) => Buffer.from(renderSite(s))),
+      "": (_, items) => rendered(items as readonly SiteEntry[], renderSite),
       geojson: (_, items) => featureCollection(items as readonly SiteEntry[], siteFeature),
     },
   },
