@@ -41,6 +41,8 @@ const listed = Object.values(TIERS).flatMap(files);
 export default defineConfig({
   test: {
     setupFiles: ["test/support/setup.ts"],
+    // the networks many files serve, built once per run (test/support/shared.ts)
+    globalSetup: ["test/support/global.ts"],
     testTimeout: 60_000,
     hookTimeout: 120_000,
     // Two test files at a time even on 2 cores (vitest's default there is one): much of the suite waits

@@ -2,9 +2,8 @@ import { readFileSync } from "node:fs";
 import { getIssues } from "@placemarkio/check-geojson";
 import fg from "fast-glob";
 import { beforeAll, describe, expect, it } from "vitest";
-import { build } from "../src/index.ts";
-import { answerFromBuild, mismatch, PUBLIC_SAMPLE, readExpected, type Answer } from "./support/expected.ts";
-import { tempDir } from "./support/tree.ts";
+import { answerFromBuild, mismatch, readExpected, type Answer } from "./support/expected.ts";
+import { sharedBuild } from "./support/shared.ts";
 
 /**
  * Every recorded response of the original server on the public sample, answered from the files the
@@ -15,8 +14,7 @@ let out: string;
 let answer: (target: string) => Answer;
 
 beforeAll(async () => {
-  out = `${tempDir()}/dist`;
-  await build({ data: `${PUBLIC_SAMPLE}dump`, out });
+  ({ out } = await sharedBuild("public"));
   answer = answerFromBuild(out);
 }, 60_000);
 

@@ -1,12 +1,11 @@
 import { spawn } from "node:child_process";
 import { readFileSync } from "node:fs";
 import { Agent, request } from "node:http";
-import path from "node:path";
 import { describe, expect, it } from "vitest";
-import { build } from "../src/index.ts";
-import { PUBLIC_SAMPLE, readExpected } from "./support/expected.ts";
+import { readExpected } from "./support/expected.ts";
 import { rawRequest } from "./support/http.ts";
-import { cliArgs, ROOT, tempDir } from "./support/tree.ts";
+import { sharedBuild } from "./support/shared.ts";
+import { cliArgs, ROOT } from "./support/tree.ts";
 
 /**
  * The preview under a bounded load of valid requests, unknown paths, bad encodings and odd methods:
@@ -16,8 +15,7 @@ const rssMiB = (pid: number) => Number(/VmRSS:\s+(\d+) kB/.exec(readFileSync(`/p
 
 describe("preview under load and abuse", () => {
   it("serves a mixed load with zero 5xx, zero crashes and flat memory", async () => {
-    const out = path.join(tempDir(), "dist");
-    await build({ data: `${PUBLIC_SAMPLE}dump`, out });
+    const { out } = await sharedBuild("public");
     const child = spawn(process.execPath, [...cliArgs(), "preview", "--dir", out, "--port", "0", "-q"], { cwd: ROOT });
     try {
       const url = await new Promise<string>((resolve, reject) => {

@@ -11,7 +11,7 @@ import { API_HEADERS, DOCS_FOLDER, RULES } from "../src/core/routes.ts";
 import { mismatch, readExpected } from "./support/expected.ts";
 import { pool, rawRequest, type RawResponse } from "./support/http.ts";
 import type { Model } from "../src/core/model.ts";
-import { cli, cliArgs, cliAsync, ROOT, tempDir } from "./support/tree.ts";
+import { cli, cliArgs, cliAsync, tempDir } from "./support/tree.ts";
 
 /** The preview over real HTTP on an ephemeral loopback port, serving the built public sample. */
 

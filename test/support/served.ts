@@ -7,15 +7,16 @@ import { build, startPreview } from "../../src/index.ts";
 import { placeholderValues, type PlaceholderValues } from "../../src/core/plan.ts";
 import { tableRequests } from "./requests.ts";
 import { API, API_HEADERS, API_SERVED, DOCS_FOLDER, fileFor, isDocsPath, NOT_FOUND_BODY } from "../../src/core/routes.ts";
-import { synthesize, writeSynthDump } from "../../src/gen/synth.ts";
-import { EXPECTED_OPENNET, mismatch, PUBLIC_SAMPLE, readExpected, type Expected } from "./expected.ts";
+import { EXPECTED_OPENNET, mismatch, readExpected, type Expected } from "./expected.ts";
 import { hostileDump, hostileTargets, longHostileValues } from "./hostile.ts";
 import { pool, rawRequest, type RawResponse } from "./http.ts";
-import { cliAsync, ROOT, tempDir } from "./tree.ts";
+import { cliAsync, tempDir } from "./tree.ts";
 import { freePort } from "./port.ts";
 
 export { freePort };
 import { requestsFromTree } from "../../src/publish/check.ts";
+import type { Model } from "../../src/core/model.ts";
+import { sharedBuild, type SharedName } from "./shared.ts";
 
 /**
  * A real web server serving a build with the configuration `host-config <host> --standalone` prints,
@@ -93,7 +94,7 @@ export async function spawnServer(
 
 interface Site {
   readonly out: string;
-  readonly result: Awaited<ReturnType<typeof build>>;
+  readonly model: Model;
   readonly previewPort: number;
   readonly server: RunningServer;
 }
@@ -145,7 +146,7 @@ export const SHARED_LIMITS = {
 };
 
 /** Requests beyond the route table's: methods, unknown and hidden paths, the pages, slashes, encodings. */
-export function otherRequests(model: NonNullable<Site["result"]["model"]>): Request[] {
+export function otherRequests(model: Model): Request[] {
   const ap = model.accesspoints[0];
   const ipv6 = model.accesspoints.find((a) => a.main_ipv6)?.main_ipv6;
   // A hardware address of the data in the spellings a client may send: upper, mixed case, ":" escaped.
@@ -217,13 +218,18 @@ export function describeServed(host: ServedHost): void {
     for (const close of closers) await close();
   });
 
-  async function site(data: string, settings?: Parameters<typeof build>[0]["settings"]): Promise<Site> {
-    const out = path.join(tempDir(), "dist");
-    const result = await build({ data, out, ...(settings && { settings }) });
+  /** A network of the shared set-up (shared.ts) by its name, or a dump built here. */
+  async function site(network: SharedName | { readonly data: string }): Promise<Site> {
+    let out: string, model: Model;
+    if (typeof network === "string") ({ out, model } = await sharedBuild(network));
+    else {
+      out = path.join(tempDir(), "dist");
+      model = (await build({ data: network.data, out })).model!;
+    }
     const preview = await startPreview({ dir: out, port: 0 });
-    const server = await host.start(out, placeholderValues(result.model!));
+    const server = await host.start(out, placeholderValues(model));
     closers.push(() => Promise.all([server.stop(), preview.close()]));
-    return { out, result, previewPort: Number(new URL(preview.url).port), server };
+    return { out, model, previewPort: Number(new URL(preview.url).port), server };
   }
 
   async function compare(s: Site, requests: readonly Request[]): Promise<Comparison> {
@@ -264,7 +270,7 @@ export function describeServed(host: ServedHost): void {
   }
 
   async function replayTable(s: Site): Promise<void> {
-    const targets = tableRequests(s.result.model!).map((r) => r.target);
+    const targets = tableRequests(s.model).map((r) => r.target);
     expect(targets.length).toBeGreaterThan(100);
     const c = await compare(s, targets.map(GET));
     expect(c.failures.slice(0, 10)).toEqual([]);
@@ -274,7 +280,7 @@ export function describeServed(host: ServedHost): void {
   describe(`${host.name} on the public sample, default options`, () => {
     let s: Site;
     beforeAll(async () => {
-      s = await site(`${PUBLIC_SAMPLE}dump`);
+      s = await site("public");
     }, 120_000);
 
     it("answers all 4,699 expected requests by their match rules, each exactly as the preview does", async () => {
@@ -286,7 +292,7 @@ export function describeServed(host: ServedHost): void {
     });
 
     it("answers HEAD, OPTIONS, other methods, unknown and hidden paths, the pages and slashes like the preview, but for its listed limits", async () => {
-      const c = await compare(s, otherRequests(s.result.model!));
+      const c = await compare(s, otherRequests(s.model));
       expect(c.failures.slice(0, 10)).toEqual([]);
       expect(c.limits).toEqual(host.otherLimits);
     });
@@ -312,7 +318,7 @@ export function describeServed(host: ServedHost): void {
   describe(`${host.name} on the public sample, --brand opennet --default-status online`, () => {
     let s: Site;
     beforeAll(async () => {
-      s = await site(`${PUBLIC_SAMPLE}dump`, { brand: "opennet", defaultStatus: "online" });
+      s = await site("public-opennet");
     }, 120_000);
 
     it("answers all 4,701 expected requests by their match rules, each exactly as the preview does", async () => {
@@ -320,7 +326,7 @@ export function describeServed(host: ServedHost): void {
     });
 
     it("answers the route table's requests and the others like the preview, but for its listed limits", async () => {
-      const c = await compare(s, [...tableRequests(s.result.model!).map((r) => GET(r.target)), ...otherRequests(s.result.model!)]);
+      const c = await compare(s, [...tableRequests(s.model).map((r) => GET(r.target)), ...otherRequests(s.model)]);
       expect(c.failures.slice(0, 10)).toEqual([]);
       // The same kinds of limit as with default options (some answer alike here: the list default is online).
       expect(Object.keys(c.limits).filter((k) => !(k in host.otherLimits))).toEqual([]);
@@ -329,20 +335,18 @@ export function describeServed(host: ServedHost): void {
 
   describe(`${host.name} on the repository's data/ and a synthetic network`, () => {
     it("answers every request of the route table's list on data/ like the preview", async () => {
-      await replayTable(await site(path.join(ROOT, "data")));
+      await replayTable(await site("data"));
     }, 120_000);
 
     it("answers every request of the route table's list on a synthetic network of 300 access points like the preview", async () => {
-      const data = path.join(tempDir(), "synth");
-      await writeSynthDump(data, synthesize({ aps: 300, seed: 20 }));
-      await replayTable(await site(data));
+      await replayTable(await site("synth-300"));
     }, 120_000);
   });
 
   describe(`${host.name} on hostile filter values`, () => {
     let s: Site;
     beforeAll(async () => {
-      s = await site(hostileDump());
+      s = await site("hostile");
     }, 120_000);
 
     it("answers every value in every spelling like the preview, also with reserved characters sent raw", async () => {
@@ -366,8 +370,8 @@ export function describeServed(host: ServedHost): void {
       it(`loads its configuration and answers every value like the preview, but those it lists as too long (seed ${seed})`, async () => {
         const values = longHostileValues(seed);
         // Starting the server is the proof that it takes the configuration.
-        const s = await site(hostileDump(values));
-        const overlong = host.overlong?.(placeholderValues(s.result.model!)) ?? new Map<string, ReadonlySet<string>>();
+        const s = await site({ data: hostileDump(values) });
+        const overlong = host.overlong?.(placeholderValues(s.model)) ?? new Map<string, ReadonlySet<string>>();
         // Requests within every server's request-line limit (about 8 KiB): longer ones end in each server's own 414 page.
         const targets = hostileTargets(values).filter((t) => t.length < 7_000);
         expect(targets.length).toBeGreaterThan(60);

@@ -1,0 +1,62 @@
+import { statSync } from "node:fs";
+import path from "node:path";
+import fg from "fast-glob";
+import { inject } from "vitest";
+import { validate } from "../../src/index.ts";
+import type { Model } from "../../src/core/model.ts";
+import { PUBLIC_SAMPLE } from "./expected.ts";
+import { ROOT } from "./tree.ts";
+
+/**
+ * The builds every run makes once (global.ts) and the test files read: the public sample with
+ * default options and with the opennet profile, data/, the synthetic network of 300 access points
+ * (seed 20) and the hostile filter values (hostile.ts). A file that writes into a build, or needs
+ * options of its own, builds its own.
+ */
+export const SHARED_BUILDS = {
+  public: { data: () => `${PUBLIC_SAMPLE}dump` },
+  "public-opennet": { data: () => `${PUBLIC_SAMPLE}dump`, settings: { brand: "opennet", defaultStatus: "online" } },
+  data: { data: () => path.join(ROOT, "data") },
+  "synth-300": { data: (d: Dumps) => d.synth },
+  hostile: { data: (d: Dumps) => d.hostile },
+} as const;
+
+/** The dumps global.ts writes before building. */
+export interface Dumps {
+  readonly synth: string;
+  readonly hostile: string;
+}
+
+export type SharedName = keyof typeof SHARED_BUILDS;
+export type SharedBuilds = Readonly<Record<SharedName, { readonly data: string; readonly out: string; readonly stamp: string }>>;
+
+declare module "vitest" {
+  export interface ProvidedContext {
+    builds: SharedBuilds;
+  }
+}
+
+/** Every file of a tree with its size and modification time: what a test that wrote into it changes. */
+export function stampOf(dir: string): string {
+  const files = fg.sync("**/*", { cwd: dir, dot: true, onlyFiles: true }).sort();
+  return files.map((f) => `${f}\u0000${statSync(path.join(dir, f)).size}\u0000${statSync(path.join(dir, f)).mtimeMs}`).join("\n");
+}
+
+const used = new Set<SharedName>();
+
+/** The shared builds this test file used that are no longer as built (setup.ts checks after each file). */
+export function changedSharedBuilds(): SharedName[] {
+  if (used.size === 0) return [];
+  const builds = inject("builds");
+  return [...used].filter((name) => stampOf(builds[name].out) !== builds[name].stamp);
+}
+
+/** A shared build's folder (read only) and its model, as validate makes it from the same dump and options. */
+export async function sharedBuild(name: SharedName): Promise<{ readonly data: string; readonly out: string; readonly model: Model }> {
+  const { data, out } = inject("builds")[name];
+  used.add(name);
+  const recipe = SHARED_BUILDS[name];
+  const r = await validate({ data, ...("settings" in recipe && { settings: recipe.settings }) });
+  if (!r.model) throw new Error(`${name}: the shared build's dump no longer validates`);
+  return { data, out, model: r.model };
+}
