@@ -10,6 +10,7 @@ export const TIERS = {
   /** rules, validation, routing, documents and the preview in-process: no web server, browser or other Node.js */
   unit: [
     "architecture",
+    "bounds",
     "compiled",
     "conformance",
     "derive",
@@ -28,7 +29,7 @@ export const TIERS = {
     "validate",
   ],
   /** the real web servers (Debian's Apache, nginx, Caddy) and Netlify's engines on the generated configurations */
-  servers: ["apache", "caddy", "host-config", "netlify", "nginx", "rule-limit"],
+  servers: ["apache", "caddy", "host-config", "netlify", "netlify-edge", "nginx", "rule-limit"],
   /** a headless Chromium on the pages */
   browser: ["docs", "map"],
   /** other Node.js versions, the installed package and the OpenAPI linter */

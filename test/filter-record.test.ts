@@ -101,7 +101,9 @@ describe("a filter record added by a test (is_wireless on links)", () => {
   });
 
   it("is in every host's configuration for the build", () => {
-    for (const host of HOSTS) {
+    // netlify-edge has no rule: its function bundles the route table and the resolver the preview runs
+    // (above), from the sources on disk, which this test's mock does not reach; test/netlify-edge.test.ts.
+    for (const host of HOSTS.filter((h) => h.name !== "netlify-edge")) {
       const text = [host.config(result.values), ...[...host.files(result.values)].map((f) => String(f.body))].join("\n");
       expect(text, host.name).toContain("/api/v1/link/_q/is_wireless/true/");
     }

@@ -81,7 +81,7 @@ afterAll(() => preview?.close());
 /** The answer from the files, through the route table: the body, or undefined for a 404. */
 function fromFiles(target: string): string | undefined {
   const req = parseRequest(target);
-  const r = req && resolve(req, routing.aliases, routing.rules, routing.others);
+  const r = req && resolve(req, routing.aliases, routing.rules, routing.others, routing.bounds);
   if (r?.type !== "file") return undefined;
   try {
     return readFileSync(out + r.file, "utf8");
@@ -244,8 +244,12 @@ describe("firmware_version__after", () => {
       "/api/v1/accesspoint/?firmware_version__after=garbage&status=online",
       "/api/v1/accesspoint/?firmware_version__after=opennet0.10.sdk&status=online",
     );
-    // a parseable bound the data does not hold is not precomputed
-    expect(await get("/api/v1/accesspoint/?firmware_version__after=0.4.7")).toBeUndefined();
+    // a parseable bound the data does not hold answers as the first bound there is at or after it
+    await expectSame("/api/v1/accesspoint/?firmware_version__after=0.4.7", "/api/v1/accesspoint/?firmware_version__after=0.5");
+    await expectSame(
+      "/api/v1/accesspoint/?firmware_version__after=0.5.0.9",
+      "/api/v1/accesspoint/?firmware_version__after=0.5.1-unstable-845",
+    );
     expect(await get("/api/v1/accesspoint/?firmware_version__after=0.5&firmware_version__before=1.0")).toBeUndefined();
   });
 });

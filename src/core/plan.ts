@@ -7,7 +7,7 @@ import { openApiDocument } from "./openapi.ts";
 import { OUTPUTS } from "./outputs/index.ts";
 import { apiRoot, landingPage } from "./pages.ts";
 import { renderLink, renderSite } from "./resources.ts";
-import { aliasesBody, fileFor, NOT_FOUND_BODY, rulesFor, type Aliases, type Others, type Rule } from "./routes.ts";
+import { aliasesBody, fileFor, NOT_FOUND_BODY, rulesFor, type Aliases, type Bounds, type Others, type Rule } from "./routes.ts";
 import type { ResolvedLink } from "./validate.ts";
 
 export interface OutputFile {
@@ -31,7 +31,9 @@ export function* outputFiles(model: Model, settings: { readonly map?: MapSetting
   // The ways in: a landing page every static host serves at "/", and the API root.
   yield out(fileFor("landing"), landingPage(model));
   yield out(fileFor("apiRoot"), apiRoot(model));
-  yield out(fileFor("aliases"), aliasesBody(placeholderValues(model), model.settings.defaultStatus));
+  const routing = aliasesBody(placeholderValues(model), model.settings.defaultStatus);
+  yield out(fileFor("aliases"), routing);
+  yield out(fileFor("routingCopy"), routing);
   // Descriptions and views of the API, beside it: OpenAPI, the output records (outputs/), the map (Leaflet's
   // files are copied by io/map-assets.ts), the reference (Swagger UI's by io/docs-assets.ts).
   yield out(fileFor("openapi"), openApiDocument(model.settings));
@@ -75,6 +77,8 @@ export interface PlaceholderValues {
   readonly aliases: Aliases;
   /** the keys answering a whole class of values (an unparseable firmware bound) */
   readonly others: Others;
+  /** the present values of each ordered placeholder in their order (firmware bounds), with their files' keys */
+  readonly bounds: Bounds;
   /** the route table of this build (its list default) */
   readonly rules: readonly Rule[];
 }

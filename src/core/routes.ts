@@ -8,8 +8,9 @@
  *
  * One module per job in routes/: the responses' headers, bodies and names (responses.ts), how a
  * query value becomes a file-name key (placeholders.ts), the file templates (files.ts), the rules
- * (table.ts), matching a request (resolve.ts), the build's routing file (routing.ts), and requests
- * and URLs from files and kinds (requests.ts). Code outside imports this file.
+ * (table.ts), matching a request (resolve.ts), the build's routing file (routing.ts), requests
+ * and URLs from files and kinds (requests.ts), and a request's whole answer for whoever serves the
+ * build (answer.ts). Code outside imports this file.
  */
 
 export { API, API_DIR } from "./base.ts";
@@ -34,3 +35,4 @@ export * from "./routes/table.ts";
 export * from "./routes/resolve.ts";
 export * from "./routes/routing.ts";
 export * from "./routes/requests.ts";
+export * from "./routes/answer.ts";

@@ -26,6 +26,15 @@ export interface ConfigOptions {
   readonly user?: string;
 }
 
+/** A platform that serves a deploy itself (Netlify) takes none of a server's options: a UsageError names those given. */
+export function refuseServerOptions(options: ConfigOptions): void {
+  const given = (["standalone", "root", "port", "user"] as const).filter((o) => options[o] !== undefined && options[o] !== false);
+  if (given.length > 0)
+    throw new UsageError(
+      `Netlify serves a deploy itself: ${given.map((o) => `--${o}`).join(", ")} ${given.length === 1 ? "is" : "are"} for a host that runs as a server of yours`,
+    );
+}
+
 /** The standalone options of a server host, checked alike for every server. */
 export interface Standalone {
   readonly root: string;
@@ -84,6 +93,12 @@ export interface Host {
   built?(input: PlaceholderValues, out: string, configure: string, run: RunHint): string;
   /** What `host-config --data` says of the configuration it printed, when it has something to say. */
   configured?(input: PlaceholderValues): string;
+  /**
+   * Files `host-config --write` puts beside the configuration (paths relative to its folder), the
+   * same for every network: Netlify's edge function. Each starts with a line of its own by which
+   * a later --write knows it may replace it.
+   */
+  companions?(): readonly { readonly path: string; readonly text: string }[];
 }
 
 /** How the command line that printed a hint is run where it printed it: a hint must work there. */

@@ -2,11 +2,12 @@ import { UsageError } from "../core/problems.ts";
 import type { Host } from "./host.ts";
 import { apache } from "./apache.ts";
 import { netlify } from "./netlify.ts";
+import { netlifyEdge } from "./netlify-edge.ts";
 import { nginx } from "./nginx.ts";
 import { caddy } from "./caddy.ts";
 
 /** Every host this tool configures, in the order their warnings and advice are printed. */
-export const HOSTS: readonly Host[] = [netlify, apache, nginx, caddy];
+export const HOSTS: readonly Host[] = [netlify, netlifyEdge, apache, nginx, caddy];
 
 export const HOST_NAMES: readonly string[] = HOSTS.map((h) => h.name);
 

@@ -1,9 +1,8 @@
 import type { OutputFile, PlaceholderValues } from "../core/plan.ts";
-import { UsageError } from "../core/problems.ts";
 import { plural } from "../core/text.ts";
 import { docsFiles } from "../core/docs.ts";
 import { API_HEADERS, API_SERVED, DOCS_FOLDER, fileFor, NOT_FOUND_BODY, RULES, type Rule } from "../core/routes.ts";
-import type { ConfigOptions, Host, HostWarning } from "./host.ts";
+import { refuseServerOptions, type ConfigOptions, type Host, type HostWarning } from "./host.ts";
 import { literals, type Literal } from "./literals.ts";
 
 const NOT_FOUND_FILE = fileFor("notFound");
@@ -294,11 +293,7 @@ export const netlify: Host = {
   files: (input) => hostFiles(netlifyRules(input)),
   config(input, options: ConfigOptions = {}) {
     // Netlify serves the deploy itself: there is no server to run, nor a folder or port to give it.
-    const given = (["standalone", "root", "port", "user"] as const).filter((o) => options[o] !== undefined && options[o] !== false);
-    if (given.length > 0)
-      throw new UsageError(
-        `Netlify serves a deploy itself: ${given.map((o) => `--${o}`).join(", ")} ${given.length === 1 ? "is" : "are"} for a host that runs as a server of yours`,
-      );
+    refuseServerOptions(options);
     return input ? netlifyRules(input).config() : netlifyToml();
   },
   limits: (input) => limits(netlifyRules(input)),

@@ -6,17 +6,13 @@ import httpServer from "http-server";
 import { DEFAULTS } from "../core/defaults.ts";
 import { loadRouting } from "../io/aliases.ts";
 import {
+  answerRequest,
   API_HEADERS,
   ERROR_DETAILS,
   errorBody,
-  API_SERVED,
   FILES,
   FOLDER_INDEX,
-  isDocsPath,
-  methodNotAllowed,
   NOT_FOUND_BODY,
-  parseRequest,
-  resolve,
   optionsBody,
   type Routing,
 } from "../core/routes.ts";
@@ -42,9 +38,6 @@ export interface Preview {
   readonly url: string;
   close(): Promise<void>;
 }
-
-const METHODS = new Set(["GET", "HEAD", "OPTIONS"]);
-const MAX_TARGET = 8192;
 
 export async function startPreview(options: PreviewOptions): Promise<Preview> {
   const root = path.resolve(options.dir);
@@ -132,42 +125,24 @@ async function liveRouting(root: string): Promise<() => Promise<Routing>> {
 }
 
 async function handle(root: string, routing: Routing, req: IncomingMessage, res: ServerResponse & { emit(event: "next"): boolean }) {
-  const target = req.url ?? "/";
-  const method = req.method ?? "GET";
-  const pathPart = target.split("?")[0];
-  const { folder, files } = API_SERVED;
-  const isApi = pathPart === folder.slice(0, -1) || pathPart.startsWith(folder);
-  if (target.length > MAX_TARGET) return json(req, res, 414, errorBody(ERROR_DETAILS.uriTooLong));
-  const request = parseRequest(target);
-  if (!request || request.path.includes("\0")) return json(req, res, 400, errorBody(ERROR_DETAILS.malformed));
-  // The API, and the files of the route table outside it (the output records'), are routed by the table;
-  // the reference's folder inside it is the site's files like the map's.
-  if (isDocsPath(request.path) || (!isApi && !request.path.startsWith(folder) && !files.includes(request.path)))
-    return serveStatic(root, request.path, req, res);
-  if (!METHODS.has(method)) return json(req, res, 405, errorBody(methodNotAllowed(method)));
-
-  const resolution = resolve(request, routing.aliases, routing.rules, routing.others);
-  if (resolution.type === "redirect") {
-    // From the normalised path: "//api/v1/link" must not become a redirect to a host named "api".
-    const q = target.indexOf("?");
-    const location = resolution.location
-      .split("/")
-      .map((seg) => encodeURIComponent(seg).replace(/%3A/gi, ":"))
-      .join("/");
-    res.setHeader("Location", `${location}${q < 0 ? "" : target.slice(q)}`);
-    return json(req, res, 301, "");
+  const a = answerRequest(req.url ?? "/", req.method ?? "GET", routing);
+  switch (a.kind) {
+    case "site":
+      return serveStatic(root, a.path, req, res);
+    case "error":
+      return json(req, res, a.status, a.body);
+    case "redirect":
+      res.setHeader("Location", a.location);
+      return json(req, res, 301, "");
   }
-  if (resolution.type === "not-found") return json(req, res, 404, NOT_FOUND_BODY);
-  const file = path.join(root, resolution.file);
+  const file = path.join(root, a.file);
   if (!file.startsWith(root + path.sep)) return json(req, res, 404, NOT_FOUND_BODY);
   const fileStat = await stat(file).catch(() => undefined);
   if (!fileStat?.isFile()) return json(req, res, 404, NOT_FOUND_BODY);
-  if (method === "OPTIONS") {
-    return json(req, res, 200, optionsBody(resolution.rule.kind));
-  }
+  if (a.options) return json(req, res, 200, optionsBody(a.route));
   // Hand the file to http-server, with the API's headers; it would add a charset to the type.
   for (const [name, value] of Object.entries(API_HEADERS)) res.setHeader(name, value);
-  handOver(req, res, resolution.file, API_HEADERS["Content-Type"]);
+  handOver(req, res, a.file, API_HEADERS["Content-Type"]);
 }
 
 const HTML_TYPE = "text/html; charset=utf-8";

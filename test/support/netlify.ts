@@ -110,6 +110,11 @@ export async function serveNetlify(site: NetlifySite): Promise<{ readonly url: s
   await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
   return {
     url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
-    close: () => new Promise<void>((resolve) => server.close(() => resolve())),
+    close: () =>
+      new Promise<void>((resolve) => {
+        server.close(() => resolve());
+        // a client's kept-alive connections (the edge stand-in's) would hold the close open
+        server.closeAllConnections();
+      }),
   };
 }

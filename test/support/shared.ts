@@ -2,10 +2,12 @@ import { statSync } from "node:fs";
 import path from "node:path";
 import fg from "fast-glob";
 import { inject } from "vitest";
-import { validate } from "../../src/index.ts";
 import type { Model } from "../../src/core/model.ts";
-import { PUBLIC_SAMPLE } from "./expected.ts";
 import { ROOT } from "./tree.ts";
+
+// No module of src/ is imported here at load time: setup.ts imports this file before each test
+// file, and a module loaded then would escape the test file's vi.mock (test/filter-record.test.ts).
+const PUBLIC_SAMPLE = new URL("../fixtures/public-sample/", import.meta.url).pathname;
 
 /**
  * The builds every run makes once (global.ts) and the test files read: the public sample with
@@ -56,6 +58,7 @@ export async function sharedBuild(name: SharedName): Promise<{ readonly data: st
   const { data, out } = inject("builds")[name];
   used.add(name);
   const recipe = SHARED_BUILDS[name];
+  const { validate } = await import("../../src/index.ts");
   const r = await validate({ data, ...("settings" in recipe && { settings: recipe.settings }) });
   if (!r.model) throw new Error(`${name}: the shared build's dump no longer validates`);
   return { data, out, model: r.model };

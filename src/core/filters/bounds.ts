@@ -2,7 +2,9 @@ import { createHash } from "node:crypto";
 import type { AccesspointEntry, Model } from "../model.ts";
 import { fileKey } from "../names.ts";
 import { compareCodePoints } from "../text.ts";
-import { boundaryVersions, compareVersionKeys, isAfter, isBefore, versionKeys, type VersionKey } from "../version.ts";
+import { boundaryVersions, compareVersionKeys, isAfter, isBefore, isParseableVersion, versionKeys, type VersionKey } from "../version.ts";
+
+const ANY_PARSEABLE_BOUND = "1.0";
 
 /**
  * `firmware_version__before` and `__after` bounds and their members. Many bounds select the same
@@ -14,6 +16,8 @@ export interface BoundResults {
   readonly aliases: ReadonlyMap<string, string>;
   /** the key of the file that answers every unparseable bound, when one is written (a filter record with that class reads it) */
   readonly other?: string;
+  /** every bound in its order with the key of its file: any parseable bound answers as the first at or after it (records.ts sortKey) */
+  readonly ordered: readonly (readonly [string, string])[];
 }
 
 const boundCache = new WeakMap<Model, { readonly before: BoundResults; readonly after: BoundResults }>();
@@ -40,6 +44,7 @@ function computeBoundResults(
 ): BoundResults {
   const written: { bound: string; members: AccesspointEntry[] }[] = [];
   const aliases = new Map<string, string>();
+  const ordered: [string, string][] = [];
   const bySignature = new Map<string, string>();
   const index = new Map(model.accesspoints.map((a, i) => [a, i]));
   const membersOf = (key: VersionKey) => model.accesspoints.filter((a) => passes(a.mesh_version, key, keyOf));
@@ -51,6 +56,7 @@ function computeBoundResults(
     const members = membersOf(keyOf(bound));
     const signature = signatureOf(members);
     const first = bySignature.get(signature);
+    ordered.push([bound, fileKey(first ?? bound)]);
     if (first !== undefined) {
       aliases.set(bound, fileKey(first));
       continue;
@@ -61,10 +67,14 @@ function computeBoundResults(
   // Every unparseable bound has the empty key. Its answer is always one of the files written (that of
   // the lowest bound, or of a present unparseable version) when any version is present.
   const other = bySignature.get(signatureOf(membersOf([])));
-  return { written, aliases, ...(other !== undefined && { other: fileKey(other) }) };
+  return { written, aliases, ordered, ...(other !== undefined && { other: fileKey(other) }) };
 }
 
-/** Every present non-empty version, and the release-line boundaries derived from them, once each. */
+/**
+ * Every present non-empty version, and the release-line boundaries derived from them, once each.
+ * With no parseable version among them, also 1.0: every parseable bound then selects the same access
+ * points (all with a version before it, those with "" after it), so that one file answers them all.
+ */
 export function beforeValues(versions: readonly (string | null)[]): string[] {
   const values = new Set<string>();
   for (const v of versions) {
@@ -72,6 +82,7 @@ export function beforeValues(versions: readonly (string | null)[]): string[] {
     values.add(v);
     for (const b of boundaryVersions(v)) values.add(b);
   }
+  if (![...values].some(isParseableVersion)) values.add(ANY_PARSEABLE_BOUND);
   const keyOf = versionKeys();
   return [...values].sort((a, b) => compareVersionKeys(keyOf(a), keyOf(b)) || compareCodePoints(a, b));
 }

@@ -216,6 +216,7 @@ export function filterValues(model: Model, filters: readonly FilterRecord[] = FI
         return key === undefined ? [] : [[v.placeholder, key] as const];
       }),
     ),
+    bounds: new Map(data.flatMap((v) => (v.ordered ? [[v.placeholder, v.ordered(model)] as const] : []))),
   };
 }
 

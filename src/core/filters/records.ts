@@ -17,7 +17,7 @@ import { brandField, type SiteSettings } from "../settings.ts";
 import { withoutRedundantSiteLinks } from "../sitelinks.ts";
 import { compareCodePoints } from "../text.ts";
 import type { ResolvedLink } from "../validate.ts";
-import { isParseableVersion } from "../version.ts";
+import { isParseableVersion, versionKey } from "../version.ts";
 import { beforeValues, boundResults } from "./bounds.ts";
 
 /**
@@ -63,6 +63,14 @@ export interface DataValues {
   aliases?(model: Model): ReadonlyMap<string, string>;
   /** the key of the file answering the placeholder's class of values with one answer, when one is written */
   otherKey?(model: Model): string | undefined;
+  /**
+   * Values a sort key orders (firmware bounds; undefined for a value it cannot order). The answer only
+   * changes at present values, so any value it orders answers as the first present value that sorts at
+   * or after it, and past them all as the last: `ordered` lists the present values in their order
+   * with the key of the file each is answered by.
+   */
+  readonly sortKey?: (value: string) => readonly number[] | undefined;
+  ordered?(model: Model): readonly (readonly [string, string])[];
 }
 
 /** A filter of one list. */
@@ -183,6 +191,12 @@ export const LISTS: readonly ListRecord[] = [
   },
 ];
 
+/** A firmware bound's sort key; undefined for a bound it cannot order (version.ts). */
+const boundKey = (value: string): readonly number[] | undefined => {
+  const key = versionKey(value);
+  return key.length > 0 ? key : undefined;
+};
+
 /**
  * The filters. Within a list the declaration order decides the file names' segments (a format's
  * last), the order of the refused pairs, and with fixed filters before data ones the rules' order.
@@ -231,6 +245,8 @@ export const FILTERS: readonly FilterRecord[] = [
       placeholder: "bound",
       present: (model) => beforeValues(model.accesspoints.map((a) => a.mesh_version)),
       aliases: (model) => boundResults(model).before.aliases,
+      sortKey: boundKey,
+      ordered: (model) => boundResults(model).before.ordered,
     },
     empty: "none",
     group: (model) => boundResults(model).before.written.map(({ bound, members }) => [bound, members] as const),
@@ -248,6 +264,8 @@ export const FILTERS: readonly FilterRecord[] = [
       present: (model) => beforeValues(model.accesspoints.map((a) => a.mesh_version)),
       aliases: (model) => boundResults(model).after.aliases,
       otherKey: (model) => boundResults(model).after.other,
+      sortKey: boundKey,
+      ordered: (model) => boundResults(model).after.ordered,
     },
     empty: "none",
     group: (model) => boundResults(model).after.written.map(({ bound, members }) => [bound, members] as const),

@@ -78,6 +78,11 @@ const SITE_FILES = {
   fileDigests: `${HIDDEN}-files.json`,
   /** filter values whose answer is the file of another value (one file, several routes), for every host */
   aliases: `${HIDDEN}-aliases.json`,
+  /**
+   * the same bytes under a name every deploy keeps (some platforms leave out names starting with "."), for a
+   * host whose code reads the routing per request (hosts/); named like a host file, so no host serves it as content
+   */
+  routingCopy: "/_mesh-api-routing.json",
   /** host files: the page a host serves for a missing file, and the literal rules of a host that reads them from the build */
   notFoundPage: "/404.html",
   redirectRules: "/_redirects",

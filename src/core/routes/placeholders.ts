@@ -13,6 +13,8 @@ export interface QueryPlaceholder {
    * a value against the class serves it for any such value; one that cannot answers 404.
    */
   readonly other?: (value: string) => boolean;
+  /** values ordered by a sort key (filters/records.ts DataValues.sortKey): any value it orders has an answer */
+  readonly sortKey?: (value: string) => readonly number[] | undefined;
 }
 
 export const QUERY_PLACEHOLDERS: Readonly<Record<string, QueryPlaceholder>> = {
@@ -20,7 +22,14 @@ export const QUERY_PLACEHOLDERS: Readonly<Record<string, QueryPlaceholder>> = {
   // each data filter's (filters/records.ts)
   ...Object.fromEntries(
     FILTERS.flatMap(({ values: v }) =>
-      v.kind === "data" ? [[v.placeholder, { data: true, ...(v.fold && { fold: v.fold }), ...(v.other && { other: v.other }) }]] : [],
+      v.kind === "data"
+        ? [
+            [
+              v.placeholder,
+              { data: true, ...(v.fold && { fold: v.fold }), ...(v.other && { other: v.other }), ...(v.sortKey && { sortKey: v.sortKey }) },
+            ],
+          ]
+        : [],
     ),
   ),
   // the refusing rules' (routes/table.ts)

@@ -1,3 +1,4 @@
+import { compareVersionKeys } from "../version.ts";
 import { keyFor, QUERY_PLACEHOLDERS } from "./placeholders.ts";
 import { RULES, type Rule } from "./table.ts";
 
@@ -24,6 +25,13 @@ export type Aliases = ReadonlyMap<string, ReadonlyMap<string, string>>;
 export type Others = ReadonlyMap<string, string>;
 
 /**
+ * The present values of an ordered placeholder (QueryPlaceholder.sortKey) in their order, each with
+ * the key of its file: placeholder -> [value, key][]. A value the sort key orders answers as the
+ * first of them at or after it, past them all as the last.
+ */
+export type Bounds = ReadonlyMap<string, readonly (readonly [string, string])[]>;
+
+/**
  * Resolves a request the way the preview serves it: the rules' matching (above), plus the original API's
  * path-form rules that static hosts cannot express (a list path without its slash redirects; a
  * detail path with a trailing slash is not found). Placeholder values become file-name keys.
@@ -33,11 +41,12 @@ export function resolve(
   aliases: Aliases = new Map(),
   rules: readonly Rule[] = RULES,
   others: Others = new Map(),
+  bounds: Bounds = new Map(),
 ): Resolution {
   for (const rule of rules) {
     const m = matchPath(rule.from, req.path);
     if (!m) continue;
-    const values = matchQuery(rule.query, req.params, aliases, others);
+    const values = matchQuery(rule.query, req.params, aliases, others, bounds);
     if (!values) continue;
     // A placeholder with an empty value names no file (on a static host too: the target is missing).
     if (rule.kind === "not-found" || rule.to === null || Object.values(values).includes("")) return { type: "not-found", rule };
@@ -83,6 +92,7 @@ function matchQuery(
   params: ReadonlyMap<string, string>,
   aliases: Aliases,
   others: Others,
+  bounds: Bounds,
 ): Record<string, string> | undefined {
   const values: Record<string, string> = {};
   for (const [name, want] of Object.entries(query)) {
@@ -92,10 +102,37 @@ function matchQuery(
       const placeholder = want.slice(1);
       // An empty value stays empty: it names no file.
       values[placeholder] =
-        got === "" ? "" : (aliases.get(placeholder)?.get(got) ?? otherKey(placeholder, got, others) ?? keyFor(placeholder, got));
+        got === ""
+          ? ""
+          : (aliases.get(placeholder)?.get(got) ??
+            orderedKey(placeholder, got, bounds) ??
+            otherKey(placeholder, got, others) ??
+            keyFor(placeholder, got));
     } else if (want !== got) return undefined;
   }
   return values;
+}
+
+/** The sort keys of a Bounds list, parsed once per list. */
+const sortKeys = new WeakMap<readonly (readonly [string, string])[], readonly (readonly number[] | undefined)[]>();
+
+function orderedKey(placeholder: string, value: string, bounds: Bounds): string | undefined {
+  const sortKey = QUERY_PLACEHOLDERS[placeholder]?.sortKey;
+  const list = bounds.get(placeholder);
+  const key = sortKey?.(value);
+  if (!list || list.length === 0 || key === undefined) return undefined;
+  let keys = sortKeys.get(list);
+  if (!keys) sortKeys.set(list, (keys = list.map(([v]) => sortKey!(v))));
+  // The first present value that sorts at or after the value (unordered present values sort first).
+  let lo = 0;
+  let hi = list.length;
+  while (lo < hi) {
+    const mid = (lo + hi) >> 1;
+    const k = keys[mid];
+    if (k === undefined || compareVersionKeys(k, key) < 0) lo = mid + 1;
+    else hi = mid;
+  }
+  return list[Math.min(lo, list.length - 1)][1];
 }
 
 function otherKey(placeholder: string, value: string, others: Others): string | undefined {

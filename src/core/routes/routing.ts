@@ -1,5 +1,5 @@
 import { DEFAULT_SETTINGS, DEFAULT_STATUSES, type DefaultStatus } from "../settings.ts";
-import type { Aliases, Others } from "./resolve.ts";
+import type { Aliases, Bounds, Others } from "./resolve.ts";
 import { RULES, rulesFor, type Rule } from "./table.ts";
 
 /**
@@ -9,6 +9,7 @@ import { RULES, rulesFor, type Rule } from "./table.ts";
 export interface Routing {
   readonly aliases: Aliases;
   readonly others: Others;
+  readonly bounds: Bounds;
   readonly rules: readonly Rule[];
 }
 
@@ -17,26 +18,30 @@ export interface Routing {
  * list default only when it is not the API description's, so such builds keep their bytes.
  */
 export function aliasesBody(
-  routing: { readonly aliases: Aliases; readonly others: Others },
+  routing: { readonly aliases: Aliases; readonly others: Others; readonly bounds: Bounds },
   defaultStatus: DefaultStatus = DEFAULT_SETTINGS.defaultStatus,
 ): string {
   const sorted = (map: ReadonlyMap<string, string>) => Object.fromEntries([...map].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)));
   const entries = [...routing.aliases].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
   const body = Object.fromEntries(entries.map(([placeholder, map]) => [placeholder, sorted(map)]));
   const others = routing.others.size > 0 ? { others: sorted(routing.others) } : {};
+  // In their order (not sorted by name): the order is the meaning.
+  const ordered = [...routing.bounds].filter(([, list]) => list.length > 0).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
+  const bounds = ordered.length > 0 ? { bounds: Object.fromEntries(ordered) } : {};
   const settings = defaultStatus === DEFAULT_SETTINGS.defaultStatus ? {} : { default_status: defaultStatus };
-  return JSON.stringify({ format: "mesh-api-aliases/1", aliases: body, ...others, ...settings }) + "\n";
+  return JSON.stringify({ format: "mesh-api-aliases/1", aliases: body, ...others, ...bounds, ...settings }) + "\n";
 }
 
 /** Reads FILES.aliases back; an absent or foreign file means no aliases and the default table. */
 export function parseRouting(text: string | undefined): Routing {
-  const none: Routing = { aliases: new Map(), others: new Map(), rules: RULES };
+  const none: Routing = { aliases: new Map(), others: new Map(), bounds: new Map(), rules: RULES };
   if (!text) return none;
   try {
     const parsed = JSON.parse(text) as {
       format?: string;
       aliases?: Record<string, Record<string, string>>;
       others?: Record<string, unknown>;
+      bounds?: Record<string, unknown>;
       default_status?: unknown;
     };
     if (parsed.format !== "mesh-api-aliases/1" || typeof parsed.aliases !== "object" || parsed.aliases === null) return none;
@@ -46,11 +51,21 @@ export function parseRouting(text: string | undefined): Routing {
     return {
       aliases: new Map(Object.entries(parsed.aliases).map(([placeholder, map]) => [placeholder, strings(map)])),
       others: strings(typeof parsed.others === "object" && parsed.others !== null ? parsed.others : {}),
+      bounds: pairLists(parsed.bounds),
       rules: rulesFor({ defaultStatus }),
     };
   } catch {
     return none;
   }
+}
+
+/** The `bounds` of FILES.aliases: lists of [value, key] pairs by placeholder; anything else is left out. */
+function pairLists(value: unknown): Bounds {
+  if (typeof value !== "object" || value === null) return new Map();
+  const isPair = (p: unknown): p is [string, string] => Array.isArray(p) && p.length === 2 && p.every((x) => typeof x === "string");
+  return new Map(
+    Object.entries(value).flatMap(([placeholder, list]) => (Array.isArray(list) && list.every(isPair) ? [[placeholder, list]] : [])),
+  );
 }
 
 /** The aliases of FILES.aliases alone. */
