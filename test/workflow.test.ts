@@ -7,6 +7,7 @@ import { cli, ROOT, tempDir, treeDigest } from "./support/tree.ts";
 import { synthesize, writeSynthDump } from "../src/gen/synth.ts";
 import { validate } from "../src/pipeline.ts";
 import { netlifyRules } from "../src/hosts/netlify.ts";
+import { EDGE_FUNCTION_FILE, EDGE_FUNCTIONS_DIR, edgeToml } from "../src/hosts/netlify-edge.ts";
 
 /** The publish workflow parses, calls only scripts that exist, and every secret and variable it uses is documented. */
 
@@ -42,7 +43,7 @@ describe("publish workflow", () => {
       { name: "Choose the dumps", id: "dumps" },
       { name: "Build" },
       { name: "Snapshot, with the history of the live site" },
-      { name: "Netlify rules for this dump" },
+      { name: "Netlify edge function" },
       { name: "Compare with the deployed build", id: "compare" },
       { name: "Deploy to Netlify", if: `${deploy} && steps.compare.outputs.changed == 'true'` },
       { name: "Deploy skipped", if: "env.NETLIFY_AUTH_TOKEN == '' || env.NETLIFY_SITE_ID == ''" },
@@ -68,11 +69,11 @@ describe("publish workflow", () => {
         `npm run mesh-api -- snapshot --data ${dump} --previous "$SITE_URL/snapshots/index.json" ${keep}`,
         `npm run mesh-api -- snapshot --data ${dump} ${keep}`,
       ],
-      [`npm run --silent mesh-api -- netlify-config --data ${dump} --write --force`],
+      ["npm run --silent mesh-api -- host-config netlify-edge --write netlify.toml --force"],
       ["npm run --silent digest -- dist --exclude build.sha256 | cut -d' ' -f1"],
       ['npx --yes netlify-cli@27 deploy --prod --dir dist --no-build --message "publish $(date -u +%Y-%m-%dT%H:%MZ)"'],
       [],
-      ['npm run mesh-api -- check "$SITE_URL" --skip-header Allow'],
+      ['npm run mesh-api -- check "$SITE_URL"'],
     ]);
     // the data step writes the output the later steps read
     expect(steps[3].run).toContain('echo "dir=$dir" >> "$GITHUB_OUTPUT"');
@@ -92,22 +93,24 @@ describe("publish workflow", () => {
     for (const name of used) expect(readme, name).toContain(`\`${name}\``);
   });
 
-  it("deploys with the netlify.toml generated for the dump it built, from where netlify-cli reads it", () => {
-    const build = steps.find((s) => s.run?.includes("npm run build"))!.run!;
-    const config = steps.find((s) => s.run?.includes("netlify-config"))!;
+  it("deploys with the edge function and its netlify.toml, from where netlify-cli reads them, and checks Allow too", () => {
+    const config = steps.find((s) => s.run?.includes("host-config netlify-edge"))!;
     const deploy = steps.find((s) => s.run?.includes("netlify-cli"))!.run!;
-    // The same dump as the build, written to ./netlify.toml: netlify-cli reads the netlify.toml of the
-    // folder it runs in (never one in the deployed folder), and merges dist/_redirects before it.
-    const dump = /--data ("[^"]+")/.exec(build)![1];
-    // --force: the checkout holds the committed generic rules, which netlify-config otherwise keeps.
-    expect(config.run).toContain(`netlify-config --data ${dump} --write --force`);
+    // ./netlify.toml: netlify-cli reads the netlify.toml of the folder it runs in (never one in the
+    // deployed folder); the function goes to netlify/edge-functions/ beside it, which that file names.
+    // --force: the checkout holds the committed generic rules, which host-config otherwise keeps.
+    expect(config.run).toContain("host-config netlify-edge --write netlify.toml --force");
+    expect(edgeToml()).toContain(`edge_functions = "${EDGE_FUNCTIONS_DIR}"`);
+    expect(EDGE_FUNCTION_FILE.startsWith(`${EDGE_FUNCTIONS_DIR}/`)).toBe(true);
+    // the live check compares every header, Allow included
+    expect(steps.find((s) => s.name === "Check the live site")!.run).not.toContain("--skip-header");
     expect(config.if).toBeUndefined();
     expect(deploy).toMatch(/netlify-cli@\d+ deploy --prod --dir dist --no-build/);
     expect(deploy).not.toMatch(/--cwd|--config|\bcd\b/);
     // nothing else writes it; the comparison only reads it (the rules are part of what is deployed)
     const writers = steps.filter((s) => s.run?.includes("netlify.toml") && s.run !== config.run);
     expect(writers.map((s) => s.name)).toEqual(["Compare with the deployed build"]);
-    expect(writers[0].run).toContain("sha256sum netlify.toml");
+    expect(writers[0].run).toContain(`cat netlify.toml ${EDGE_FUNCTION_FILE} | sha256sum`);
     expect(writers[0].run).not.toMatch(/> *netlify\.toml/);
   });
 
