@@ -7,6 +7,8 @@ import fg from "fast-glob";
 import { synthesize, writeSynthDump } from "../src/gen/synth.ts";
 import { NGINX, servingRates, type ServingRow } from "./bench-serve.ts";
 import { cycleRow, type CycleRow } from "./bench-cycle.ts";
+import { edgeRow, type EdgeRow } from "./bench-edge.ts";
+import { validate } from "../src/pipeline.ts";
 
 /**
  * npm run bench: builds synthetic networks of 600, 3,000 and 40,000 access points and, right after
@@ -17,7 +19,10 @@ import { cycleRow, type CycleRow } from "./bench-cycle.ts";
  * 10,000). At 3,000 access points also the rate nginx serves the build at against the preview's
  * (scripts/bench-serve.ts). Each network of the table is then built once more over its previous
  * output, as a periodic job does: rebuild / build, the same dump, must stay at or under 1.0 (issue
- * 26). Writes bench/results.json.
+ * 26). On each network's build, Netlify's edge function: its size and rule count (the same for every
+ * network) and its time per request against Netlify's 50 ms (scripts/bench-edge.ts, issue 30). And
+ * validate on a dump holding one 2 MB firmware version against the same dump without it. Writes
+ * bench/results.json.
  */
 const opts = new Command("bench")
   .option("--no-large", "skip the 40,000 access point network")
@@ -126,6 +131,11 @@ async function measure(aps: number, concurrency = 32, linksAs: "json" | "ndjson"
   sync();
   const cpSeconds = (performance.now() - started) / 1000;
   if (aps === Math.max(...sizes)) layout = r.layout;
+  // The table's networks (the rows that are rebuilt), not the sweep's or the memory case's.
+  if (rebuild) {
+    process.stderr.write(`the edge function on ${aps} access points…\n`);
+    edge.push(await edgeRow(aps, out, work));
+  }
   if (serve) {
     process.stderr.write(`serving ${aps} access points: the preview and nginx in turn…\n`);
     serving = await servingRates(data, out, aps);
@@ -164,6 +174,32 @@ async function measure(aps: number, concurrency = 32, linksAs: "json" | "ndjson"
 
 const round = (x: number) => Math.round(x * 1000) / 1000;
 let layout: unknown;
+const edge: EdgeRow[] = [];
+
+/**
+ * validate on a small network one of whose access points reports a 2 MB firmware version, over the
+ * same network without it, in one run (each the median of 3): a router's value measured against every
+ * server's limits once per value, not once per rule (it took a minute before).
+ */
+async function longValue(): Promise<{ seconds: number; plainSeconds: number; ratio: number; valueBytes: number }> {
+  const net = synthesize({ aps: 6, seed: 3 });
+  const long = { ...net, accesspoints: net.accesspoints.map((a, i) => (i === 4 ? { ...a, mesh_version: "x".repeat(2_100_000) } : a)) };
+  const time = async (n: typeof net, name: string) => {
+    const data = path.join(work, name);
+    await writeSynthDump(data, n);
+    const runs: number[] = [];
+    for (let i = 0; i < 3; i++) {
+      const started = performance.now();
+      await validate({ data });
+      runs.push((performance.now() - started) / 1000);
+    }
+    clean(data);
+    return runs.sort((a, b) => a - b)[1];
+  };
+  const plainSeconds = await time(net, "plain-6");
+  const seconds = await time(long, "long-6");
+  return { seconds: round(seconds), plainSeconds: round(plainSeconds), ratio: round(seconds / plainSeconds), valueBytes: 2_100_000 };
+}
 
 function table(rows: Row[]): string {
   const cols: [string, (r: Row) => string][] = [
@@ -218,6 +254,8 @@ try {
       throw new Error(`the memory case dump has ${row.dumpBytes} bytes, under ${MEMORY_DUMP_BYTES}: raise MEMORY_APS`);
     memory = { ...row, targetMiB: MEMORY_TARGET_MIB, met: row.peakRssMiB <= MEMORY_TARGET_MIB };
   }
+  process.stderr.write("validate with a 2 MB firmware version…\n");
+  const long = await longValue();
   const at = (n: number) => rows.find((r) => r.accesspoints === n);
   const scaling = at(40000) && at(3000) ? round(at(40000)!.secondsPerThousandAps / at(3000)!.secondsPerThousandAps) : null;
   const results = {
@@ -239,6 +277,8 @@ try {
     serving,
     cycle: { target: "cycle / fresh build <= 1.0", rows: cycles },
     layout: { accesspoints: Math.max(...sizes), byKind: layout },
+    edge: { target: "function and rules the same for every network; p99 far under 50 ms", rows: edge },
+    longValue: long,
   };
   mkdirSync(path.dirname(opts.out), { recursive: true });
   writeFileSync(opts.out, JSON.stringify(results, null, 2) + "\n");
@@ -261,6 +301,14 @@ try {
       `cycle at ${c.accesspoints} access points: cycle / fresh build ${c.cycleOverFreshBuild.toFixed(2)} (median of ${c.runs}; ` +
         `cycles ${c.cycleSeconds.join(", ")} s, fresh builds ${c.freshBuildSeconds.join(", ")} s), peak RSS ${c.peakRssMiB} MiB (fresh build ${c.freshBuildPeakRssMiB})\n`,
     );
+  for (const e of edge)
+    process.stdout.write(
+      `edge function at ${e.accesspoints} access points: ${e.functionBytes} bytes, netlify.toml ${e.tomlBytes} bytes, ${e.rules} rules; ` +
+        `per request over ${e.requests}: median ${e.medianMs} ms, p99 ${e.p99Ms} ms, max ${e.maxMs} ms (limit ${e.limitMs} ms of CPU)\n`,
+    );
+  process.stdout.write(
+    `validate with a 2 MB firmware version: ${long.seconds} s, without it ${long.plainSeconds} s (ratio ${long.ratio.toFixed(2)})\n`,
+  );
   if (sweep.length) process.stdout.write(`\nwrite concurrency at 3,000 access points:\n${table(sweep)}\n`);
   process.stdout.write(`\nwrote ${opts.out}\n`);
 } finally {
