@@ -337,6 +337,9 @@ function ruleLines(rule: compiled.ServerRule): string[] {
 function keySection(name: string, values: PlaceholderValues | undefined): string[] {
   const key = compiled.keyLookup(name, values, { lowers: true, fits: fitsApache });
   const rules: string[][] = [[`RewriteCond ${env("MESH_DVALUE")} ${rx(`^=(${OWN_KEY})$`)}`, `RewriteRule ^ - [E=MESH_KEY:%1]`]];
+  // An ordered value's class (firmware bounds), on the decoded value: the last rule that sets the key wins, so last to first.
+  for (const c of [...key.ordered].reverse())
+    rules.push([`RewriteCond ${env("MESH_DVALUE")} ${rx(`^=${c.pattern}$`)}`, `RewriteRule ^ - [E=MESH_KEY:${envText(c.key)}]`]);
   if (key.other !== undefined) {
     // The class of values with one answer: the decoded value is not a version (a %00 empties it, and no version is empty).
     rules.push(

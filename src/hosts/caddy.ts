@@ -1,6 +1,6 @@
 import type { PlaceholderValues } from "../core/plan.ts";
 import { UsageError } from "../core/problems.ts";
-import { PARSEABLE_VERSION } from "../core/version.ts";
+import { PARSEABLE_VERSION_GROUP } from "../core/version.ts";
 import * as compiled from "./compiled.ts";
 import { SERVED } from "./served.ts";
 import { serverHost, type Host } from "./host.ts";
@@ -254,11 +254,17 @@ function keyLines(name: string, values: PlaceholderValues | undefined): string[]
     const pairs = Array.from({ length: 6 }, (_, i) => `(?P<h${i}>[0-9a-f]{2})`).join("(?::|%3[Aa])");
     lines.unshift(`${at(pairs)} "${Array.from({ length: 6 }, (_, i) => `\${h${i}}`).join("_3A")}"`);
   }
+  // An ordered value's class (firmware bounds): the first class it falls in, the last taking any ordered value.
+  const ordered = key.ordered.map((c) => `${at(c.pattern)} ${quote(c.key)}`);
   if (key.other !== undefined) {
     // The class of values with one answer, tested on the raw value: sure only without escapes of the characters a version holds.
-    const parseable = PARSEABLE_VERSION.source.replace(/[$^]/g, "");
-    lines.push(`${at(`.*${ESCAPED_UNRESERVED}.*`)} ""`, `${at(`(?P<k>${parseable})`)} "\${k}"`, `${at(".+")} ${quote(key.other)}`);
-  } else lines.push(`${at(`(?P<k>${OWN_KEY})`)} "\${k}"`);
+    lines.push(
+      `${at(`.*${ESCAPED_UNRESERVED}.*`)} ""`,
+      ...ordered,
+      `${at(`(?P<k>${PARSEABLE_VERSION_GROUP})`)} "\${k}"`,
+      `${at(".+")} ${quote(key.other)}`,
+    );
+  } else lines.push(...ordered, `${at(`(?P<k>${OWN_KEY})`)} "\${k}"`);
   return lines;
 }
 

@@ -1,5 +1,6 @@
 import type { PlaceholderValues } from "../core/plan.ts";
 import { QUERY_PLACEHOLDERS, RULES, type RouteKind, type Rule } from "../core/routes.ts";
+import { isParseableVersion, PARSEABLE_VERSION_GROUP, versionsAtMost } from "../core/version.ts";
 import { dataPlaceholder } from "./literals.ts";
 import { hardwareAddressKeyOf, literalPatterns, OWN_KEY, regexEscape } from "./patterns.ts";
 
@@ -172,6 +173,12 @@ export interface KeyLookup {
   readonly hardware: boolean;
   /** each value of the data that is not its own key: a pattern over its raw spellings, and its key */
   readonly literals: ReadonlyMap<string, string>;
+  /**
+   * For an ordered placeholder (firmware bounds), the classes of values in their order: a value
+   * answers with the key of the first whose pattern (over the value, unanchored source) it matches;
+   * the last matches every value the sort key orders. Empty without bounds.
+   */
+  readonly ordered: readonly { readonly pattern: string; readonly key: string }[];
 }
 
 /**
@@ -190,5 +197,25 @@ export function keyLookup(
   const literals = values
     ? literalPatterns(values, name, hardware && server.lowers ? hardwareAddressKeyOf : undefined, server.fits)
     : new Map<string, string>();
-  return { name, other, hardware, literals };
+  return { name, other, hardware, literals, ordered: orderedClasses(name, values) };
+}
+
+/**
+ * The classes of an ordered placeholder's values: the build's bounds in their order, a run of bounds
+ * answered by one file as one class ("at or before the run's last bound"), the last class any value
+ * the sort key orders (core/routes/resolve.ts answers alike).
+ */
+function orderedClasses(name: string, values: PlaceholderValues | undefined): { pattern: string; key: string }[] {
+  const list = (values?.bounds.get(name) ?? []).filter(([bound]) => isParseableVersion(bound));
+  const out: { pattern: string; key: string }[] = [];
+  list.forEach(([bound, key], i) => {
+    if (i + 1 < list.length && list[i + 1][1] === key) return;
+    out.push({ pattern: i + 1 < list.length ? unanchored(versionsAtMost(bound)) : PARSEABLE_VERSION_GROUP, key });
+  });
+  return out;
+}
+
+/** A pattern's source without its anchors, to be put inside another. */
+function unanchored(source: string): string {
+  return `(?:${source.replace(/^\^/, "").replace(/\$$/, "")})`;
 }

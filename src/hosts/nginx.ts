@@ -277,6 +277,8 @@ function keyLocation(name: string, values: PlaceholderValues | undefined): strin
     ...apiHeaders("  "),
     'set $mesh_key "";',
     `if ($mesh_value ~ ${str(`^=(?<mesh_own>${OWN_KEY})$`)}) { set $mesh_key $mesh_own; }`,
+    // An ordered value's class (firmware bounds): the last assignment wins, so the classes go last to first.
+    ...[...key.ordered].reverse().map((c) => `if ($mesh_value ~ ${str(`^=${c.pattern}$`)}) { set $mesh_key ${str(c.key)}; }`),
   ];
   if (key.other !== undefined) {
     // The class of values with one answer, tested on the raw value: sure only without escapes of the characters a pattern can hold.

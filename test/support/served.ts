@@ -6,7 +6,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { build, startPreview } from "../../src/index.ts";
 import { placeholderValues, type PlaceholderValues } from "../../src/core/plan.ts";
 import { tableRequests } from "./requests.ts";
-import { API, API_HEADERS, API_SERVED, DOCS_FOLDER, fileFor, isDocsPath, NOT_FOUND_BODY } from "../../src/core/routes.ts";
+import { API, API_HEADERS, API_SERVED, DOCS_FOLDER, fileFor, isDocsPath, NOT_FOUND_BODY, urlFor } from "../../src/core/routes.ts";
 import { EXPECTED_OPENNET, mismatch, readExpected, type Expected } from "./expected.ts";
 import { hostileDump, hostileTargets, longHostileValues } from "./hostile.ts";
 import { pool, rawRequest, type RawResponse } from "./http.ts";
@@ -17,6 +17,7 @@ export { freePort };
 import { requestsFromTree } from "../../src/publish/check.ts";
 import type { Model } from "../../src/core/model.ts";
 import { sharedBuild, type SharedName } from "./shared.ts";
+import { drawnBounds } from "./bounds.ts";
 
 /**
  * A real web server serving a build with the configuration `host-config <host> --standalone` prints,
@@ -341,6 +342,21 @@ export function describeServed(host: ServedHost): void {
     it("answers every request of the route table's list on a synthetic network of 300 access points like the preview", async () => {
       await replayTable(await site("synth-300"));
     }, 120_000);
+  });
+
+  describe(`${host.name} on firmware bounds the build has no file of its own for`, () => {
+    it.each<SharedName>(["public", "synth-300"])("answers every drawn parseable bound like the preview (%s)", async (name) => {
+      const s = await site(name);
+      // test/bounds.test.ts holds the preview's answers to the original's rule
+      const targets = drawnBounds(s.model, 200, 31).flatMap((bound) =>
+        ["firmware_version__before", "firmware_version__after"].map((param) => urlFor("accesspoint-list", { [param]: bound })),
+      );
+      expect(targets.length).toBeGreaterThan(150);
+      const c = await compare(s, targets.map(GET));
+      expect(c.failures.slice(0, 10)).toEqual([]);
+      expect(c.limits).toEqual({});
+      expect(c.served.filter((n) => n.status === 200).length).toBe(targets.length);
+    });
   });
 
   describe(`${host.name} on hostile filter values`, () => {
