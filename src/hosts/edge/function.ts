@@ -39,11 +39,23 @@ export const config = {
 
 let routing: Promise<Routing> | undefined;
 
-/** The build's routing, read once per instance: a deploy's files never change under it. */
+/**
+ * The build's routing, read once per instance: a deploy's files never change under it. A build
+ * without the copy routes by the defaults; a failed read is tried again by the next request.
+ */
 function routingOf(request: Request, context: EdgeContext): Promise<Routing> {
   routing ??= context
     .next(new Request(new URL(FILES.routingCopy, request.url)))
-    .then(async (r) => parseRouting(r.status === 200 ? await r.text() : undefined));
+    .then(async (r) => {
+      if (r.status === 200) return parseRouting(await r.text());
+      await r.body?.cancel();
+      if (r.status !== 404) throw new Error(`the routing copy answered ${r.status}`);
+      return parseRouting(undefined);
+    })
+    .catch((err: unknown) => {
+      routing = undefined;
+      throw err;
+    });
   return routing;
 }
 
