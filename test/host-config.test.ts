@@ -6,6 +6,7 @@ import { placeholderValues } from "../src/core/plan.ts";
 import { UsageError } from "../src/core/problems.ts";
 import { HOST_NAMES, HOSTS, hostNamed } from "../src/hosts/index.ts";
 import { netlify } from "../src/hosts/netlify.ts";
+import { EDGE_FUNCTION_FILE, edgeFunction, edgeToml } from "../src/hosts/netlify-edge.ts";
 import { apacheConfig } from "../src/hosts/apache.ts";
 import { nginxConfig } from "../src/hosts/nginx.ts";
 import { caddyConfig } from "../src/hosts/caddy.ts";
@@ -45,6 +46,30 @@ describe("the host registry", () => {
 });
 
 describe("mesh-api host-config", () => {
+  it("netlify-edge --write writes the deploy's netlify.toml and the function beside it, replaces only its own files, and refuses before writing anything", () => {
+    const dir = tempDir();
+    const fn = path.join(dir, EDGE_FUNCTION_FILE);
+    const first = cli(["host-config", "netlify-edge", "--write", "netlify.toml", "-q"], dir);
+    expect(first.status).toBe(0);
+    expect(readFileSync(path.join(dir, "netlify.toml"), "utf8")).toBe(edgeToml());
+    // (the CLI runs transpiled sources here: the same module, other paths in its comments than edgeFunction()'s)
+    const written = readFileSync(fn, "utf8");
+    expect(written.split("\n")[0]).toBe(edgeFunction().split("\n")[0]);
+    // the same for a dump: nothing in either file grows with the data
+    expect(cli(["host-config", "netlify-edge", "--data", path.join(ROOT, "data"), "--write", "netlify.toml", "-q"], dir).status).toBe(0);
+    expect(readFileSync(fn, "utf8")).toBe(written);
+    // a function of the user's is refused (exit 2), and the netlify.toml is not written either
+    writeFileSync(fn, "// mine\n");
+    writeFileSync(path.join(dir, "netlify.toml"), edgeToml().replace("dist", "public"));
+    const refused = cli(["host-config", "netlify-edge", "--write", "netlify.toml"], dir);
+    expect(refused.status).toBe(2);
+    expect(refused.stderr).toContain(`refusing to write to ${EDGE_FUNCTION_FILE}`);
+    expect(readFileSync(fn, "utf8")).toBe("// mine\n");
+    expect(readFileSync(path.join(dir, "netlify.toml"), "utf8")).toContain('publish = "public"');
+    expect(cli(["host-config", "netlify-edge", "--write", "netlify.toml", "--force", "-q"], dir).status).toBe(0);
+    expect(readFileSync(fn, "utf8")).toBe(written);
+  });
+
   it("netlify prints what netlify-config prints, byte for byte, with and without a dump", () => {
     for (const args of [[], ["--data", DATA], ["--data", DATA, "--default-status", "online"]]) {
       const alias = cli(["netlify-config", ...args]);
