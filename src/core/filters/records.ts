@@ -197,6 +197,18 @@ const boundKey = (value: string): readonly number[] | undefined => {
   return key.length > 0 ? key : undefined;
 };
 
+/** The values of `__before` and `__after` alike: the same bounds, each side's files (bounds.ts). */
+function boundValues(placeholder: string, side: "before" | "after"): DataValues {
+  return {
+    kind: "data",
+    placeholder,
+    present: (model) => beforeValues(model.accesspoints.map((a) => a.mesh_version)),
+    aliases: (model) => boundResults(model)[side].aliases,
+    sortKey: boundKey,
+    ordered: (model) => boundResults(model)[side].ordered,
+  };
+}
+
 /**
  * The filters. Within a list the declaration order decides the file names' segments (a format's
  * last), the order of the refused pairs, and with fixed filters before data ones the rules' order.
@@ -240,14 +252,7 @@ export const FILTERS: readonly FilterRecord[] = [
     resource: "accesspoint",
     param: "firmware_version__before",
     exclusiveWith: ["firmware_version"],
-    values: {
-      kind: "data",
-      placeholder: "bound",
-      present: (model) => beforeValues(model.accesspoints.map((a) => a.mesh_version)),
-      aliases: (model) => boundResults(model).before.aliases,
-      sortKey: boundKey,
-      ordered: (model) => boundResults(model).before.ordered,
-    },
+    values: boundValues("bound", "before"),
     empty: "none",
     group: (model) => boundResults(model).before.written.map(({ bound, members }) => [bound, members] as const),
     doc: ({ brand }) =>
@@ -258,14 +263,9 @@ export const FILTERS: readonly FilterRecord[] = [
     param: "firmware_version__after",
     exclusiveWith: ["firmware_version", "firmware_version__before"],
     values: {
-      kind: "data",
-      placeholder: "after",
+      ...boundValues("after", "after"),
       other: (value) => !isParseableVersion(value),
-      present: (model) => beforeValues(model.accesspoints.map((a) => a.mesh_version)),
-      aliases: (model) => boundResults(model).after.aliases,
       otherKey: (model) => boundResults(model).after.other,
-      sortKey: boundKey,
-      ordered: (model) => boundResults(model).after.ordered,
     },
     empty: "none",
     group: (model) => boundResults(model).after.written.map(({ bound, members }) => [bound, members] as const),
