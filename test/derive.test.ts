@@ -370,8 +370,10 @@ describe("firmware_version__after", () => {
     expect(ips("/api/v1/accesspoint/?firmware_version__after=garbage")).toEqual(
       ips("/api/v1/accesspoint/?firmware_version__after=opennet0.10.sdk"),
     );
-    // Not precomputed: a parseable bound the data does not hold, and two firmware filters at once.
-    expect(ips("/api/v1/accesspoint/?firmware_version__after=0.4.7")).toBeUndefined();
+    // A parseable bound the data does not hold answers as the first bound at or after it (0.5).
+    expect(ips("/api/v1/accesspoint/?firmware_version__after=0.4.7")).toEqual(ips("/api/v1/accesspoint/?firmware_version__after=0.5"));
+    expect(ips("/api/v1/accesspoint/?firmware_version__after=0.4.7")).toEqual(["10.0.0.2", "10.0.0.3"]);
+    // Not precomputed: two firmware filters at once.
     expect(ips("/api/v1/accesspoint/?firmware_version__after=0.5&firmware_version__before=1.0")).toBeUndefined();
     expect(ips("/api/v1/accesspoint/?firmware_version__after=0.5&firmware_version=0.4-5")).toBeUndefined();
   });

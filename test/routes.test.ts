@@ -76,13 +76,13 @@ describe("the route table and the files of a build", () => {
 
   it("answers each file's requests with that very file, by the build's own routing (either list default)", async () => {
     for (const build of [{ out, files }, online]) {
-      const { aliases, rules, others } = await loadRouting(build.out);
+      const routing = await loadRouting(build.out);
       const wrong: string[] = [];
       let requests = 0;
       for (const file of build.files) {
-        for (const { target } of requestsForFile(file, rules)) {
+        for (const { target } of requestsForFile(file, routing.rules)) {
           requests++;
-          const r = resolve(parseRequest(target)!, aliases, rules, others);
+          const r = resolve(parseRequest(target)!, routing);
           if (r.type !== "file" || r.file !== file) wrong.push(`${target} -> ${r.type === "file" ? r.file : r.type} (want ${file})`);
         }
       }

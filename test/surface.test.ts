@@ -81,7 +81,7 @@ afterAll(() => preview?.close());
 /** The answer from the files, through the route table: the body, or undefined for a 404. */
 function fromFiles(target: string): string | undefined {
   const req = parseRequest(target);
-  const r = req && resolve(req, routing.aliases, routing.rules, routing.others, routing.bounds);
+  const r = req && resolve(req, routing);
   if (r?.type !== "file") return undefined;
   try {
     return readFileSync(out + r.file, "utf8");

@@ -197,15 +197,17 @@ function spread(details: readonly CheckRequest[], n: number): CheckRequest[] {
 /** Every request the build answers with a file of its own, recovered from the file paths through the route table. */
 export async function requestsFromTree(dist: string): Promise<CheckRequest[]> {
   const files = (await fg([...API_SERVED_GLOBS], { cwd: dist, onlyFiles: true })).sort().map((f) => `/${f}`);
-  const { aliases, rules, others, bounds } = await loadRouting(dist);
+  const routing = await loadRouting(dist);
   const out: CheckRequest[] = [];
   for (const file of files) {
     // The simplest request for the file: the rule with the fewest query conditions.
-    const best = requestsForFile(file, rules).sort((a, b) => Object.keys(a.rule.query).length - Object.keys(b.rule.query).length)[0];
+    const best = requestsForFile(file, routing.rules).sort(
+      (a, b) => Object.keys(a.rule.query).length - Object.keys(b.rule.query).length,
+    )[0];
     if (!best) continue;
     // Only what the route table maps back to this very file (keys it cannot invert are left out).
     const back = parseRequest(best.target);
-    const r = back && resolve(back, aliases, rules, others, bounds);
+    const r = back && resolve(back, routing);
     if (r?.type === "file" && r.file === file) out.push({ kind: best.rule.kind, target: best.target, file });
   }
   return out;

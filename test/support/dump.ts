@@ -44,10 +44,10 @@ export const at = (lon: number, lat: number) => ({ type: "Point", coordinates: [
  */
 export function answers(m: Model): (target: string) => string | undefined {
   const files = new Map([...outputFiles(m)].map((f) => [f.path, Buffer.concat([...bodyPieces(f.body)]).toString("utf8")]));
-  const { aliases, rules, others } = parseRouting(files.get(fileFor("aliases")));
+  const routing = parseRouting(files.get(fileFor("aliases")));
   return (target) => {
     const req = parseRequest(target);
-    const r = req && resolve(req, aliases, rules, others);
+    const r = req && resolve(req, routing);
     return r?.type === "file" ? files.get(r.file) : undefined;
   };
 }

@@ -101,11 +101,11 @@ export function netlifyLimit(e: Expected, a: Answer): string | undefined {
  * resolves to (with the build's filter aliases), a redirect, or the JSON 404.
  */
 export function answerFromBuild(out: string): (target: string) => Answer {
-  const { aliases, rules, others, bounds } = parseRouting(readFileSync(out + fileFor("aliases"), "utf8"));
+  const routing = parseRouting(readFileSync(out + fileFor("aliases"), "utf8"));
   const notFound = () => ({ status: 404, body: readFileSync(out + fileFor("notFound"), "utf8") });
   return (target) => {
     const req = parseRequest(target);
-    const r = req ? resolve(req, aliases, rules, others, bounds) : ({ type: "not-found" } as const);
+    const r = req ? resolve(req, routing) : ({ type: "not-found" } as const);
     if (r.type === "redirect") return { status: 301, location: r.location };
     if (r.type === "not-found") return notFound();
     try {

@@ -41,7 +41,7 @@ export function answerRequest(target: string, method: string, routing: Routing):
   if (isDocsPath(request.path) || (!isApi && !request.path.startsWith(folder) && !files.includes(request.path)))
     return { kind: "site", path: request.path };
   if (!API_METHODS.includes(method)) return { kind: "error", status: 405, body: errorBody(methodNotAllowed(method)) };
-  const resolution = resolve(request, routing.aliases, routing.rules, routing.others, routing.bounds);
+  const resolution = resolve(request, routing);
   if (resolution.type === "redirect") {
     // From the normalised path: "//api/v1/link" must not become a redirect to a host named "api".
     const q = target.indexOf("?");

@@ -32,18 +32,28 @@ export type Others = ReadonlyMap<string, string>;
 export type Bounds = ReadonlyMap<string, readonly (readonly [string, string])[]>;
 
 /**
+ * What a host needs from a build to route it beyond the route table's templates: the filter aliases,
+ * the key of each placeholder's class with one answer, the ordered bounds, and the list default that
+ * picks the table. The build writes it to FILES.aliases (routing.ts).
+ */
+export interface Routing {
+  readonly aliases: Aliases;
+  readonly others: Others;
+  readonly bounds: Bounds;
+  readonly rules: readonly Rule[];
+}
+
+/** The routing of a build without its routing file: no aliases, classes or bounds, and the default table. */
+export const NO_ROUTING: Routing = { aliases: new Map(), others: new Map(), bounds: new Map(), rules: RULES };
+
+/**
  * Resolves a request the way the preview serves it: the rules' matching (above), plus the original API's
  * path-form rules that static hosts cannot express (a list path without its slash redirects; a
  * detail path with a trailing slash is not found). Placeholder values become file-name keys.
  */
-export function resolve(
-  req: Request,
-  aliases: Aliases = new Map(),
-  rules: readonly Rule[] = RULES,
-  others: Others = new Map(),
-  bounds: Bounds = new Map(),
-): Resolution {
-  for (const rule of rules) {
+export function resolve(req: Request, routing: Routing = NO_ROUTING): Resolution {
+  const { aliases, others, bounds } = routing;
+  for (const rule of routing.rules) {
     const m = matchPath(rule.from, req.path);
     if (!m) continue;
     const values = matchQuery(rule.query, req.params, aliases, others, bounds);

@@ -1,17 +1,8 @@
 import { DEFAULT_SETTINGS, DEFAULT_STATUSES, type DefaultStatus } from "../settings.ts";
-import type { Aliases, Bounds, Others } from "./resolve.ts";
-import { RULES, rulesFor, type Rule } from "./table.ts";
+import { NO_ROUTING, type Aliases, type Bounds, type Others, type Routing } from "./resolve.ts";
+import { rulesFor } from "./table.ts";
 
-/**
- * What a host needs from a build to route it beyond the route table's templates: the filter aliases,
- * and the list default that picks the table. The build writes it to FILES.aliases.
- */
-export interface Routing {
-  readonly aliases: Aliases;
-  readonly others: Others;
-  readonly bounds: Bounds;
-  readonly rules: readonly Rule[];
-}
+export type { Routing };
 
 /**
  * The routing file as the build writes it (FILES.aliases): sorted, so the file is deterministic; the
@@ -34,7 +25,7 @@ export function aliasesBody(
 
 /** Reads FILES.aliases back; an absent or foreign file means no aliases and the default table. */
 export function parseRouting(text: string | undefined): Routing {
-  const none: Routing = { aliases: new Map(), others: new Map(), bounds: new Map(), rules: RULES };
+  const none = NO_ROUTING;
   if (!text) return none;
   try {
     const parsed = JSON.parse(text) as {
