@@ -17,6 +17,7 @@ export const TIERS = {
     "docs-facts",
     "filter-record",
     "format",
+    "layout",
     "limits",
     "netjson",
     "openapi",

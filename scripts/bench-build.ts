@@ -1,5 +1,5 @@
 import { execFileSync } from "node:child_process";
-import { statSync } from "node:fs";
+import { readdirSync, statSync } from "node:fs";
 import path from "node:path";
 import { requestsFromTree } from "../src/publish/check.ts";
 import { build } from "../src/index.ts";
@@ -43,8 +43,21 @@ for (const q of mode === undefined || mode === "fresh" ? await requestsFromTree(
   row.files++;
   row.bytes += statSync(path.join(out, q.file)).size;
 }
+/** The folder of the build with the most entries (files and sub-folders alike): Netlify refuses more than 54,000 in one. */
+function largestFolder(root: string): { folder: string; entries: number } {
+  let best = { folder: "/", entries: 0 };
+  const walk = (dir: string) => {
+    const entries = readdirSync(dir, { withFileTypes: true });
+    if (entries.length > best.entries) best = { folder: `/${path.relative(root, dir)}`, entries: entries.length };
+    for (const e of entries) if (e.isDirectory()) walk(path.join(dir, e.name));
+  };
+  walk(root);
+  return best;
+}
+
 process.stdout.write(
   JSON.stringify({
+    ...(mode === undefined || mode === "fresh" ? { largestFolder: largestFolder(out) } : {}),
     seconds,
     files: r.output.files,
     bytes: r.output.bytes,

@@ -65,6 +65,8 @@ interface Row {
   filesPerSecond: number;
   peakRssMiB: number;
   secondsPerThousandAps: number;
+  /** the folder with the most entries (files and sub-folders): Netlify refuses more than 54,000 in one */
+  largestFolder?: { folder: string; entries: number };
   /** the same dump built over the previous output, as the command line does (table rows only) */
   rebuildSeconds?: number;
   /** rebuildSeconds / buildSeconds: target at most 1.0 */
@@ -104,6 +106,7 @@ function timedBuild(data: string, out: string, concurrency: number, mode: "fresh
     literalRules: number;
     peakRssMiB: number;
     layout: unknown;
+    largestFolder?: { folder: string; entries: number };
   };
 }
 
@@ -168,6 +171,7 @@ async function measure(aps: number, concurrency = 32, linksAs: "json" | "ndjson"
     filesPerSecond: Math.round(r.files / r.seconds),
     peakRssMiB: Math.round(r.peakRssMiB),
     secondsPerThousandAps: round((r.seconds / aps) * 1000),
+    largestFolder: r.largestFolder,
     ...again,
   };
 }
@@ -309,6 +313,11 @@ try {
       `edge function at ${e.accesspoints} access points: ${e.functionBytes} bytes, netlify.toml ${e.tomlBytes} bytes, ${e.rules} rules; ` +
         `per request over ${e.requests}: median ${e.medianMs} ms, p99 ${e.p99Ms} ms, max ${e.maxMs} ms (limit ${e.limitMs} ms of CPU)\n`,
     );
+  for (const r of rows)
+    if (r.largestFolder)
+      process.stdout.write(
+        `largest folder at ${r.accesspoints} access points: ${r.largestFolder.folder} with ${r.largestFolder.entries} entries (Netlify's limit 54,000)\n`,
+      );
   process.stdout.write(
     `validate with a ${long.valueBytes}-byte firmware version: ${long.seconds} s, without it ${long.plainSeconds} s (ratio ${long.ratio.toFixed(2)})\n`,
   );

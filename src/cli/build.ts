@@ -12,6 +12,7 @@ import {
   brandOption,
   count,
   defaultStatusOption,
+  folderLimitOption,
   communityNameOption,
   communityUrlOption,
   freifunkApiOf,
@@ -72,6 +73,7 @@ export function register(program: Command): void {
     .option("--tiles-attribution <html>", "the credit the tile server asks for (default: OpenStreetMap's, with the default tiles)")
     .addOption(brandOption())
     .addOption(defaultStatusOption())
+    .addOption(folderLimitOption())
     .addOption(communityNameOption())
     .addOption(communityUrlOption())
     .addOption(freifunkApiOptions()[0])
@@ -117,8 +119,10 @@ export function register(program: Command): void {
             `taken at ${s.takenAt ?? "unknown"}), ${plural(warnings, "warning")}, in ${seconds(performance.now() - started)}`,
         );
         if (r.snapshot) log(opts, snapshotLine(r.snapshot, opts.data, opts.out));
-        // The host configuration depends on the dump and the list default, not on the brand.
-        const configure = `--data ${shellWord(opts.data)}${opts.defaultStatus ? ` --default-status ${opts.defaultStatus}` : ""}`;
+        // The host configuration depends on the dump, the list default and the folder limit, not on the brand.
+        const configure =
+          `--data ${shellWord(opts.data)}${opts.defaultStatus ? ` --default-status ${opts.defaultStatus}` : ""}` +
+          (opts.folderLimit !== undefined ? ` --folder-limit ${opts.folderLimit}` : "");
         const run = { mesh: invocation(), force: (await netlifyTomlRefusal()) !== undefined };
         for (const host of Object.values(r.hosts)) {
           const line = host.built?.(opts.out, configure, run);

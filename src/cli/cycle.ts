@@ -14,6 +14,7 @@ import {
   freifunkApiOptions,
   count,
   defaultStatusOption,
+  folderLimitOption,
   instant,
   neededOption,
   quietOption,
@@ -79,6 +80,7 @@ export function register(program: Command): void {
     .option("--tiles-attribution <html>", "the credit the tile server asks for")
     .addOption(brandOption())
     .addOption(defaultStatusOption())
+    .addOption(folderLimitOption())
     .addOption(communityNameOption())
     .addOption(communityUrlOption())
     .addOption(freifunkApiOptions()[0])

@@ -3,12 +3,22 @@ import path from "node:path";
 import { Argument, type Command } from "commander";
 import type { PlaceholderValues } from "../core/plan.ts";
 import { InvalidDumpError } from "../core/problems.ts";
-import { RULES } from "../core/routes.ts";
+import { FLAT, RULES } from "../core/routes.ts";
 import type { ConfigOptions, Host } from "../hosts/host.ts";
 import { HOST_NAMES, hostNamed } from "../hosts/index.ts";
 import { validate } from "../pipeline.ts";
 import { stopped, UsageError } from "./exit.ts";
-import { allWarningsOption, defaultStatusOption, log, port, quietOption, report, settingsOf, type SettingsFlags } from "./options.ts";
+import {
+  allWarningsOption,
+  defaultStatusOption,
+  folderLimitOption,
+  log,
+  port,
+  quietOption,
+  report,
+  settingsOf,
+  type SettingsFlags,
+} from "./options.ts";
 import { netlify } from "../hosts/netlify.ts";
 
 export interface ConfigFlags extends SettingsFlags, ConfigOptions {
@@ -19,7 +29,15 @@ export interface ConfigFlags extends SettingsFlags, ConfigOptions {
 }
 
 /** A network without values: the configuration for a dump, with no literal rule in it. */
-const NO_VALUES: PlaceholderValues = { values: {}, aliases: new Map(), others: new Map(), bounds: new Map(), rules: RULES };
+const NO_VALUES: PlaceholderValues = {
+  values: {},
+  aliases: new Map(),
+  others: new Map(),
+  bounds: new Map(),
+  rules: RULES,
+  layout: FLAT,
+  over: [],
+};
 
 const firstLine = (text: string) => text.slice(0, text.indexOf("\n"));
 
@@ -128,6 +146,7 @@ export function register(program: Command): void {
     .addArgument(new Argument("<host>", "where the build is served").choices(HOST_NAMES))
     .option("--data <dir>", "dump directory of the build to serve (without it: the generic rules)")
     .addOption(defaultStatusOption())
+    .addOption(folderLimitOption())
     .option(
       "--write <file>",
       "write it to <file> instead; it replaces a file it wrote, never generic rules with a dump's, nor a file of yours",

@@ -1,7 +1,7 @@
 import type { Command } from "commander";
 import { netlify } from "../hosts/netlify.ts";
 import { configure, NETLIFY_TOML, type ConfigFlags } from "./host-config.ts";
-import { allWarningsOption, defaultStatusOption, quietOption } from "./options.ts";
+import { allWarningsOption, defaultStatusOption, folderLimitOption, quietOption } from "./options.ts";
 
 /** Where netlify-cli reads its configuration: the folder it runs in. */
 
@@ -15,6 +15,7 @@ export function register(program: Command): void {
     )
     .option("--data <dir>", "dump directory of the build to deploy (without it: the generic rules of the committed netlify.toml)")
     .addOption(defaultStatusOption())
+    .addOption(folderLimitOption())
     .option(
       "--write",
       "write them to ./netlify.toml instead (netlify-cli deploys with ./netlify.toml); it replaces a netlify.toml it wrote, never the committed generic rules with a dump's, nor a file of yours",

@@ -4,6 +4,7 @@ import {
   BRAND_RULE,
   COMMUNITY_URL_PATTERN,
   COMMUNITY_URL_RULE,
+  DEFAULT_SETTINGS,
   DEFAULT_STATUSES,
   isBrand,
   type DefaultStatus,
@@ -78,6 +79,13 @@ export const defaultStatusOption = () =>
     "what /accesspoint/, /link/ and /accesspoint/<ip>/links/ answer without status: all, or online as the original did (default: network.json's, else all)",
   ).choices(DEFAULT_STATUSES);
 
+/** `--folder-limit`: the layout of the build (core/routes/layout.ts); host-config needs the build's to find its files. */
+export const folderLimitOption = () =>
+  new Option(
+    "--folder-limit <entries>",
+    `the most entries a folder of the build holds; a folder of details or filter values with more is split into shards (default: ${DEFAULT_SETTINGS.folderLimit}, below Netlify's 54,000)`,
+  ).argParser(count);
+
 /** `--community-name` and `--community-url`: what the Freifunk nodelist says of the community. */
 export const communityNameOption = () =>
   new Option(
@@ -124,6 +132,7 @@ export interface SettingsFlags {
   readonly defaultStatus?: DefaultStatus;
   readonly communityName?: string;
   readonly communityUrl?: string;
+  readonly folderLimit?: number;
 }
 
 /** The settings given on the command line, for the library (options left out stay out). */
@@ -132,6 +141,7 @@ export const settingsOf = (opts: SettingsFlags): Partial<SiteSettings> => ({
   ...(opts.defaultStatus !== undefined && { defaultStatus: opts.defaultStatus }),
   ...(opts.communityName !== undefined && { communityName: opts.communityName }),
   ...(opts.communityUrl !== undefined && { communityUrl: opts.communityUrl }),
+  ...(opts.folderLimit !== undefined && { folderLimit: opts.folderLimit }),
 });
 
 export function count(value: string): number {

@@ -7,7 +7,20 @@ import { openApiDocument } from "./openapi.ts";
 import { OUTPUTS } from "./outputs/index.ts";
 import { apiRoot, landingPage } from "./pages.ts";
 import { renderLink, renderSite } from "./resources.ts";
-import { aliasesBody, fileFor, NOT_FOUND_BODY, rulesFor, type Aliases, type Bounds, type Others, type Rule } from "./routes.ts";
+import {
+  aliasesBody,
+  fileFor,
+  layoutOf,
+  NOT_FOUND_BODY,
+  placeFile,
+  rulesFor,
+  type Aliases,
+  type Bounds,
+  type Layout,
+  type LayoutPlan,
+  type Others,
+  type Rule,
+} from "./routes.ts";
 import type { ResolvedLink } from "./validate.ts";
 
 export interface OutputFile {
@@ -22,6 +35,13 @@ export interface OutputFile {
  * every body. Host files (rules, error pages) are the hosts' business, not the plan's.
  */
 export function* outputFiles(model: Model, settings: { readonly map?: MapSettings } = {}): Generator<OutputFile> {
+  const values = placeholderValues(model);
+  const routing = aliasesBody(values, model.settings.defaultStatus);
+  for (const file of flatFiles(model, settings, routing)) yield { path: placeFile(file.path, values.layout), body: file.body };
+}
+
+/** The plan's files at their paths in a flat build (routes/layout.ts places them). */
+function* flatFiles(model: Model, settings: { readonly map?: MapSettings }, routing: Body): Generator<OutputFile> {
   const out = (path: string, body: Body): OutputFile => ({ path, body });
   const link = (l: ResolvedLink) => renderLink(l, model);
   const linkList = (links: readonly ResolvedLink[]) => rendered(links, link);
@@ -31,7 +51,6 @@ export function* outputFiles(model: Model, settings: { readonly map?: MapSetting
   // The ways in: a landing page every static host serves at "/", and the API root.
   yield out(fileFor("landing"), landingPage(model));
   yield out(fileFor("apiRoot"), apiRoot(model));
-  const routing = aliasesBody(placeholderValues(model), model.settings.defaultStatus);
   yield out(fileFor("aliases"), routing);
   yield out(fileFor("routingCopy"), routing);
   // Descriptions and views of the API, beside it: OpenAPI, the output records (outputs/), the map (Leaflet's
@@ -81,9 +100,26 @@ export interface PlaceholderValues {
   readonly bounds: Bounds;
   /** the route table of this build (its list default) */
   readonly rules: readonly Rule[];
+  /** the folders the build splits (routes/layout.ts), and those still over the folder limit after the split */
+  readonly layout: Layout;
+  readonly over: LayoutPlan["over"];
 }
+
+const valuesOf = new WeakMap<Model, PlaceholderValues>();
 
 /** The values present in the data for each data placeholder of the route table, with the aliases among them. */
 export function placeholderValues(model: Model): PlaceholderValues {
-  return { ...filterValues(model), rules: rulesFor(model.settings) };
+  let values = valuesOf.get(model);
+  if (!values) {
+    // The layout follows the entries of the flat build's folders: its paths, bodies left unread.
+    const { layout, over } = layoutOf(
+      (function* () {
+        for (const file of flatFiles(model, {}, "")) yield file.path;
+      })(),
+      model.settings.folderLimit,
+    );
+    values = { ...filterValues(model), rules: rulesFor(model.settings), layout, over };
+    valuesOf.set(model, values);
+  }
+  return values;
 }

@@ -33,6 +33,7 @@ export {
 } from "./routes/files.ts";
 export * from "./routes/table.ts";
 export * from "./routes/resolve.ts";
+export * from "./routes/layout.ts";
 export * from "./routes/routing.ts";
 export * from "./routes/requests.ts";
 export * from "./routes/answer.ts";

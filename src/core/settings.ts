@@ -20,6 +20,12 @@ export interface SiteSettings {
   readonly communityUrl: string | null;
   /** the community's Freifunk API file to write (`build --freifunk-api`, freifunk-api.ts); null writes none */
   readonly freifunkApi: FreifunkApiSettings | null;
+  /**
+   * the most entries a folder of the build holds: a folder of details or filter values with more is
+   * split into shards (routes/layout.ts). A static host may refuse a deploy with too many files in one
+   * folder (docs/hosting.md, "Large folders"); the default leaves room below the strictest we know.
+   */
+  readonly folderLimit: number;
 }
 
 /**
@@ -32,6 +38,7 @@ export const DEFAULT_SETTINGS: SiteSettings = {
   communityName: null,
   communityUrl: null,
   freifunkApi: null,
+  folderLimit: 50_000,
 };
 
 /** The neutral prefix every brand field carries in the dump format and the API description. */
@@ -68,6 +75,7 @@ export function resolveSettings(given: Partial<SiteSettings>, dump: DumpSettings
     communityName: given.communityName ?? dump.communityName ?? dump.name ?? DEFAULT_SETTINGS.communityName,
     communityUrl: given.communityUrl ?? dump.communityUrl ?? DEFAULT_SETTINGS.communityUrl,
     freifunkApi: given.freifunkApi ?? DEFAULT_SETTINGS.freifunkApi,
+    folderLimit: given.folderLimit ?? DEFAULT_SETTINGS.folderLimit,
   };
 }
 

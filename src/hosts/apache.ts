@@ -269,7 +269,14 @@ function apiSection(table: compiled.ServerTable, values: PlaceholderValues | und
     "RewriteCond %{ENV:MESH_NEED} !^$",
     "RewriteCond %{ENV:MESH_KEY} ^$",
     `RewriteRule ${API_PATH} - [R=404]`,
-    `RewriteRule ${API_PATH} - [E=MESH_FILE:${env("MESH_TO")}${env("MESH_KEY")}${env("MESH_REST")}]`,
+    ...(table.split
+      ? [
+          "# A key in a folder the build splits lies in its shard: the mark and the key's last two characters.",
+          `RewriteCond ${env("MESH_SPLIT")}|${env("MESH_PKEY")}${env("MESH_KEY")} ${rx(compiled.shardPattern(APACHE))}`,
+          `RewriteRule ${API_PATH} - [E=MESH_SHARD:${envText(compiled.SHARD_MARK)}%1/]`,
+        ]
+      : []),
+    `RewriteRule ${API_PATH} - [E=MESH_FILE:${env("MESH_TO")}${table.split ? `${env("MESH_SHARD")}${env("MESH_PKEY")}` : ""}${env("MESH_KEY")}${env("MESH_REST")}]`,
     `RewriteCond %{DOCUMENT_ROOT}${env("MESH_FILE")} !-f`,
     `RewriteRule ${API_PATH} - [R=404]`,
     "RewriteCond %{REQUEST_METHOD} =OPTIONS",
@@ -319,6 +326,8 @@ function ruleLines(rule: compiled.ServerRule): string[] {
     VALUE: param ? env(rawVar(param)) : "",
     DVALUE: param ? env(decodedVar(param)) : "",
     NAME: envText(SERVED.names[rule.kind]),
+    PKEY: rule.key ? print([rule.key]) : "",
+    SPLIT: rule.split ? "1" : "",
   };
   if (!plain) return [first, ...conditions, rewrite(file)];
   return [

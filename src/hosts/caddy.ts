@@ -78,8 +78,10 @@ const pattern = (p: string) => quote(p.replace(/`/g, "\\x60"));
 /** A static body: Caddy replaces the placeholders of a body, so literal braces are escaped. */
 const body = (s: string) => quote(s.replace(/[{}]/g, "\\$&"));
 
-const OUT = ["do", "to", "rest", "need", "value", "kind"] as const;
+const OUT = ["do", "to", "rest", "need", "value", "kind", "pkey", "split"] as const;
 type Out = Record<(typeof OUT)[number], string>;
+/** What the route table's map sets: a path's key and whether it splits only where the build splits a folder. */
+const outs = (table: compiled.ServerTable) => (table.split ? OUT : OUT.filter((o) => o !== "pkey" && o !== "split"));
 
 const indent = (lines: readonly string[]) => lines.map((l) => `\t${l}`);
 /** A block whose directives run in the order written (`handle` would sort them by Caddy's directive order). */
@@ -130,11 +132,15 @@ function apiLines(table: compiled.ServerTable, values: PlaceholderValues | undef
       "}",
     ]),
     "# The route table, first match first: what to answer, and the file.",
-    `map ${quote(`${params.map((p) => `{mesh_q_${p}}`).join("&")}&{path}`)} ${OUT.map((o) => `{mesh_${o}}`).join(" ")} {`,
+    `map ${quote(`${params.map((p) => `{mesh_q_${p}}`).join("&")}&{path}`)} ${outs(table)
+      .map((o) => `{mesh_${o}}`)
+      .join(" ")} {`,
     ...indent(table.rules.flatMap((rule) => ruleLines(table, rule))),
-    `\tdefault ${OUT.map((o) => quote(o === "do" ? "404" : "")).join(" ")}`,
+    `\tdefault ${outs(table)
+      .map((o) => quote(o === "do" ? "404" : ""))
+      .join(" ")}`,
     "}",
-    ...OUT.map((o) => `vars mesh_${o} {mesh_${o}}`),
+    ...outs(table).map((o) => `vars mesh_${o} {mesh_${o}}`),
     "@mesh_missing vars {vars.mesh_do} 404",
     ...route("@mesh_missing ", notFound),
     "@mesh_moved vars {vars.mesh_do} 301",
@@ -150,7 +156,16 @@ function apiLines(table: compiled.ServerTable, values: PlaceholderValues | undef
     '\tvars {vars.mesh_key} ""',
     "}",
     ...route("@mesh_unkeyed ", notFound),
-    "vars mesh_file {vars.mesh_to}{vars.mesh_key}{vars.mesh_rest}",
+    ...(table.split
+      ? [
+          "# A key in a folder the build splits lies in its shard: the mark and the key's last two characters.",
+          `map ${quote("{vars.mesh_split}|{vars.mesh_pkey}{vars.mesh_key}")} {mesh_shard} {`,
+          `\t${pattern("~" + compiled.shardPattern(CADDY))} "${compiled.SHARD_MARK}\${mesh_s}/"`,
+          '\tdefault ""',
+          "}",
+          "vars mesh_file {vars.mesh_to}{mesh_shard}{vars.mesh_pkey}{vars.mesh_key}{vars.mesh_rest}",
+        ]
+      : ["vars mesh_file {vars.mesh_to}{vars.mesh_key}{vars.mesh_rest}"]),
     "@mesh_absent not file {vars.mesh_file}",
     ...route("@mesh_absent ", notFound),
     "# OPTIONS describes the route; GET and HEAD get its file.",
@@ -223,7 +238,11 @@ const CADDY: compiled.Dialect = {
 /** The map lines of one rule, in the order they are tried. */
 function ruleLines(table: compiled.ServerTable, rule: compiled.ServerRule): string[] {
   const line = (own: boolean, slash: "" | "/" | "any", out: Partial<Out>) =>
-    `${pattern("~" + `^${compiled.queryPattern(table, rule, own, CADDY)}&${compiled.pathPattern(rule.rule.from, slash, CADDY)}$`)} ${OUT.map((o) => quote(out[o] ?? "")).join(" ")}`;
+    `${pattern("~" + `^${compiled.queryPattern(table, rule, own, CADDY)}&${compiled.pathPattern(rule.rule.from, slash, CADDY)}$`)} ${outs(
+      table,
+    )
+      .map((o) => quote(out[o] ?? ""))
+      .join(" ")}`;
   if (rule.closed) return [line(false, "any", { do: "404" })];
   const captured = (p: { path: string } | { query: string }) => `\${mesh_p_${"path" in p ? p.path : p.query}}`;
   const need = rule.data?.name ?? "";
@@ -234,6 +253,8 @@ function ruleLines(table: compiled.ServerTable, rule: compiled.ServerRule): stri
     rest: compiled.printTarget(rule.rest, captured),
     need,
     value: need && "${mesh_v}",
+    pkey: rule.key ? compiled.printTarget([rule.key], captured) : "",
+    split: rule.split ? "1" : "",
   };
   const out = [line(true, slash, { ...file, kind: rule.kind })];
   if (rule.query.some(([, t]) => t.is === "own")) out.push(line(false, slash, { do: "404" }));

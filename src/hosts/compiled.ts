@@ -1,5 +1,5 @@
 import type { PlaceholderValues } from "../core/plan.ts";
-import { QUERY_PLACEHOLDERS, RULES, type RouteKind, type Rule } from "../core/routes.ts";
+import { FLAT, QUERY_PLACEHOLDERS, RULES, SHARD_MARK, type Layout, type RouteKind, type Rule } from "../core/routes.ts";
 import { isParseableVersion, PARSEABLE_VERSION_GROUP, versionsAtMost } from "../core/version.ts";
 import { dataPlaceholder } from "./literals.ts";
 import { hardwareAddressKeyOf, literalPatterns, OWN_KEY, regexEscape } from "./patterns.ts";
@@ -44,6 +44,12 @@ export interface ServerRule {
   /** its file: up to the data placeholder's key (`to`), and after it (`rest`); empty for a closed rule */
   readonly to: readonly TargetPart[];
   readonly rest: readonly TargetPart[];
+  /**
+   * In a build that splits a folder of its file (core/routes/layout.ts): the placeholder whose key
+   * gets its shard, the data's (`data`) or the one that stands between `to` and `rest` (`key`).
+   */
+  readonly split: boolean;
+  readonly key?: Exclude<TargetPart, { text: string }>;
 }
 
 export interface ServerTable {
@@ -56,31 +62,44 @@ export interface ServerTable {
   /** the kinds of route a rule with a file answers, in table order (their answers to OPTIONS) */
   readonly kinds: readonly RouteKind[];
   readonly rules: readonly ServerRule[];
+  /** whether a rule's file lies in a split folder: a server then computes the key's shard (SHARD) */
+  readonly split: boolean;
 }
 
-const compiled = new WeakMap<readonly Rule[], ServerTable>();
+const compiled = new WeakMap<readonly Rule[], Map<string, ServerTable>>();
 
 /** The server form of a build's route table (without values, the generic one's). */
-export const serverTable = (values: PlaceholderValues | undefined): ServerTable => compileRules(values?.rules ?? RULES);
+export const serverTable = (values: PlaceholderValues | undefined): ServerTable =>
+  compileRules(values?.rules ?? RULES, values?.layout ?? FLAT);
 
-/** The server form of a route table, compiled once per table. */
-export function compileRules(rules: readonly Rule[]): ServerTable {
-  let table = compiled.get(rules);
+/** The server form of a route table for a layout, compiled once per table and layout. */
+export function compileRules(rules: readonly Rule[], layout: Layout = FLAT): ServerTable {
+  const byLayout = compiled.get(rules) ?? new Map<string, ServerTable>();
+  compiled.set(rules, byLayout);
+  const id = layout.split.join("\n");
+  let table = byLayout.get(id);
   if (!table) {
-    const out = rules.map(compileRule);
+    const out = rules.map((r) => compileRule(r, layout));
     table = {
       source: rules,
       params: [...new Set(rules.flatMap((r) => Object.keys(r.query)))].sort(),
       data: [...new Set(out.flatMap((r) => (r.data ? [r.data.name] : [])))].sort(),
       kinds: [...new Set(out.filter((r) => !r.closed).map((r) => r.kind))],
       rules: out,
+      split: out.some((r) => r.split),
     };
-    compiled.set(rules, table);
+    byLayout.set(id, table);
   }
   return table;
 }
 
-function compileRule(rule: Rule): ServerRule {
+/** The placeholder of a target whose folder the layout splits (at most one: only fixed folders split). */
+function splitPlaceholder(to: string, layout: Layout): string | undefined {
+  for (const m of to.matchAll(/:([a-z]+)/g)) if (layout.split.includes(to.slice(0, m.index))) return m[1];
+  return undefined;
+}
+
+function compileRule(rule: Rule, layout: Layout): ServerRule {
   const closed = rule.kind === "not-found" || rule.to === null;
   const placeholder = (v: string) => (v.startsWith(":") ? v.slice(1) : undefined);
   const data = dataPlaceholder(rule);
@@ -89,13 +108,15 @@ function compileRule(rule: Rule): ServerRule {
     if (name === undefined) return [param, { is: "literal", value: v }];
     return [param, closed || param === data?.param ? { is: "present" } : { is: "own", name }];
   });
-  if (closed) return { rule, kind: rule.kind, list: rule.from.endsWith("/"), closed, data, query, to: [], rest: [] };
+  if (closed) return { rule, kind: rule.kind, list: rule.from.endsWith("/"), closed, data, query, to: [], rest: [], split: false };
+  const splitAt = splitPlaceholder(rule.to!, layout);
   const pathNames = rule.from
     .split("/")
     .filter((s) => s.startsWith(":"))
     .map((s) => s.slice(1));
   const to: TargetPart[] = [];
   let rest: TargetPart[] | undefined;
+  let key: ServerRule["key"];
   for (const piece of rule.to!.split(/(:[a-z]+)/)) {
     if (piece === "") continue;
     const name = placeholder(piece);
@@ -105,10 +126,28 @@ function compileRule(rule: Rule): ServerRule {
     }
     const part: TargetPart =
       name === undefined ? { text: piece } : pathNames.includes(name) ? { path: name, index: pathNames.indexOf(name) } : { query: name };
+    if (name !== undefined && name === splitAt && !("text" in part)) {
+      // The key of a split folder sits between `to` and `rest`, where a server puts its shard before it.
+      key = part;
+      rest = [];
+      continue;
+    }
     (rest ?? to).push(part);
   }
-  return { rule, kind: rule.kind, list: rule.from.endsWith("/"), closed, data, query, to, rest: rest ?? [] };
+  if (key && data) throw new Error(`${rule.from}: a rule with a data placeholder keys no other split folder`);
+  const split = splitAt !== undefined;
+  return { rule, kind: rule.kind, list: rule.from.endsWith("/"), closed, data, query, to, rest: rest ?? [], split, ...(key && { key }) };
 }
+
+/**
+ * A key's shard (core/routes/layout.ts shardOf) as a server computes it: a pattern over
+ * `<split>|<key>` (split "1" when the rule's folder splits) whose group `shard` holds the key's last
+ * two characters (or its only one); the shard folder is SHARD_MARK, that group and "/".
+ */
+export function shardPattern(dialect: Dialect): string {
+  return `^1\\|.*?${dialect.group("mesh_s", ".{1,2}")}$`;
+}
+export { SHARD_MARK };
 
 /** A target's parts written by a server: each placeholder as the server refers to its capture, text as it is. */
 export function printTarget(parts: readonly TargetPart[], placeholder: (part: Exclude<TargetPart, { text: string }>) => string): string {

@@ -158,3 +158,11 @@ export function serverHost(
     ],
   };
 }
+
+/** Folders over the limit even after the split (a shard of keys sharing their last two characters): Netlify refuses the deploy. */
+export function folderWarnings(input: PlaceholderValues): HostWarning[] {
+  return input.over.map(({ folder, entries }) => ({
+    kind: "folder",
+    message: `${folder} holds ${entries.toLocaleString("en-US")} entries, more than the folder limit: Netlify refuses a deploy with more than 54,000 files in one folder`,
+  }));
+}

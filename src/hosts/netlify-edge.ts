@@ -3,7 +3,7 @@ import { fileURLToPath } from "node:url";
 import { buildSync } from "esbuild";
 import { API_HEADERS, FILES } from "../core/routes.ts";
 import { config as DECLARED } from "./edge/function.ts";
-import { refuseServerOptions, type Host } from "./host.ts";
+import { folderWarnings, refuseServerOptions, type Host } from "./host.ts";
 
 /**
  * Netlify with an edge function (hosts/edge/function.ts): every request is answered by the function,
@@ -87,5 +87,5 @@ export const netlifyEdge: Host = {
     return edgeToml();
   },
   companions: () => [{ path: EDGE_FUNCTION_FILE, text: edgeFunction() }],
-  limits: () => [],
+  limits: folderWarnings,
 };

@@ -2,7 +2,7 @@ import type { OutputFile, PlaceholderValues } from "../core/plan.ts";
 import { plural } from "../core/text.ts";
 import { docsFiles } from "../core/docs.ts";
 import { API_HEADERS, API_SERVED, DOCS_FOLDER, fileFor, NOT_FOUND_BODY, RULES, type Rule } from "../core/routes.ts";
-import { refuseServerOptions, type ConfigOptions, type Host, type HostWarning } from "./host.ts";
+import { folderWarnings, refuseServerOptions, type ConfigOptions, type Host, type HostWarning } from "./host.ts";
 import { literals, type Literal } from "./literals.ts";
 
 const NOT_FOUND_FILE = fileFor("notFound");
@@ -277,6 +277,14 @@ function limits(rules: DataRules): HostWarning[] {
   ];
 }
 
+/** A split build's details and filter values lie in shards, which a Netlify rule cannot name (a placeholder is a whole segment). */
+function splitWarnings(input: PlaceholderValues): HostWarning[] {
+  return input.layout.split.map((folder) => ({
+    kind: "Netlify rule",
+    message: `${folder} holds more entries than the folder limit and is split into shards: Netlify's rules reach none of its keyed files (404); deploy with the edge function (host-config netlify-edge), which does`,
+  }));
+}
+
 // The build's files, its warnings and host-config's output all read one DataRules per network.
 const computed = new WeakMap<PlaceholderValues, DataRules>();
 /** dataRules(input), made once per network (pipeline results carry the network as `values`). */
@@ -296,7 +304,7 @@ export const netlify: Host = {
     refuseServerOptions(options);
     return input ? netlifyRules(input).config() : netlifyToml();
   },
-  limits: (input) => limits(netlifyRules(input)),
+  limits: (input) => [...limits(netlifyRules(input)), ...splitWarnings(input), ...folderWarnings(input)],
   built(input, out, configure, run) {
     const rules = netlifyRules(input);
     const only = rules.configRules - rules.rules;

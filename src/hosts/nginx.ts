@@ -153,7 +153,7 @@ function serverBlock(table: compiled.ServerTable, values: PlaceholderValues | un
     "  rewrite ^ $mesh_file break;",
     "}",
     "",
-    ...table.data.flatMap((name) => keyLocation(name, values)),
+    ...table.data.flatMap((name) => keyLocation(table, name, values)),
     "# The JSON 404 and the empty body of a redirect, with the API's headers.",
     `location = ${LOC.missing} {`,
     "  internal;",
@@ -216,7 +216,7 @@ function apiLocation(table: compiled.ServerTable): string[] {
     ...apiHeaders(),
     `error_page 301 =301 ${LOC.moved};`,
     `if ($request_method !~ ^(GET|HEAD|OPTIONS)$) { return 405 ${str(SERVED.refused("$request_method"))}; }`,
-    ...["do", "need", "to", "rest", "value", "options", "file"].map((v) => `set $mesh_${v} "";`),
+    ...["do", "need", "to", "rest", "value", "options", "file", ...(table.split ? ["pkey", "split"] : [])].map((v) => `set $mesh_${v} "";`),
   ];
   for (const param of params) {
     lines.push(`set ${stateVar(param)} "-";`);
@@ -231,10 +231,21 @@ function apiLocation(table: compiled.ServerTable): string[] {
     `if ($mesh_do = 404) { ${notFound} }`,
     "if ($mesh_do = 301) { return 301 $uri/$is_args$args; }",
     `if ($mesh_need) { rewrite ^ ${LOC.key}$mesh_need last; }`,
-    'set $mesh_file "$mesh_to$mesh_rest";',
+    ...fileLines(table, "$mesh_pkey"),
     `rewrite ^ ${LOC.file} last;`,
   );
   return lines.map((l) => `  ${l}`);
+}
+
+/** `$mesh_file` from the chosen rule's parts and a key (a path's, or the data's), with its shard where the build splits its folder. */
+function fileLines(table: compiled.ServerTable, key: string): string[] {
+  if (!table.split) return [`set $mesh_file "$mesh_to${key === "$mesh_key" ? key : ""}$mesh_rest";`];
+  return [
+    `set $mesh_sk "$mesh_split|${key}";`,
+    'set $mesh_shard "";',
+    `if ($mesh_sk ~ ${str(compiled.shardPattern(NGINX))}) { set $mesh_shard "${compiled.SHARD_MARK}$mesh_s/"; }`,
+    `set $mesh_file "$mesh_to$mesh_shard${key}$mesh_rest";`,
+  ];
 }
 
 /** nginx's dialect of the compiled form: PCRE named groups, the path decoded and its slashes merged. */
@@ -262,6 +273,8 @@ function ruleLines(table: compiled.ServerTable, rule: compiled.ServerRule): stri
     rest: compiled.printTarget(rule.rest, captured),
     need,
     options: SERVED.options(rule.kind),
+    // Every rule sets them (a later match overwrites an earlier one's), where the build splits a folder.
+    ...(table.split && { pkey: rule.key ? compiled.printTarget([rule.key], captured) : "", split: rule.split ? "1" : "" }),
   });
   if (param) sets.push(`set $mesh_value ${stateVar(param)};`);
   out.push(`${test(true, slash)} { ${sets.join(" ")} }`);
@@ -269,7 +282,7 @@ function ruleLines(table: compiled.ServerTable, rule: compiled.ServerRule): stri
 }
 
 /** The internal location turning a raw value of one data placeholder into its file's key. */
-function keyLocation(name: string, values: PlaceholderValues | undefined): string[] {
+function keyLocation(table: compiled.ServerTable, name: string, values: PlaceholderValues | undefined): string[] {
   const key = compiled.keyLookup(name, values, { lowers: true, fits: fitsNginx });
   const lines = [
     `location = ${LOC.key}${name} {`,
@@ -291,7 +304,7 @@ function keyLocation(name: string, values: PlaceholderValues | undefined): strin
   }
   if (key.hardware) lines.push(...hardwareAddressKey());
   for (const [pattern, file] of key.literals) lines.push(`if ($mesh_value ~ ${str(`^=${pattern}$`)}) { set $mesh_key ${str(file)}; }`);
-  lines.push(`if ($mesh_key = "") { ${notFound} }`, 'set $mesh_file "$mesh_to$mesh_key$mesh_rest";', `rewrite ^ ${LOC.file} last;`);
+  lines.push(`if ($mesh_key = "") { ${notFound} }`, ...fileLines(table, "$mesh_key"), `rewrite ^ ${LOC.file} last;`);
   return [...lines.map((l, i) => (i === 0 || l.startsWith("  ") ? l : `  ${l}`)), "}", ""];
 }
 

@@ -1,7 +1,17 @@
 import { readFile } from "node:fs/promises";
 import path from "node:path";
 import fg from "fast-glob";
-import { API_HEADERS, API_SERVED_GLOBS, parseRequest, requestsForFile, resolve, RULES, urlFor, type RouteKind } from "../core/routes.ts";
+import {
+  API_HEADERS,
+  API_SERVED_GLOBS,
+  flatFile,
+  parseRequest,
+  requestsForFile,
+  resolve,
+  RULES,
+  urlFor,
+  type RouteKind,
+} from "../core/routes.ts";
 import { groupBy } from "../core/collections.ts";
 import { DEFAULTS } from "../core/defaults.ts";
 import { httpUrl, urlError, type UrlNeed } from "../core/url.ts";
@@ -201,7 +211,7 @@ export async function requestsFromTree(dist: string): Promise<CheckRequest[]> {
   const out: CheckRequest[] = [];
   for (const file of files) {
     // The simplest request for the file: the rule with the fewest query conditions.
-    const best = requestsForFile(file, routing.rules).sort(
+    const best = requestsForFile(flatFile(file, routing.layout), routing.rules).sort(
       (a, b) => Object.keys(a.rule.query).length - Object.keys(b.rule.query).length,
     )[0];
     if (!best) continue;

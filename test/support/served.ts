@@ -359,6 +359,40 @@ export function describeServed(host: ServedHost): void {
     });
   });
 
+  describe(`${host.name} on builds whose folders are split into shards`, () => {
+    it("answers the route table's requests and the others on 300 access points like the preview, and passes `mesh-api check`", async () => {
+      const s = await site("synth-300-split");
+      // Every keyed folder with more than 20 entries: the details of each resource and the hardware addresses.
+      expect(placeholderValues(s.model).layout.split).toEqual(
+        expect.arrayContaining([
+          `${API}/accesspoint/`,
+          `${API}/interface/`,
+          `${API}/interface/_q/if_hwaddress/`,
+          `${API}/link/`,
+          `${API}/site/`,
+        ]),
+      );
+      const c = await compare(s, [...tableRequests(s.model).map((r) => GET(r.target)), ...otherRequests(s.model)]);
+      expect(c.failures.slice(0, 10)).toEqual([]);
+      expect(Object.keys(c.limits).filter((k) => !(k in host.otherLimits))).toEqual([]);
+      const r = await cliAsync(["check", `http://127.0.0.1:${s.server.port}`, "--dist", s.out, "--sample", "100000"]);
+      expect(r.stderr).toBe("");
+      expect(r.status).toBe(0);
+      const n = (await requestsFromTree(s.out)).length;
+      expect(/^total +(\d+) +(\d+) +(\d+) +(\d+)$/m.exec(r.stdout)?.slice(1).map(Number)).toEqual([n, n, 0, 0]);
+    }, 180_000);
+
+    it("answers every hostile value in every spelling like the preview, its keys' shards included", async () => {
+      const s = await site("hostile-split");
+      expect(placeholderValues(s.model).layout.split).toEqual(expect.arrayContaining([`${API}/interface/_q/wifi_ssid/`]));
+      const targets = hostileTargets();
+      const c = await compare(s, [...targets, ...tableRequests(s.model).map((r) => r.target)].map(GET));
+      expect(c.failures.slice(0, 10)).toEqual([]);
+      expect(c.limits).toEqual({});
+      expect(c.served.filter((n) => n.status === 200).length).toBeGreaterThan(targets.length);
+    }, 180_000);
+  });
+
   describe(`${host.name} on hostile filter values`, () => {
     let s: Site;
     beforeAll(async () => {

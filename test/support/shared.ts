@@ -12,7 +12,7 @@ const PUBLIC_SAMPLE = new URL("../fixtures/public-sample/", import.meta.url).pat
 /**
  * The builds every run makes once (global.ts) and the test files read: the public sample with
  * default options and with the opennet profile, data/, the synthetic network of 300 access points
- * (seed 20) and the hostile filter values (hostile.ts). A file that writes into a build, or needs
+ * (seed 20) and the hostile filter values (hostile.ts), the last two also with folders split into shards. A file that writes into a build, or needs
  * options of its own, builds its own.
  */
 export const SHARED_BUILDS = {
@@ -21,6 +21,9 @@ export const SHARED_BUILDS = {
   data: { data: () => path.join(ROOT, "data") },
   "synth-300": { data: (d: Dumps) => d.synth },
   hostile: { data: (d: Dumps) => d.hostile },
+  // Folder limits low enough to split the details' and filter values' folders into shards (core/routes/layout.ts).
+  "synth-300-split": { data: (d: Dumps) => d.synth, settings: { folderLimit: 20 } },
+  "hostile-split": { data: (d: Dumps) => d.hostile, settings: { folderLimit: 8 } },
 } as const;
 
 /** The dumps global.ts writes before building. */

@@ -1,4 +1,5 @@
 import { compareVersionKeys } from "../version.ts";
+import { FLAT, placeFile, type Layout } from "./layout.ts";
 import { keyFor, QUERY_PLACEHOLDERS } from "./placeholders.ts";
 import { RULES, type Rule } from "./table.ts";
 
@@ -33,18 +34,20 @@ export type Bounds = ReadonlyMap<string, readonly (readonly [string, string])[]>
 
 /**
  * What a host needs from a build to route it beyond the route table's templates: the filter aliases,
- * the key of each placeholder's class with one answer, the ordered bounds, and the list default that
- * picks the table. The build writes it to FILES.aliases (routing.ts).
+ * the key of each placeholder's class with one answer, the ordered bounds, the list default that
+ * picks the table, and the folders split into shards. The build writes it to FILES.aliases (routing.ts).
  */
 export interface Routing {
   readonly aliases: Aliases;
   readonly others: Others;
   readonly bounds: Bounds;
   readonly rules: readonly Rule[];
+  /** the folders the build splits into shards (layout.ts) */
+  readonly layout: Layout;
 }
 
 /** The routing of a build without its routing file: no aliases, classes or bounds, and the default table. */
-export const NO_ROUTING: Routing = { aliases: new Map(), others: new Map(), bounds: new Map(), rules: RULES };
+export const NO_ROUTING: Routing = { aliases: new Map(), others: new Map(), bounds: new Map(), rules: RULES, layout: FLAT };
 
 /**
  * Resolves a request the way the preview serves it: the rules' matching (above), plus the original API's
@@ -62,7 +65,7 @@ export function resolve(req: Request, routing: Routing = NO_ROUTING): Resolution
     if (rule.kind === "not-found" || rule.to === null || Object.values(values).includes("")) return { type: "not-found", rule };
     if (rule.from.endsWith("/") && !m.slash) return { type: "redirect", rule, location: `${req.path}/` };
     if (!rule.from.endsWith("/") && m.slash) continue;
-    return { type: "file", rule, file: substitute(rule.to, { ...m.values, ...values }) };
+    return { type: "file", rule, file: placeFile(substitute(rule.to, { ...m.values, ...values }), routing.layout) };
   }
   return { type: "not-found" };
 }

@@ -1,4 +1,5 @@
 import { DEFAULT_SETTINGS, DEFAULT_STATUSES, type DefaultStatus } from "../settings.ts";
+import { KEYED_FOLDERS, type Layout } from "./layout.ts";
 import { NO_ROUTING, type Aliases, type Bounds, type Others, type Routing } from "./resolve.ts";
 import { rulesFor } from "./table.ts";
 
@@ -9,7 +10,7 @@ export type { Routing };
  * list default only when it is not the API description's, so such builds keep their bytes.
  */
 export function aliasesBody(
-  routing: { readonly aliases: Aliases; readonly others: Others; readonly bounds: Bounds },
+  routing: { readonly aliases: Aliases; readonly others: Others; readonly bounds: Bounds; readonly layout: Layout },
   defaultStatus: DefaultStatus = DEFAULT_SETTINGS.defaultStatus,
 ): string {
   const sorted = (map: ReadonlyMap<string, string>) => Object.fromEntries([...map].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)));
@@ -20,7 +21,9 @@ export function aliasesBody(
   const ordered = [...routing.bounds].filter(([, list]) => list.length > 0).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
   const bounds = ordered.length > 0 ? { bounds: Object.fromEntries(ordered) } : {};
   const settings = defaultStatus === DEFAULT_SETTINGS.defaultStatus ? {} : { default_status: defaultStatus };
-  return JSON.stringify({ format: "mesh-api-aliases/1", aliases: body, ...others, ...bounds, ...settings }) + "\n";
+  // Only a build that splits names its split folders, so other builds keep their bytes.
+  const split = routing.layout.split.length > 0 ? { split: routing.layout.split } : {};
+  return JSON.stringify({ format: "mesh-api-aliases/1", aliases: body, ...others, ...bounds, ...settings, ...split }) + "\n";
 }
 
 /** Reads FILES.aliases back; an absent or foreign file means no aliases and the default table. */
@@ -34,6 +37,7 @@ export function parseRouting(text: string | undefined): Routing {
       others?: Record<string, unknown>;
       bounds?: Record<string, unknown>;
       default_status?: unknown;
+      split?: unknown;
     };
     if (parsed.format !== "mesh-api-aliases/1" || typeof parsed.aliases !== "object" || parsed.aliases === null) return none;
     const defaultStatus = DEFAULT_STATUSES.find((s) => s === parsed.default_status) ?? DEFAULT_SETTINGS.defaultStatus;
@@ -44,6 +48,12 @@ export function parseRouting(text: string | undefined): Routing {
       others: strings(typeof parsed.others === "object" && parsed.others !== null ? parsed.others : {}),
       bounds: pairLists(parsed.bounds),
       rules: rulesFor({ defaultStatus }),
+      // Only folders the route table keys can split: a name from elsewhere is no folder of ours.
+      layout: {
+        split: Array.isArray(parsed.split)
+          ? parsed.split.filter((f): f is string => typeof f === "string" && KEYED_FOLDERS.has(f)).sort()
+          : [],
+      },
     };
   } catch {
     return none;
