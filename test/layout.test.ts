@@ -17,6 +17,8 @@ import {
 } from "../src/core/routes.ts";
 import { fileKey } from "../src/core/names.ts";
 import { shardPattern } from "../src/hosts/compiled.ts";
+import { netlify } from "../src/hosts/netlify.ts";
+import { netlifyEdge } from "../src/hosts/netlify-edge.ts";
 import { sharedBuild } from "./support/shared.ts";
 
 /**
@@ -127,6 +129,18 @@ describe("the layout of a build", () => {
       }
     }
     expect(values.over).toEqual(over.sort((a, b) => (a.folder < b.folder ? -1 : 1)));
+  });
+
+  it("is a warning for Netlify: its rules cannot reach a split folder, and a shard over the limit fails a deploy", async () => {
+    const { model } = await sharedBuild("synth-300-split");
+    const values = placeholderValues(model);
+    const rules = netlify.limits(values).map((w) => w.message);
+    for (const folder of values.layout.split) expect(rules.some((m) => m.startsWith(`${folder} holds more entries`))).toBe(true);
+    const edge = netlifyEdge.limits(values).map((w) => w.message);
+    expect(edge).toHaveLength(values.over.length);
+    expect(values.over.length).toBeGreaterThan(0);
+    for (const { folder } of values.over) expect(edge.some((m) => m.startsWith(`${folder} holds`))).toBe(true);
+    expect(netlifyEdge.limits(placeholderValues((await sharedBuild("public")).model))).toEqual([]);
   });
 
   it("leaves a build under the limit as it was: no split, and no `split` in its routing file", async () => {
