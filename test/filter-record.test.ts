@@ -3,7 +3,7 @@ import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import type { FilterRecord } from "../src/core/filters/records.ts";
 import { openApiDocument } from "../src/core/openapi.ts";
-import { rulesFor } from "../src/core/routes.ts";
+import { fileFor, FILES, rulesFor } from "../src/core/routes.ts";
 import { HOSTS } from "../src/hosts/index.ts";
 import { build, startPreview, type BuildResult, type Preview } from "../src/index.ts";
 import { PUBLIC_SAMPLE } from "./support/expected.ts";
@@ -43,6 +43,8 @@ vi.mock("../src/core/filters/records.ts", async (importOriginal) => {
       ];
     },
     doc: () => DOC,
+    fileName: "ByWireless",
+    example: () => "true",
   };
   return { ...original, FILTERS: [...original.FILTERS, wirelessLinks] };
 });
@@ -84,6 +86,20 @@ describe("a filter record added by a test (is_wireless on links)", () => {
     expect(existsSync(path.join(out, "api/v1/link/_q/with_redundant_site_links/0/is_wireless/true/data_format/geojson/index.json"))).toBe(
       true,
     );
+  });
+
+  it("names its list files (FILES) and is a key's folder of none", () => {
+    expect(FILES.linkListByWireless).toBe("/api/v1/link/_q/is_wireless/:wireless/index.json");
+    expect(fileFor("linkListNoRedundantByWirelessGeojsonByStatus", { wireless: "true", status: "online" })).toBe(
+      "/api/v1/link/_q/with_redundant_site_links/0/is_wireless/true/data_format/geojson/status/online/index.json",
+    );
+  });
+
+  it("shows its example on the landing page, after the link list's own", () => {
+    const page = readFileSync(path.join(out, "index.html"), "utf8");
+    const at = (target: string) => page.indexOf(`href="${target}"`);
+    expect(at("/api/v1/link/?is_wireless=true")).toBeGreaterThan(at("/api/v1/link/?status=online"));
+    expect(at("/api/v1/link/?status=online")).toBeGreaterThan(0);
   });
 
   it("is a parameter of the link list in the OpenAPI document, with its own text", () => {

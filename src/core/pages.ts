@@ -1,6 +1,6 @@
 import { STATUSES, type Model } from "./model.ts";
 import { DOCS_FOLDER, MAP_FOLDER, pathFormsOf, RULES, SNAPSHOT_DIR, SNAPSHOT_FILES, urlFor, type RouteKind } from "./routes.ts";
-import { isOwnKey } from "./names.ts";
+import { FILTERS, LISTS, STATUS } from "./filters/records.ts";
 import { OUTPUTS } from "./outputs/index.ts";
 
 /**
@@ -61,8 +61,15 @@ export function landingExamples(model: Model): Endpoint[] {
   const ap = model.accesspoints[0];
   const addresses = [...model.interfaceByAddress.keys()];
   const address = addresses.find((a) => !a.includes(":")) ?? addresses[0];
-  // Preferably an SSID that is its own file-name key: every host that routes queries reaches it alike.
-  const ssid = model.interfaces.find((e) => e.ssid && isOwnKey(e.ssid))?.ssid ?? model.interfaces.find((e) => e.ssid)?.ssid;
+  // A list's examples: the list, its status filter and each filter whose record has an example in this network.
+  const listed = (kind: RouteKind): string[] => {
+    const list = LISTS.find((l) => l.kind === kind)!;
+    const filters = FILTERS.filter((f) => f.resource === list.resource).flatMap((f) => {
+      const value = f.example?.(model);
+      return value === undefined ? [] : [urlFor(kind, { [f.param]: value })];
+    });
+    return [urlFor(kind), ...(list.status ? [urlFor(kind, { [STATUS.param]: STATUS.example })] : []), ...filters];
+  };
   const link = model.links[0];
   const peers = model.linkByPeers.keys().next().value;
   const site = model.sites[0];
@@ -76,7 +83,7 @@ export function landingExamples(model: Model): Endpoint[] {
     examples,
   });
   return [
-    row("accesspoint-list", "all access points", [urlFor("accesspoint-list"), urlFor("accesspoint-list", { status: "online" })]),
+    row("accesspoint-list", "all access points", listed("accesspoint-list")),
     row(
       "accesspoint-detail",
       "one access point, by its main_ip or main_ipv6",
@@ -92,7 +99,7 @@ export function landingExamples(model: Model): Endpoint[] {
       "the interfaces of an access point",
       when(ap, (a) => [urlFor("accesspoint-interfaces", { ip: a.main_ip })]),
     ),
-    row("interface-list", "all interfaces", [urlFor("interface-list"), ...when(ssid, (s) => [urlFor("interface-list", { wifi_ssid: s })])]),
+    row("interface-list", "all interfaces", listed("interface-list")),
     row(
       "interface-detail",
       "the interface that holds an address (IPv4 or IPv6)",
@@ -103,7 +110,7 @@ export function landingExamples(model: Model): Endpoint[] {
       "the access point of that interface",
       when(address, (a) => [urlFor("interface-accesspoint", { ip: a })]),
     ),
-    row("link-list", "all links", [urlFor("link-list"), urlFor("link-list", { status: "online" })]),
+    row("link-list", "all links", listed("link-list")),
     row(
       "link-detail",
       "one link, by its id",
@@ -118,7 +125,7 @@ export function landingExamples(model: Model): Endpoint[] {
         key: "<ip_a>-<ip_b>",
       },
     ),
-    row("site-list", "all sites", [urlFor("site-list")]),
+    row("site-list", "all sites", listed("site-list")),
     row(
       "site-detail",
       "one site, by its id",

@@ -62,7 +62,7 @@ export interface ServerTable {
   /** the kinds of route a rule with a file answers, in table order (their answers to OPTIONS) */
   readonly kinds: readonly RouteKind[];
   readonly rules: readonly ServerRule[];
-  /** whether a rule's file lies in a split folder: a server then computes the key's shard (SHARD) */
+  /** whether a rule's file lies in a split folder: a server then writes the shard step (shardPattern) */
   readonly split: boolean;
 }
 

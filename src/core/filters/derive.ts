@@ -1,7 +1,7 @@
 import type { Body } from "../body.ts";
 import { groupBy } from "../collections.ts";
 import { STATUSES, type Model } from "../model.ts";
-import { fill } from "../routes/files.ts";
+import { fill } from "../routes/placeholders.ts";
 import type { RouteKind } from "../routes/responses.ts";
 import type { DefaultStatus } from "../settings.ts";
 import { FILTERS, LISTS, REFUSAL_PLACEHOLDERS, STATUS, type Docs, type FilterRecord, type ListRecord } from "./records.ts";

@@ -1,5 +1,6 @@
 import { API } from "../base.ts";
 import { rendered, type Body } from "../body.ts";
+import { isOwnKey } from "../names.ts";
 import { groupBy } from "../collections.ts";
 import { accesspointFeature, featureCollection, linkFeature, siteFeature } from "../geojson.ts";
 import {
@@ -93,6 +94,10 @@ export interface FilterRecord {
   group?(model: Model, items: readonly unknown[]): Iterable<readonly [string | null, readonly unknown[]]>;
   /** the parameter's meaning on this list (OpenAPI); which values it takes comes from the rules */
   doc(settings: Docs): string;
+  /** its part of the name of a list file it selects (routes/files.ts FILES: `accesspointListByVersion`) */
+  readonly fileName: string;
+  /** a value to show on the landing page (pages.ts), when the network has one */
+  example?(model: Model): string | undefined;
 }
 
 /** A list of the API: its path, items and renderers, and whether it has a file per status. */
@@ -112,6 +117,8 @@ export interface ListRecord {
 export const STATUS = {
   param: "status",
   placeholder: "status",
+  fileName: "ByStatus",
+  example: "online",
   doc: ({ defaultStatus }: Docs) =>
     (defaultStatus === "all"
       ? "`all` or empty: no filter. "
@@ -142,6 +149,7 @@ const geojson = (resource: ResourceName): FilterRecord => ({
   values: { kind: "fixed", choices: [{ value: "geojson", spellings: ["geojson"] }], others: "ignored" },
   empty: "none",
   doc: () => "`geojson` (exactly, lower case): the list as a GeoJSON FeatureCollection (RFC 7946).",
+  fileName: "Geojson",
 });
 
 const links = (items: readonly unknown[]) => items as readonly ResolvedLink[];
@@ -218,6 +226,7 @@ export const FILTERS: readonly FilterRecord[] = [
   {
     resource: "link",
     param: "with_redundant_site_links",
+    fileName: "NoRedundant",
     // Any value other than "0" changes nothing.
     values: { kind: "fixed", choices: [{ value: "0", spellings: ["0"] }], others: "ignored" },
     empty: "none",
@@ -234,6 +243,7 @@ export const FILTERS: readonly FilterRecord[] = [
   {
     resource: "accesspoint",
     param: "firmware_version",
+    fileName: "ByVersion",
     values: {
       kind: "data",
       placeholder: "version",
@@ -251,6 +261,7 @@ export const FILTERS: readonly FilterRecord[] = [
   {
     resource: "accesspoint",
     param: "firmware_version__before",
+    fileName: "Before",
     exclusiveWith: ["firmware_version"],
     values: boundValues("bound", "before"),
     empty: "none",
@@ -261,6 +272,7 @@ export const FILTERS: readonly FilterRecord[] = [
   {
     resource: "accesspoint",
     param: "firmware_version__after",
+    fileName: "After",
     exclusiveWith: ["firmware_version", "firmware_version__before"],
     values: {
       ...boundValues("after", "after"),
@@ -276,14 +288,19 @@ export const FILTERS: readonly FilterRecord[] = [
   {
     resource: "interface",
     param: "wifi_ssid",
+    fileName: "BySsid",
     values: { kind: "data", placeholder: "ssid", present: (model) => sorted(model.interfaces.flatMap((e) => (e.ssid ? [e.ssid] : []))) },
     empty: "none",
     group: (_, items) => byValue(interfaces(items), (e) => e.ssid),
     doc: () => "Interfaces whose wifi attributes carry exactly this SSID; empty: no filter.",
+    // Preferably an SSID that is its own file-name key: every host that routes queries reaches it alike.
+    example: (model) =>
+      model.interfaces.find((e) => e.ssid && isOwnKey(e.ssid))?.ssid ?? model.interfaces.find((e) => e.ssid)?.ssid ?? undefined,
   },
   {
     resource: "interface",
     param: "if_hwaddress",
+    fileName: "ByMac",
     exclusiveWith: ["wifi_ssid"],
     values: {
       kind: "data",
@@ -298,6 +315,7 @@ export const FILTERS: readonly FilterRecord[] = [
   {
     resource: "interface",
     param: "is_wireless",
+    fileName: "ByWireless",
     exclusiveWith: ["wifi_ssid", "if_hwaddress"],
     // "true"/"false" in any letter case, "1", "0", as the original: a rule per spelling (hosts match values as they are).
     values: {

@@ -1,6 +1,11 @@
 import { API, API_DIR } from "../base.ts";
 import { OUTPUTS, type OutputFiles } from "../outputs/index.ts";
-import { keyFor } from "./placeholders.ts";
+import { listRules } from "../filters/derive.ts";
+import { FILTERS, LISTS, STATUS, type ResourceName } from "../filters/records.ts";
+import { DEFAULT_SETTINGS } from "../settings.ts";
+import { fill } from "./placeholders.ts";
+
+export { fill };
 
 /** The start of the build's hidden names (no host serves them); a host names its own internal paths after it. */
 export const HIDDEN = "/.mesh-api";
@@ -20,38 +25,13 @@ export const DOCS_FOLDER = `${API}/docs/`;
 const API_FILES = {
   notFound: "/api/404.json",
   apiRoot: `${API}/index.json`,
-  linkList: `${API}/link/index.json`,
-  linkListByStatus: `${API}/link/_q/status/:status/index.json`,
-  linkListGeojson: `${API}/link/_q/data_format/geojson/index.json`,
-  linkListGeojsonByStatus: `${API}/link/_q/data_format/geojson/status/:status/index.json`,
-  linkListNoRedundant: `${API}/link/_q/with_redundant_site_links/0/index.json`,
-  linkListNoRedundantByStatus: `${API}/link/_q/with_redundant_site_links/0/status/:status/index.json`,
-  linkListNoRedundantGeojson: `${API}/link/_q/with_redundant_site_links/0/data_format/geojson/index.json`,
-  linkListNoRedundantGeojsonByStatus: `${API}/link/_q/with_redundant_site_links/0/data_format/geojson/status/:status/index.json`,
   linkDetail: `${API}/link/:key/index.json`,
-  siteList: `${API}/site/index.json`,
-  siteListGeojson: `${API}/site/_q/data_format/geojson/index.json`,
   siteDetail: `${API}/site/:id/index.json`,
-  accesspointList: `${API}/accesspoint/index.json`,
-  accesspointListByStatus: `${API}/accesspoint/_q/status/:status/index.json`,
-  accesspointListGeojson: `${API}/accesspoint/_q/data_format/geojson/index.json`,
-  accesspointListGeojsonByStatus: `${API}/accesspoint/_q/data_format/geojson/status/:status/index.json`,
-  accesspointListByVersion: `${API}/accesspoint/_q/firmware_version/:version/index.json`,
-  accesspointListByVersionStatus: `${API}/accesspoint/_q/firmware_version/:version/status/:status/index.json`,
-  accesspointListBefore: `${API}/accesspoint/_q/firmware_version__before/:bound/index.json`,
-  accesspointListBeforeStatus: `${API}/accesspoint/_q/firmware_version__before/:bound/status/:status/index.json`,
-  accesspointListAfter: `${API}/accesspoint/_q/firmware_version__after/:after/index.json`,
-  accesspointListAfterStatus: `${API}/accesspoint/_q/firmware_version__after/:after/status/:status/index.json`,
   accesspointDetail: `${API}/accesspoint/:ip/index.json`,
   accesspointLinks: `${API}/accesspoint/:ip/links/index.json`,
   /** written only when the list default is a status (`--default-status online`): the default of `/links/` */
   accesspointLinksByStatus: `${API}/accesspoint/:ip/links/_q/status/:status/index.json`,
   accesspointInterfaces: `${API}/accesspoint/:ip/interfaces/index.json`,
-  interfaceList: `${API}/interface/index.json`,
-  interfaceListBySsid: `${API}/interface/_q/wifi_ssid/:ssid/index.json`,
-  interfaceListByMac: `${API}/interface/_q/if_hwaddress/:mac/index.json`,
-  /** `:wireless` is "true" or "false": the literal rules of every accepted spelling point here */
-  interfaceListByWireless: `${API}/interface/_q/is_wireless/:wireless/index.json`,
   interfaceDetail: `${API}/interface/:ip/index.json`,
   interfaceAccesspoint: `${API}/interface/:ip/accesspoint/index.json`,
   /** the OpenAPI 3.1 description of the API (openapi.ts) */
@@ -89,18 +69,43 @@ const SITE_FILES = {
 } as const;
 
 /**
+ * The lists' files, derived from the records (filters/records.ts): each combination of filters the
+ * route table answers with a file (filters/derive.ts listRules), named after its list and its filters'
+ * `fileName`s in the file's order (`accesspointListGeojsonByStatus`), with a file per status where
+ * the list has one. A map, not a hand-kept table: a new filter record brings its files.
+ */
+type ListFileName = `${ResourceName}List${string}`;
+const LIST_FILES: Readonly<Record<ListFileName, string>> = (() => {
+  const out: Record<string, string> = {};
+  const add = (name: string, template: string) => {
+    if (name in out && out[name] !== template) throw new Error(`${name}: two list files of one name (${out[name]}, ${template})`);
+    out[name] = template;
+  };
+  for (const list of LISTS)
+    for (const t of listRules(list, DEFAULT_SETTINGS.defaultStatus, FILTERS).targets) {
+      const order = [...t.parts.filter((p) => !p.filter.format), ...t.parts.filter((p) => p.filter.format)];
+      const name = `${list.resource}List${order.map((p) => p.filter.fileName).join("")}`;
+      add(name, t.file);
+      if (t.statusFile) add(`${name}${STATUS.fileName}`, t.statusFile);
+    }
+  return out;
+})();
+
+/**
  * Every file the build writes, as a template: `:name` is filled by fileFor(). Rules point at these,
  * the plan fills them, and check and the tests map files back to them. No other code spells an
  * output path; the output records (outputs/) bring their own. Filter results live under `_q/`,
  * which no IP address or id can be.
  */
-export const FILES = {
+const FIXED_FILES = {
   ...API_FILES,
   ...(Object.assign({}, ...OUTPUTS.map((o) => o.files)) as OutputFiles),
   ...SITE_FILES,
 } as const;
 
-export type FileName = keyof typeof FILES;
+export type FileName = keyof typeof FIXED_FILES | ListFileName;
+
+export const FILES: typeof FIXED_FILES & Readonly<Record<ListFileName, string>> = { ...LIST_FILES, ...FIXED_FILES };
 
 /**
  * The files answered as the API answers (its headers, JSON): every file under the API's folder but
@@ -145,9 +150,8 @@ export function snapshotArchive(kind: "dump" | "api", date: string): { readonly 
 
 /** The file of a template filled with raw values; placeholders not given stay (a rule's target). */
 export function fileFor(name: FileName, values: Readonly<Record<string, string | null>> = {}): string {
-  return fill(FILES[name], values);
-}
-
-export function fill(template: string, values: Readonly<Record<string, string | null>>): string {
-  return template.replace(/:([a-z]+)/g, (whole, name: string) => (name in values ? keyFor(name, values[name]) : whole));
+  const template = FILES[name] as string | undefined;
+  // A list file's name is checked here, not by the compiler: the records make them.
+  if (template === undefined) throw new Error(`${name}: no such file (routes/files.ts)`);
+  return fill(template, values);
 }

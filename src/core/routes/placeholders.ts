@@ -48,3 +48,8 @@ export function keyFor(placeholder: string, value: string | null): string {
   if (!spec) return value;
   return fileKey(spec.fold === "lower" ? value.toLowerCase() : value);
 }
+
+/** A file template filled with raw values (each through keyFor); placeholders not given stay (a rule's target). */
+export function fill(template: string, values: Readonly<Record<string, string | null>>): string {
+  return template.replace(/:([a-z]+)/g, (whole, name: string) => (name in values ? keyFor(name, values[name]) : whole));
+}
