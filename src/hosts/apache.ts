@@ -3,7 +3,7 @@ import { PARSEABLE_VERSION } from "../core/version.ts";
 import * as compiled from "./compiled.ts";
 import { SERVED } from "./served.ts";
 import { serverHost, type Host, type Standalone } from "./host.ts";
-import { overlong, OWN_KEY, regexEscape, valuePattern } from "./patterns.ts";
+import { overlong, OWN_KEY, PERCENT_UTF8, regexEscape, valuePattern } from "./patterns.ts";
 
 /**
  * Apache httpd 2.4, generated from the route table as one block for the operator's own <VirtualHost>
@@ -211,7 +211,7 @@ function serverBlock(table: compiled.ServerTable, values: PlaceholderValues | un
     "</Location>",
     "",
     "# Malformed requests: a percent sign without two hex digits, or escapes that are not UTF-8 (the path's own are Apache's 400).",
-    `RewriteCond %{THE_REQUEST} !${rx(`^\\S+ (?:[^%\\s]|%[0-7][0-9A-Fa-f]|${UTF8})*(?: |$)`)}`,
+    `RewriteCond %{THE_REQUEST} !${rx(`^\\S+ (?:[^%\\s]|${PERCENT_UTF8})*(?: |$)`)}`,
     "RewriteRule ^ - [R=400]",
     "",
     ...apiSection(table, values),
@@ -219,22 +219,6 @@ function serverBlock(table: compiled.ServerTable, values: PlaceholderValues | un
     ...staticSection(),
   ];
 }
-
-/** A percent-encoded UTF-8 sequence of two to four bytes (RFC 3629), as decodeURIComponent accepts it. */
-const UTF8 = (() => {
-  const b = (range: string) => `%${range}`;
-  const tail = b("[89ABab][0-9A-Fa-f]");
-  return [
-    `${b("[Cc][2-9A-Fa-f]")}${tail}`,
-    `${b("[Dd][0-9A-Fa-f]")}${tail}`,
-    `${b("[Ee]0")}${b("[ABab][0-9A-Fa-f]")}${tail}`,
-    `${b("[Ee][1-9A-Ca-cEeFf]")}${tail}${tail}`,
-    `${b("[Ee][Dd]")}${b("[89][0-9A-Fa-f]")}${tail}`,
-    `${b("[Ff]0")}${b("[9ABab][0-9A-Fa-f]")}${tail}${tail}`,
-    `${b("[Ff][1-3]")}${tail}${tail}${tail}`,
-    `${b("[Ff]4")}${b("8[0-9A-Fa-f]")}${tail}${tail}`,
-  ].join("|");
-})();
 
 function apiSection(table: compiled.ServerTable, values: PlaceholderValues | undefined): string[] {
   const { params } = table;

@@ -4,7 +4,7 @@ import { PARSEABLE_VERSION_GROUP } from "../core/version.ts";
 import * as compiled from "./compiled.ts";
 import { SERVED } from "./served.ts";
 import { serverHost, type Host } from "./host.ts";
-import { ESCAPED_UNRESERVED, OWN_KEY, regexEscape } from "./patterns.ts";
+import { ESCAPED_UNRESERVED, OWN_KEY, PERCENT_UTF8, regexEscape } from "./patterns.ts";
 
 /**
  * Caddy (2.6), generated from the route table as one `route {}` for the operator's site block, in
@@ -96,7 +96,7 @@ const json = (status: number, text: string) => [...apiHeaders(), apiType(), `res
 function routeBlock(table: compiled.ServerTable, values: PlaceholderValues | undefined): string[] {
   return route("", [
     "# Malformed requests (percent-encoding that is not UTF-8, a NUL in the path) get the preview's 400.",
-    `@mesh_malformed expression ${quote(`!{http.request.uri}.matches(r"^(?:[^%]|${UTF8_ESCAPES})*$")`)}`,
+    `@mesh_malformed expression ${quote(`!{http.request.uri}.matches(r"^(?:[^%]|${PERCENT_UTF8})*$")`)}`,
     ...route("@mesh_malformed ", json(400, SERVED.malformed)),
     `@mesh_nul vars_regexp {path} ${pattern("\\x00")}`,
     ...route("@mesh_nul ", json(400, SERVED.malformed)),
@@ -208,22 +208,6 @@ function staticLines(): string[] {
     ...json(404, SERVED.notFound),
   ];
 }
-
-/** Percent-escapes that decode to UTF-8: an ASCII byte, or a whole, shortest, non-surrogate sequence. */
-const X = "[0-9A-Fa-f]";
-const C = `%[89ABab]${X}`;
-const UTF8_ESCAPES = [
-  `%[0-7]${X}`,
-  `%[Cc][2-9A-Fa-f]${C}`,
-  `%[Dd]${X}${C}`,
-  `%[Ee]0%[ABab]${X}${C}`,
-  `%[Ee][1-9A-Ca-c]${C}${C}`,
-  `%[Ee][Dd]%[89]${X}${C}`,
-  `%[Ee][EeFf]${C}${C}`,
-  `%[Ff]0%[9ABab]${X}${C}${C}`,
-  `%[Ff][1-3]${C}${C}${C}`,
-  `%[Ff]4%8${X}${C}${C}`,
-].join("|");
 
 /** Caddy's dialect of the compiled form: RE2 named groups, the path decoded but its slashes not merged. */
 const CADDY: compiled.Dialect = {

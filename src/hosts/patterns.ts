@@ -161,3 +161,22 @@ export function severalFolds(values: PlaceholderValues): string[] {
     }
   return [...out];
 }
+
+const X = "[0-9A-Fa-f]";
+const C = `%[89ABab]${X}`;
+/**
+ * Percent-escapes that decode to UTF-8: an ASCII byte, or a whole, shortest, non-surrogate sequence.
+ * A request with another escape is malformed (the preview's 400): Apache and Caddy test for it alike.
+ */
+export const PERCENT_UTF8 = [
+  `%[0-7]${X}`,
+  `%[Cc][2-9A-Fa-f]${C}`,
+  `%[Dd]${X}${C}`,
+  `%[Ee]0%[ABab]${X}${C}`,
+  `%[Ee][1-9A-Ca-c]${C}${C}`,
+  `%[Ee][Dd]%[89]${X}${C}`,
+  `%[Ee][EeFf]${C}${C}`,
+  `%[Ff]0%[9ABab]${X}${C}${C}`,
+  `%[Ff][1-3]${C}${C}${C}`,
+  `%[Ff]4%8${X}${C}${C}`,
+].join("|");
