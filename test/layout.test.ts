@@ -125,7 +125,7 @@ describe("the layout of a build", () => {
       expect(names.filter((n) => !n.startsWith(SHARD_MARK) && !KEYED_FOLDERS.get(folder)!.has(n))).toEqual([]);
       for (const shard of names.filter((n) => n.startsWith(SHARD_MARK))) {
         const entries = readdirSync(path.join(dir, shard)).length;
-        if (entries > 20) over.push({ folder: `${folder}${shard}/`, entries });
+        if (entries > model.settings.folderLimit) over.push({ folder: `${folder}${shard}/`, entries });
       }
     }
     expect(values.over).toEqual(over.sort((a, b) => (a.folder < b.folder ? -1 : 1)));

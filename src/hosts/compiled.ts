@@ -1,5 +1,5 @@
 import type { PlaceholderValues } from "../core/plan.ts";
-import { FLAT, QUERY_PLACEHOLDERS, RULES, SHARD_MARK, type Layout, type RouteKind, type Rule } from "../core/routes.ts";
+import { FLAT, placeFile, QUERY_PLACEHOLDERS, RULES, SHARD_MARK, type Layout, type RouteKind, type Rule } from "../core/routes.ts";
 import { isParseableVersion, PARSEABLE_VERSION_GROUP, versionsAtMost } from "../core/version.ts";
 import { dataPlaceholder } from "./literals.ts";
 import { hardwareAddressKeyOf, literalPatterns, OWN_KEY, regexEscape } from "./patterns.ts";
@@ -110,6 +110,8 @@ function compileRule(rule: Rule, layout: Layout): ServerRule {
   });
   if (closed) return { rule, kind: rule.kind, list: rule.from.endsWith("/"), closed, data, query, to: [], rest: [], split: false };
   const splitAt = splitPlaceholder(rule.to!, layout);
+  // A key written out in the target (the null version's `_null`) is placed now, as the plan places its file.
+  const target = splitAt === undefined ? placeFile(rule.to!, layout) : rule.to!;
   const pathNames = rule.from
     .split("/")
     .filter((s) => s.startsWith(":"))
@@ -117,7 +119,7 @@ function compileRule(rule: Rule, layout: Layout): ServerRule {
   const to: TargetPart[] = [];
   let rest: TargetPart[] | undefined;
   let key: ServerRule["key"];
-  for (const piece of rule.to!.split(/(:[a-z]+)/)) {
+  for (const piece of target.split(/(:[a-z]+)/)) {
     if (piece === "") continue;
     const name = placeholder(piece);
     if (name !== undefined && name === data?.name) {

@@ -360,15 +360,19 @@ export function describeServed(host: ServedHost): void {
   });
 
   describe(`${host.name} on builds whose folders are split into shards`, () => {
-    it("answers the route table's requests and the others on 300 access points like the preview, and passes `mesh-api check`", async () => {
+    it("answers the route table's requests and the others on 300 access points split at 2 entries like the preview, and passes `mesh-api check`", async () => {
       const s = await site("synth-300-split");
-      // Every keyed folder with more than 20 entries: the details of each resource and the hardware addresses.
+      // Every keyed folder with more than 2 entries: the details of each resource, every data filter's
+      // values (the null version's file `_null` too) and the status folders.
       expect(placeholderValues(s.model).layout.split).toEqual(
         expect.arrayContaining([
           `${API}/accesspoint/`,
+          `${API}/accesspoint/_q/firmware_version/`,
+          `${API}/accesspoint/_q/status/`,
           `${API}/interface/`,
           `${API}/interface/_q/if_hwaddress/`,
           `${API}/link/`,
+          `${API}/netjson/_q/status/`,
           `${API}/site/`,
         ]),
       );

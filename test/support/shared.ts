@@ -22,7 +22,7 @@ export const SHARED_BUILDS = {
   "synth-300": { data: (d: Dumps) => d.synth },
   hostile: { data: (d: Dumps) => d.hostile },
   // Folder limits low enough to split the details' and filter values' folders into shards (core/routes/layout.ts).
-  "synth-300-split": { data: (d: Dumps) => d.synth, settings: { folderLimit: 20 } },
+  "synth-300-split": { data: (d: Dumps) => d.synth, settings: { folderLimit: 2 } },
   "hostile-split": { data: (d: Dumps) => d.hostile, settings: { folderLimit: 8 } },
 } as const;
 
