@@ -4,10 +4,9 @@ import { FILES } from "./files.ts";
  * Where a file of the route table lies in the build: at its path, or, in a folder holding more
  * entries than the build's folder limit (settings.ts folderLimit: a static host may refuse a deploy with
  * too many files in one folder, docs/hosting.md "Large folders"), one level down in a shard named after
- * the end of its key. Only the
- * folders of keyed entries split: a fixed folder followed by a `:placeholder` folder in a FILES
- * template (the details `/api/v1/link/:key/`, the filter values `…/_q/if_hwaddress/:mac/`), whose
- * other children (`_q`, `index.json`) stay where they are. The shard is `~` and the key's last two
+ * the end of its key. Only the folders of keyed entries split: a fixed folder followed by a
+ * `:placeholder` folder in a FILES template (the details `/api/v1/link/:key/`, the filter values
+ * `…/_q/if_hwaddress/:mac/`), whose other children (`_q`, `index.json`) stay where they are. The shard is `~` and the key's last two
  * characters (the whole key when it has one): a function every host can compute from the key with a
  * regular expression, never "." or ".." or hidden, never one of the fixed children.
  */
@@ -45,7 +44,7 @@ export interface Layout {
 
 export const FLAT: Layout = { split: [] };
 
-/** The key of a flat path in a keyed folder: its folder and key, if the path is one of its keyed entries. */
+/** The first segment of a path below a keyed folder, if it is a key (not one of the folder's fixed entries). */
 function keyedEntry(path: string, folder: string): string | undefined {
   if (!path.startsWith(folder)) return undefined;
   const end = path.indexOf("/", folder.length);
@@ -54,7 +53,7 @@ function keyedEntry(path: string, folder: string): string | undefined {
   return KEYED_FOLDERS.get(folder)!.has(key) ? undefined : key;
 }
 
-/** A file's place in a build of this layout (the path a flat build would have). */
+/** Where a build of this layout writes the file a flat build writes at `path`. */
 export function placeFile(path: string, layout: Layout): string {
   for (const folder of layout.split) {
     const key = keyedEntry(path, folder);
