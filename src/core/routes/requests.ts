@@ -65,15 +65,59 @@ export function templateOf(file: string): FileName | undefined {
  * it matches and whose keys can be turned back into values (hashed keys cannot).
  */
 export function requestsForFile(file: string, rules: readonly Rule[] = RULES): { rule: Rule; target: string }[] {
-  const out: { rule: Rule; target: string }[] = [];
-  for (const rule of rules) {
-    if (rule.to === null) continue;
-    const keys = match(rule.to, file);
-    if (!keys) continue;
-    const target = requestFor(rule, keys);
-    if (target !== undefined) out.push({ rule, target });
+  const index = targetIndex(rules);
+  const found: { at: number; rule: Rule; target: string }[] = [];
+  const add = (entries: readonly (readonly [number, Rule])[], keys: Record<string, string>) => {
+    for (const [at, rule] of entries) {
+      const target = requestFor(rule, keys);
+      if (target !== undefined) found.push({ at, rule, target });
+    }
+  };
+  add(index.exact.get(file) ?? [], {});
+  for (const t of index.patterned) {
+    if (!file.startsWith(t.prefix)) continue;
+    const keys = match(t.template, file);
+    if (keys) add(t.rules, keys);
   }
-  return out;
+  // In the table's order, as a walk over every rule gives them.
+  return found.sort((a, b) => a.at - b.at).map(({ rule, target }) => ({ rule, target }));
+}
+
+/**
+ * A table's rules by their targets, made once per table: a file is compared with the few templates
+ * that hold placeholders (after their fixed start), and finds the rules of a written-out target at
+ * once, instead of matching every rule (thousands of files times hundreds of rules in `check`).
+ */
+interface TargetIndex {
+  readonly exact: ReadonlyMap<string, readonly (readonly [number, Rule])[]>;
+  readonly patterned: readonly {
+    readonly template: string;
+    readonly prefix: string;
+    readonly rules: readonly (readonly [number, Rule])[];
+  }[];
+}
+const indexes = new WeakMap<readonly Rule[], TargetIndex>();
+function targetIndex(rules: readonly Rule[]): TargetIndex {
+  let index = indexes.get(rules);
+  if (!index) {
+    const exact = new Map<string, [number, Rule][]>();
+    const patterned = new Map<string, [number, Rule][]>();
+    rules.forEach((rule, at) => {
+      if (rule.to === null) return;
+      const into = rule.to.includes(":") ? patterned : exact;
+      into.set(rule.to, [...(into.get(rule.to) ?? []), [at, rule]]);
+    });
+    index = {
+      exact,
+      patterned: [...patterned].map(([template, entries]) => ({
+        template,
+        prefix: template.slice(0, template.indexOf(":")),
+        rules: entries,
+      })),
+    };
+    indexes.set(rules, index);
+  }
+  return index;
 }
 
 function requestFor(rule: Rule, keys: Record<string, string>): string | undefined {
