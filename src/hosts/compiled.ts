@@ -143,7 +143,7 @@ function compileRule(rule: Rule, layout: Layout): ServerRule {
 
 /**
  * A key's shard (core/routes/layout.ts shardOf) as a server computes it: a pattern over
- * `<split>|<key>` (split "1" when the rule's folder splits) whose group `shard` holds the key's last
+ * `<split>|<key>` (split "1" when the rule's folder splits) whose group `mesh_s` holds the key's last
  * two characters (or its only one); the shard folder is SHARD_MARK, that group and "/".
  */
 export function shardPattern(dialect: Dialect): string {

@@ -86,6 +86,8 @@ export interface Target {
   readonly list: ListRecord;
   /** the filters that select (an empty value meaning none does not) */
   readonly parts: readonly Part[];
+  /** the same in the file's order (its segments, its name in FILES) */
+  readonly ordered: readonly Part[];
   readonly file: string;
   /** with a status per item: the file per status (`:status`) */
   readonly statusFile?: string;
@@ -93,15 +95,18 @@ export interface Target {
   readonly fills: Readonly<Record<string, string | null>>;
 }
 
-/** The file of a combination: its filters' segments in declaration order, a format's last, `status` after them. */
-function template(list: ListRecord, declared: readonly FilterRecord[], parts: readonly Part[], status: boolean): string {
+/** A combination's parts in its file's order: declaration order, a format's last. */
+function inFileOrder(declared: readonly FilterRecord[], parts: readonly Part[]): Part[] {
   const order = [...declared.filter((f) => !f.format), ...declared.filter((f) => f.format)];
-  const segments = order.flatMap((f) => {
-    const part = parts.find((p) => p.filter === f);
-    if (!part) return [];
+  return order.flatMap((f) => parts.filter((p) => p.filter === f));
+}
+
+/** The file of a combination: its filters' segments in the file's order, `status` after them. */
+function template(list: ListRecord, ordered: readonly Part[], status: boolean): string {
+  const segments = ordered.map(({ filter: f, given }) => {
     const v = f.values;
-    if (v.kind === "data") return [`${f.param}/:${v.placeholder}`];
-    return [`${f.param}/${v.slot && part.given.as === "choice" ? `:${v.slot}` : (part.given as { value: string }).value}`];
+    if (v.kind === "data") return `${f.param}/:${v.placeholder}`;
+    return `${f.param}/${v.slot && given.as === "choice" ? `:${v.slot}` : (given as { value: string }).value}`;
   });
   if (status) segments.push(`${STATUS.param}/:${STATUS.placeholder}`);
   return segments.length === 0 ? `${list.path}index.json` : `${list.path}_q/${segments.join("/")}/index.json`;
@@ -156,13 +161,14 @@ export function listRules(
         if (given.as === "choice" && v.kind === "fixed" && v.slot) fills[v.slot] = given.value;
         if (given.as === "null" && v.kind === "data") fills[v.placeholder] = null;
       }
-      const file = template(list, declared, parts, false);
-      const statusFile = list.status && template(list, declared, parts, true);
+      const ordered = inFileOrder(declared, parts);
+      const file = template(list, ordered, false);
+      const statusFile = list.status && template(list, ordered, true);
       const to = fill(file, fills);
       if (statusFile) rules.push(...withStatus(list.kind, list.path, query, to, fill(statusFile, fills), byDefault));
       else rules.push(rule(list.kind, list.path, query, to));
       // Several ways of asking share a file (an empty value meaning none, and none at all): it is written once.
-      if (!answered.has(to)) answered.set(to, { list, parts, file, statusFile, fills });
+      if (!answered.has(to)) answered.set(to, { list, parts, ordered, file, statusFile, fills });
     }
   }
   return { rules, targets: [...answered.values()] };

@@ -83,8 +83,7 @@ const LIST_FILES: Readonly<Record<ListFileName, string>> = (() => {
   };
   for (const list of LISTS)
     for (const t of listRules(list, DEFAULT_SETTINGS.defaultStatus, FILTERS).targets) {
-      const order = [...t.parts.filter((p) => !p.filter.format), ...t.parts.filter((p) => p.filter.format)];
-      const name = `${list.resource}List${order.map((p) => p.filter.fileName).join("")}`;
+      const name = `${list.resource}List${t.ordered.map((p) => p.filter.fileName).join("")}`;
       add(name, t.file);
       if (t.statusFile) add(`${name}${STATUS.fileName}`, t.statusFile);
     }

@@ -105,7 +105,9 @@ function targetIndex(rules: readonly Rule[]): TargetIndex {
     rules.forEach((rule, at) => {
       if (rule.to === null) return;
       const into = rule.to.includes(":") ? patterned : exact;
-      into.set(rule.to, [...(into.get(rule.to) ?? []), [at, rule]]);
+      const entries = into.get(rule.to) ?? [];
+      if (entries.length === 0) into.set(rule.to, entries);
+      entries.push([at, rule]);
     });
     index = {
       exact,
