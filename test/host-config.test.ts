@@ -45,6 +45,29 @@ describe("the host registry", () => {
   });
 });
 
+describe("--folder-limit on the command line", () => {
+  it("build splits the folders over it, says so in the host hint, and host-config --data prints the configuration of that layout", async () => {
+    const dist = path.join(tempDir(), "dist");
+    const built = cli(["build", "--data", DATA, "--out", dist, "--folder-limit", "2"]);
+    expect(built.status, built.stderr).toBe(0);
+    const values = placeholderValues((await validate({ data: DATA, settings: { folderLimit: 2 } })).model!);
+    expect(values.layout.split).toContain("/api/v1/link/");
+    const routing = JSON.parse(readFileSync(path.join(dist, "_mesh-api-routing.json"), "utf8")) as { split: string[] };
+    expect(routing.split).toEqual(values.layout.split);
+    // a link by id in its shard, and nothing of the flat place left
+    const id = String((await validate({ data: DATA })).model!.links[0].id);
+    expect(readFileSync(path.join(dist, `api/v1/link/~${id.slice(-2)}/${id}/index.json`), "utf8")).toContain(`"id":${id}`);
+    expect(() => readFileSync(path.join(dist, `api/v1/link/${id}/index.json`))).toThrow();
+    expect(built.stderr).toMatch(/netlify-config --data \S+ --folder-limit 2 --write/);
+    const split = cli(["host-config", "nginx", "--data", DATA, "--folder-limit", "2"]);
+    expect(split.status, split.stderr).toBe(0);
+    expect(split.stdout).toBe(nginxConfig(values));
+    expect(split.stdout).toContain("$mesh_shard");
+    expect(cli(["host-config", "nginx", "--data", DATA]).stdout).not.toContain("$mesh_shard");
+    expect(cli(["build", "--data", DATA, "--out", dist, "--folder-limit", "0"]).status).toBe(2);
+  });
+});
+
 describe("mesh-api host-config", () => {
   it("netlify-edge --write writes the deploy's netlify.toml and the function beside it, replaces only its own files, and refuses before writing anything", () => {
     const dir = tempDir();
