@@ -40,27 +40,6 @@ describeServed({
   otherLimits: { site: 67, assetType: 6 },
 });
 
-describe("the edge function on firmware bounds the build has no file of its own for", () => {
-  it("answers every drawn parseable bound as the preview does (test/bounds.test.ts checks the preview's against the original's rule)", async () => {
-    const { out, model } = await sharedBuild("synth-300");
-    const edge = await startEdge(out);
-    const preview = await startPreview({ dir: out, port: 0 });
-    try {
-      const targets = drawnBounds(model, 200, 31).flatMap((bound) =>
-        ["firmware_version__before", "firmware_version__after"].map((param) => urlFor("accesspoint-list", { [param]: bound })),
-      );
-      const both = await pool(targets, 8, (t) =>
-        Promise.all([rawRequest(Number(new URL(preview.url).port), "GET", t), rawRequest(edge.port, "GET", t)]),
-      );
-      const differing = targets.filter((t, i) => !sameAnswer(both[i][0], both[i][1]));
-      expect(differing.slice(0, 5)).toEqual([]);
-      expect(both.filter(([p]) => p.status === 200).length).toBe(targets.length);
-    } finally {
-      await Promise.all([edge.stop(), preview.close()]);
-    }
-  });
-});
-
 describe("the edge function's code", () => {
   it("type-checks in Deno (deno check), the stand-in too", () => {
     const r = spawnSync(process.execPath, [DENO, "check", "--quiet", path.join(ROOT, "src/hosts/edge/function.ts"), STANDIN], {

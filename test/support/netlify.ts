@@ -44,11 +44,44 @@ export interface NetlifySite {
   answer(target: string): NetlifyAnswer | { readonly error: string };
 }
 
+/** A request as netlify-redirector takes it: no header, no cookie. */
+const request = (path: string, query: string) => ({
+  scheme: "http",
+  host: "localhost",
+  path,
+  query,
+  headers: {},
+  cookieValues: {},
+  getHeader: () => "",
+  getCookie: () => "",
+});
+
 export async function loadNetlify(config: string, publish: string): Promise<NetlifySite> {
   const redirectsFiles = [path.join(publish, "_redirects")].filter(existsSync);
   const { redirects, errors } = await parseAllRedirects({ redirectsFiles, netlifyConfigPath: config, minimal: false, configRedirects: [] });
-  const rules = (redirects as Record<string, unknown>[]).map(({ from, query, ...rule }) => ({ ...rule, origin: from, params: query }));
+  const rules = (redirects as Record<string, unknown>[]).map(({ from, query, ...rule }): Record<string, unknown> => ({
+    ...rule,
+    origin: from,
+    params: query,
+  }));
   const matcher = await redirector.parseJSON(JSON.stringify(rules), { jwtSecret: "", jwtRoleClaim: "" });
+  // The engine costs milliseconds a call with the thousands of rules of a build's _redirects, whose
+  // paths are few. A rule matches only where its path does, so the engine over the rules' distinct
+  // paths alone (no query, no condition) says first whether any rule can match: most requests of the
+  // edge function's origin are for files, which none can. Each answer is kept: it depends on the path
+  // and query alone.
+  const paths = [...new Map(rules.map(({ params, ...r }) => [`${String(r.origin)}\n${String(r.path)}`, r])).values()];
+  const conditional = rules.some((r) => Object.keys((r.conditions as object | undefined) ?? {}).length > 0);
+  const anyPath = conditional ? undefined : await redirector.parseJSON(JSON.stringify(paths), { jwtSecret: "", jwtRoleClaim: "" });
+  const matches = new Map<string, NetlifyMatch | null>();
+  const matchOf = (decoded: string, query: string): NetlifyMatch | null => {
+    const key = `${decoded.length}:${decoded}${query}`;
+    if (matches.has(key)) return matches.get(key)!;
+    if (anyPath && !anyPath.match(request(decoded, ""))) return null;
+    const match = matcher.match(request(decoded, query));
+    matches.set(key, match);
+    return match;
+  };
   const parsed = await parseAllHeaders({ headersFiles: [], netlifyConfigPath: config, configHeaders: [], minimal: false });
   const headerRules = parsed.headers as { forRegExp: RegExp; values: Record<string, string> }[];
   const headersFor = (file: string) => Object.assign({}, ...headerRules.filter((h) => h.forRegExp.test(file)).map((h) => h.values));
@@ -76,16 +109,7 @@ export async function loadNetlify(config: string, publish: string): Promise<Netl
       try {
         const url = new URL(target, "http://localhost");
         const decoded = decodeURIComponent(url.pathname);
-        const match = matcher.match({
-          scheme: "http",
-          host: "localhost",
-          path: decoded,
-          query: url.search.slice(1),
-          headers: {},
-          cookieValues: {},
-          getHeader: () => "",
-          getCookie: () => "",
-        });
+        const match = matchOf(decoded, url.search.slice(1));
         if (!match) return serve(decoded, 200);
         const to = new URL(match.to, "http://localhost");
         return { ...serve(decodeURIComponent(to.pathname), match.status), match };
