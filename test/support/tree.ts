@@ -65,7 +65,7 @@ process.once("exit", removeTempDirs);
  * removes some 100,000 files, and on a disk each removal of a file already flushed costs 1-3 ms (two
  * minutes of a run on a busy 2-core machine); on tmpfs writing and removing cost next to nothing.
  */
-const TEMP_ROOT = ((): string => {
+export const TEMP_ROOT = ((): string => {
   if (process.env.TMPDIR) return tmpdir();
   try {
     const fs = statfsSync("/dev/shm");
