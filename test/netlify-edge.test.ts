@@ -42,7 +42,7 @@ describeServed({
 
 describe("the edge function's code", () => {
   it("type-checks in Deno (deno check), the stand-in too", () => {
-    const r = spawnSync(process.execPath, [DENO, "check", "--quiet", path.join(ROOT, "src/hosts/edge/function.ts"), STANDIN], {
+    const r = spawnSync(DENO, ["check", "--quiet", path.join(ROOT, "src/hosts/edge/function.ts"), STANDIN], {
       encoding: "utf8",
       env: { ...process.env, DENO_NO_UPDATE_CHECK: "1", DENO_DIR: path.join(tempDir(), "deno-cache"), NO_COLOR: "1" },
     });

@@ -6,8 +6,12 @@ import { loadNetlify, serveNetlify } from "./netlify.ts";
 import { freePort, spawnServer, type RunningServer } from "./served.ts";
 import { tempDir } from "./tree.ts";
 
-/** Deno from the npm registry (the `deno` package carries the binary in @deno/<platform>): nothing is downloaded at run time. */
-export const DENO = path.join(path.dirname(createRequire(import.meta.url).resolve("deno/package.json")), "bin.cjs");
+/**
+ * Deno from the npm registry (the `deno` package carries the binary in @deno/<platform>): nothing is
+ * downloaded at run time. The binary itself, found by the package's own resolver, not its `bin.cjs`:
+ * that wrapper runs Deno as its child, and stopping the wrapper left Deno serving after the tests.
+ */
+export const DENO: string = (createRequire(import.meta.url)("deno/install_api.cjs") as { runInstall(): string }).runInstall();
 export const STANDIN = new URL("../deno/standin.ts", import.meta.url).pathname;
 
 /**
@@ -25,8 +29,8 @@ export async function startEdge(root: string): Promise<RunningServer> {
   const port = await freePort();
   const deno = await spawnServer(
     "deno",
-    process.execPath,
-    [DENO, "run", "--quiet", "--no-prompt", "--allow-net=127.0.0.1", `--allow-read=${dir}`, STANDIN, fn, origin.url, String(port)],
+    DENO,
+    ["run", "--quiet", "--no-prompt", "--allow-net=127.0.0.1", `--allow-read=${dir}`, STANDIN, fn, origin.url, String(port)],
     port,
     { env: { ...process.env, DENO_NO_UPDATE_CHECK: "1", DENO_DIR: path.join(dir, "deno-cache"), NO_COLOR: "1" } },
   );
