@@ -43,4 +43,5 @@ async function makeAll(): Promise<Made> {
 export default async function setup(project: TestProject): Promise<void> {
   const made = await (state.__meshSharedBuilds ??= makeAll());
   project.provide("builds", made.builds);
+  project.provide("answersFolder", path.join(made.root, "answers"));
 }

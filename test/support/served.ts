@@ -18,6 +18,7 @@ import { requestsFromTree } from "../../src/publish/check.ts";
 import type { Model } from "../../src/core/model.ts";
 import { sharedBuild, type SharedName } from "./shared.ts";
 import { drawnBounds } from "./bounds.ts";
+import { previewAnswersOnce } from "./answers.ts";
 
 /**
  * A real web server serving a build with the configuration `host-config <host> --standalone` prints,
@@ -94,6 +95,8 @@ export async function spawnServer(
 }
 
 interface Site {
+  /** the shared build's name (shared.ts), none for a build of the test's own */
+  readonly shared?: SharedName;
   readonly out: string;
   readonly model: Model;
   readonly previewPort: number;
@@ -230,13 +233,21 @@ export function describeServed(host: ServedHost): void {
     const preview = await startPreview({ dir: out, port: 0 });
     const server = await host.start(out, placeholderValues(model));
     closers.push(() => Promise.all([server.stop(), preview.close()]));
-    return { out, model, previewPort: Number(new URL(preview.url).port), server };
+    return {
+      shared: typeof network === "string" ? network : undefined,
+      out,
+      model,
+      previewPort: Number(new URL(preview.url).port),
+      server,
+    };
   }
 
   async function compare(s: Site, requests: readonly Request[]): Promise<Comparison> {
-    const both = await pool(requests, 8, (r) =>
-      Promise.all([rawRequest(s.previewPort, r.method, r.target), rawRequest(s.server.port, r.method, r.target)]),
+    const previews = await previewAnswersOnce(s.shared, requests, () =>
+      pool(requests, 8, (r) => rawRequest(s.previewPort, r.method, r.target)),
     );
+    const served = await pool(requests, 8, (r) => rawRequest(s.server.port, r.method, r.target));
+    const both = requests.map((_, i) => [previews[i], served[i]] as const);
     const failures: string[] = [];
     const limits: Record<string, number> = {};
     for (const [i, r] of requests.entries()) {

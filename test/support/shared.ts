@@ -38,6 +38,8 @@ export type SharedBuilds = Readonly<Record<SharedName, { readonly data: string; 
 declare module "vitest" {
   export interface ProvidedContext {
     builds: SharedBuilds;
+    /** where the preview's answers on the shared builds are kept for the run (answers.ts) */
+    answersFolder: string;
   }
 }
 
