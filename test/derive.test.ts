@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { statusOf } from "../src/core/model.ts";
 import { fileKey, isOwnKey } from "../src/core/names.ts";
-import { pyFloat } from "../src/core/pyfloat.ts";
+import { pyFloat, pyFloatLayout } from "../src/core/pyfloat.ts";
 import { renderLink, renderSite, sitePostAddress } from "../src/core/resources.ts";
 import { fixedDecimal } from "../src/core/text.ts";
 import { parseInstant, type Instant } from "../src/core/timestamp.ts";
@@ -40,6 +40,19 @@ describe("floats are written the way Python writes them", () => {
     [1.5e-7, "1.5e-07"],
     [1.7976931348623157e308, "1.7976931348623157e+308"],
   ])("%s -> %s", (x, text) => expect(pyFloat(x)).toBe(text));
+
+  it("takes the short way only where it writes what the layout from the digits writes", () => {
+    // Random doubles of every exponent the data has and beyond, and the neighbours of both switches.
+    let seed = 7;
+    const random = () => (seed = (seed * 1103515245 + 12345) % 2 ** 31) / 2 ** 31;
+    const xs = [1e-4, 1e16, 1e-4 * (1 - 2 ** -52), 1e16 - 2, 0.5, 99, 2 ** 53, 12.0];
+    for (let i = 0; i < 20_000; i++) xs.push((random() - 0.5) * 10 ** Math.floor(random() * 44 - 22));
+    const differ = xs.flatMap((x) => [x, -x]).filter((x) => pyFloat(x) !== pyFloatLayout(x));
+    expect(differ).toEqual([]);
+    // and the layout takes the case the short way would write differently
+    expect(String(1e-5)).toBe("0.00001");
+    expect(pyFloat(1e-5)).toBe("1e-05");
+  });
 });
 
 describe("timestamps keep microseconds and render like isoformat()", () => {
