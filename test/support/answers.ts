@@ -1,5 +1,5 @@
 import { createHash } from "node:crypto";
-import { mkdirSync, readFileSync, renameSync, writeFileSync } from "node:fs";
+import { closeSync, mkdirSync, openSync, readFileSync, renameSync, rmSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { deserialize, serialize } from "node:v8";
 import { inject } from "vitest";
@@ -24,18 +24,43 @@ export async function previewAnswersOnce(
   const key = createHash("sha256").update(shared);
   for (const r of requests) key.update(`\n${r.method} ${r.target}`);
   const file = path.join(inject("answersFolder"), `${key.digest("hex")}.bin`);
+  mkdirSync(path.dirname(file), { recursive: true });
+  // One file asks, a file that wants the same answers meanwhile waits for them (two server files
+  // often start together); one whose asker stopped without writing them asks itself.
+  const pending = `${file}.pending`;
+  for (const until = Date.now() + 30_000; ;) {
+    const kept = read(file);
+    if (kept) return kept;
+    try {
+      closeSync(openSync(pending, "wx"));
+      break;
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code !== "EEXIST") throw err;
+    }
+    if (Date.now() > until) return ask();
+    await new Promise((r) => setTimeout(r, 50));
+  }
+  try {
+    const kept = read(file); // written between the look above and the claim
+    if (kept) return kept;
+    const answers = await ask();
+    // Written whole under a name of this process, then renamed: a file reading it never sees a part.
+    const tmp = `${file}.${process.pid}.tmp`;
+    writeFileSync(tmp, serialize(toStored(answers)));
+    renameSync(tmp, file);
+    return answers;
+  } finally {
+    rmSync(pending, { force: true });
+  }
+}
+
+function read(file: string): RawResponse[] | undefined {
   try {
     return fromStored(deserialize(readFileSync(file)) as Stored);
   } catch (err) {
-    if ((err as NodeJS.ErrnoException).code !== "ENOENT") throw err;
+    if ((err as NodeJS.ErrnoException).code === "ENOENT") return undefined;
+    throw err;
   }
-  const answers = await ask();
-  mkdirSync(path.dirname(file), { recursive: true });
-  // Written whole under a name of this process, then renamed: a file reading it never sees a part.
-  const tmp = `${file}.${process.pid}.tmp`;
-  writeFileSync(tmp, serialize(toStored(answers)));
-  renameSync(tmp, file);
-  return answers;
 }
 
 /** Answers with each distinct body once (most lists and not-found pages repeat). */
