@@ -27,6 +27,7 @@ export const TIERS = {
     "readme",
     "routes",
     "surface",
+    "temp-folders",
     "validate",
   ],
   /** the real web servers (Debian's Apache, nginx, Caddy) and Netlify's engines on the generated configurations */

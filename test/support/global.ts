@@ -1,11 +1,11 @@
-import { mkdtempSync, rmSync } from "node:fs";
+import { rmSync } from "node:fs";
 import path from "node:path";
 import type { TestProject } from "vitest/node";
 import { build } from "../../src/index.ts";
 import { synthesize, writeSynthDump } from "../../src/gen/synth.ts";
 import { SHARED_BUILDS, stampOf, type SharedBuilds, type SharedName } from "./shared.ts";
 import { hostileDump } from "./hostile.ts";
-import { TEMP_ROOT } from "./tree.ts";
+import { markedTempDir, sweepLeftovers, TEMP_ROOT } from "./tree.ts";
 
 /**
  * vitest's globalSetup (vitest.config.ts): the networks many test files serve, built once per run in
@@ -25,7 +25,9 @@ interface Made {
 const state = globalThis as typeof globalThis & { __meshSharedBuilds?: Promise<Made> };
 
 async function makeAll(): Promise<Made> {
-  const root = mkdtempSync(path.join(TEMP_ROOT, "mesh-shared-"));
+  const swept = sweepLeftovers();
+  if (swept.length > 0) console.log(`removed ${swept.length} temporary folders of stopped test runs from ${TEMP_ROOT}`);
+  const root = markedTempDir("mesh-shared-");
   process.once("exit", () => rmSync(root, { recursive: true, force: true }));
   const synth = path.join(root, "dumps", "synth-300");
   await writeSynthDump(synth, synthesize({ aps: 300, seed: 20 }));

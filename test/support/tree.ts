@@ -3,6 +3,7 @@ import {
   accessSync,
   constants,
   existsSync,
+  lstatSync,
   mkdirSync,
   mkdtempSync,
   readdirSync,
@@ -79,10 +80,54 @@ export const TEMP_ROOT = ((): string => {
   return tmpdir();
 })();
 
-export function tempDir(prefix = "mesh-api-test-"): string {
-  const dir = mkdtempSync(path.join(TEMP_ROOT, prefix));
+/** The prefixes of the suite's temporary folders under TEMP_ROOT (sweepLeftovers removes only these). */
+export type TempPrefix = "mesh-api-test-" | "mesh-fuzz-" | "mesh-shared-";
+
+/**
+ * A new folder under TEMP_ROOT named by its prefix, the pid of the process that made it and six
+ * random characters: the pid tells a later run whether its maker still runs (sweepLeftovers).
+ */
+export function markedTempDir(prefix: TempPrefix, root = TEMP_ROOT): string {
+  return mkdtempSync(path.join(root, `${prefix}${process.pid}-`));
+}
+
+/** A temporary folder of the test file, removed after it (setup.ts). */
+export function tempDir(prefix: TempPrefix = "mesh-api-test-"): string {
+  const dir = markedTempDir(prefix);
   made.push(dir);
   return dir;
+}
+
+const MARKED = /^(?:mesh-api-test|mesh-fuzz|mesh-shared)-(\d+)-[A-Za-z0-9]{6}$/;
+
+/**
+ * Removes the suite's temporary folders whose maker no longer runs: a run stopped by Ctrl-C or a
+ * killed worker never reaches its removal, and on /dev/shm what it left holds memory. Only folders
+ * named by markedTempDir, of this user, whose pid is gone; a folder of a run going on beside this one
+ * is kept. Returns the names removed.
+ */
+export function sweepLeftovers(root = TEMP_ROOT): string[] {
+  const removed: string[] = [];
+  const uid = process.getuid?.();
+  for (const name of readdirSync(root)) {
+    const pid = MARKED.exec(name)?.[1];
+    if (pid === undefined || running(Number(pid))) continue;
+    const dir = path.join(root, name);
+    const st = lstatSync(dir, { throwIfNoEntry: false });
+    if (!st?.isDirectory() || (uid !== undefined && st.uid !== uid)) continue;
+    rmSync(dir, { recursive: true, force: true, maxRetries: 20, retryDelay: 100 });
+    removed.push(name);
+  }
+  return removed.sort();
+}
+
+function running(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (err) {
+    return (err as NodeJS.ErrnoException).code === "EPERM"; // another user's process: running
+  }
 }
 
 export const ROOT = new URL("../../", import.meta.url).pathname;
