@@ -10,7 +10,7 @@ describe("the suite's temporary folders", () => {
     expect(path.basename(markedTempDir("mesh-shared-", tempDir()))).toMatch(new RegExp(`^mesh-shared-${process.pid}-[A-Za-z0-9]{6}$`));
   });
 
-  it("left by a stopped run are removed, every other folder is kept", () => {
+  it("left by a stopped run are removed, every other folder is kept", async () => {
     const root = tempDir();
     const gone = spawnSync(process.execPath, ["-e", ""]).pid; // a process that has ended
     expect(gone).toBeGreaterThan(0);
@@ -28,9 +28,9 @@ describe("the suite's temporary folders", () => {
     }
     writeFileSync(path.join(root, `mesh-fuzz-${gone}-f1l3ab`), "a file, not a folder");
 
-    expect(sweepLeftovers(root)).toEqual([...left].sort());
+    expect(await sweepLeftovers(root)).toEqual([...left].sort());
     for (const name of left) expect(existsSync(path.join(root, name))).toBe(false);
     expect(readdirSync(root).sort()).toEqual([...kept, `mesh-fuzz-${gone}-f1l3ab`].sort());
-    expect(sweepLeftovers(root)).toEqual([]);
+    expect(await sweepLeftovers(root)).toEqual([]);
   });
 });

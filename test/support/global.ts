@@ -25,7 +25,7 @@ interface Made {
 const state = globalThis as typeof globalThis & { __meshSharedBuilds?: Promise<Made> };
 
 async function makeAll(): Promise<Made> {
-  const swept = sweepLeftovers();
+  const swept = await sweepLeftovers();
   if (swept.length > 0) console.log(`removed ${swept.length} temporary folders of stopped test runs from ${TEMP_ROOT}`);
   const root = markedTempDir("mesh-shared-");
   process.once("exit", () => rmSync(root, { recursive: true, force: true }));

@@ -81,7 +81,8 @@ export const TEMP_ROOT = ((): string => {
 })();
 
 /** The prefixes of the suite's temporary folders under TEMP_ROOT (sweepLeftovers removes only these). */
-export type TempPrefix = "mesh-api-test-" | "mesh-fuzz-" | "mesh-shared-";
+const TEMP_PREFIXES = ["mesh-api-test-", "mesh-fuzz-", "mesh-shared-"] as const;
+export type TempPrefix = (typeof TEMP_PREFIXES)[number];
 
 /**
  * A new folder under TEMP_ROOT named by its prefix, the pid of the process that made it and six
@@ -98,7 +99,7 @@ export function tempDir(prefix: TempPrefix = "mesh-api-test-"): string {
   return dir;
 }
 
-const MARKED = /^(?:mesh-api-test|mesh-fuzz|mesh-shared)-(\d+)-[A-Za-z0-9]{6}$/;
+const MARKED = new RegExp(`^(?:${TEMP_PREFIXES.join("|")})(\\d+)-[A-Za-z0-9]{6}$`);
 
 /**
  * Removes the suite's temporary folders whose maker no longer runs: a run stopped by Ctrl-C or a
@@ -106,12 +107,15 @@ const MARKED = /^(?:mesh-api-test|mesh-fuzz|mesh-shared)-(\d+)-[A-Za-z0-9]{6}$/;
  * named by markedTempDir, of this user, whose pid is gone; a folder of a run going on beside this one
  * is kept. Returns the names removed.
  */
-export function sweepLeftovers(root = TEMP_ROOT): string[] {
+export async function sweepLeftovers(root = TEMP_ROOT): Promise<string[]> {
+  // Imported here, not at the top: setup.ts loads this file before each test file, and a module of
+  // src/ loaded then would escape that file's vi.mock (shared.ts).
+  const { alive } = await import("../../src/io/lock.ts");
   const removed: string[] = [];
   const uid = process.getuid?.();
   for (const name of readdirSync(root)) {
     const pid = MARKED.exec(name)?.[1];
-    if (pid === undefined || running(Number(pid))) continue;
+    if (pid === undefined || alive(Number(pid))) continue;
     const dir = path.join(root, name);
     const st = lstatSync(dir, { throwIfNoEntry: false });
     if (!st?.isDirectory() || (uid !== undefined && st.uid !== uid)) continue;
@@ -119,15 +123,6 @@ export function sweepLeftovers(root = TEMP_ROOT): string[] {
     removed.push(name);
   }
   return removed.sort();
-}
-
-function running(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (err) {
-    return (err as NodeJS.ErrnoException).code === "EPERM"; // another user's process: running
-  }
 }
 
 export const ROOT = new URL("../../", import.meta.url).pathname;
