@@ -16,7 +16,7 @@ import { emitTree, type EmitOptions, type EmitResult } from "./io/emit.ts";
 import { lockOutput, type OutputLock } from "./io/lock.ts";
 import { loadDump } from "./io/load.ts";
 import type { CheckedDump, Handover } from "./io/write-dump.ts";
-import { assertReplaceable, owned, RefusedOutputError, writeMarker } from "./io/ownership.ts";
+import { assertNotLive, assertReplaceable, owned, RefusedOutputError, writeMarker } from "./io/ownership.ts";
 import { API_DIR, SNAPSHOT_DIR, SNAPSHOT_FILES } from "./core/routes.ts";
 import { readFirstSeen } from "./io/history.ts";
 import { carrySnapshots, writeSnapshots, type SnapshotWritten } from "./publish/snapshot.ts";
@@ -275,6 +275,8 @@ function* allFiles(model: Model, values: PlaceholderValues, map: MapSettings | u
 export async function snapshot(
   options: { data?: string; dist: string } & SnapshotSettings & PipelineOptions,
 ): Promise<SnapshotWritten & { readonly data: string }> {
+  // A cycle's build is the cycle's to snapshot (its served link, its state): that advice first.
+  await assertNotLive({ out: options.dist, option: "--dist", kind: "build" });
   // Snapshots go into a build of this tool: anything else gets that advice, before the general rules.
   const dist = await stat(options.dist).catch(() => undefined);
   if (!dist?.isDirectory() || !existsSync(path.join(options.dist, API_DIR)) || (await owned(options.dist)) !== "build") {

@@ -1,7 +1,7 @@
 import { readFileSync, realpathSync, renameSync, statSync, unlinkSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { onInterrupt } from "./interrupt.ts";
-import { RefusedOutputError } from "./ownership.ts";
+import { lockedHere, RefusedOutputError } from "./ownership.ts";
 
 /**
  * One writer per output folder. Two builds into the same folder would each swap in their own tree,
@@ -83,8 +83,11 @@ export function lockOutput(target: string, name: string): OutputLock {
     takeOver(file, text);
   }
   held.add(file);
+  // Folders inside a cycle's state are written only by the process holding the state's lock (io/ownership.ts).
+  const unnote = lockedHere(real);
   const release = () => {
     held.delete(file);
+    unnote();
     if (readText(file) === body) unlinkSync(file);
   };
   const unregister = onInterrupt(() => void release());

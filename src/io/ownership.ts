@@ -1,5 +1,5 @@
 import { DEFAULTS } from "../core/defaults.ts";
-import { readdir, readFile, realpath, stat, writeFile } from "node:fs/promises";
+import { lstat, readdir, readFile, readlink, realpath, stat, writeFile } from "node:fs/promises";
 import os from "node:os";
 import path from "node:path";
 import { API, API_DIR, FILES, SNAPSHOT_DIR } from "../core/routes.ts";
@@ -53,10 +53,75 @@ export interface OutputCheck {
 
 const KIND_NAMES: Record<OutputKind, string> = { build: "build", dump: "dump", live: "cycle's state" };
 
+/**
+ * The real paths of the folders whose lock (io/lock.ts) this process holds, with a count per folder.
+ * A folder inside a cycle's state is written only by the process holding the state's lock: the cycle
+ * itself, building into its state and importing into its dump.
+ */
+const locked = new Map<string, number>();
+
+/** Notes that this process holds the lock of the folder at the real path `real`; the function returned forgets it. */
+export function lockedHere(real: string): () => void {
+  locked.set(real, (locked.get(real) ?? 0) + 1);
+  let forgotten = false;
+  return () => {
+    if (forgotten) return;
+    forgotten = true;
+    const n = (locked.get(real) ?? 1) - 1;
+    if (n > 0) locked.set(real, n);
+    else locked.delete(real);
+  };
+}
+
+/**
+ * The state folder of `mesh-api cycle` (its marker's kind is `live`) that the real path `real` is or
+ * lies inside, looking at `real` itself (unless `strictly`) and each of its ancestors.
+ */
+export async function liveStateAround(real: string, strictly = false): Promise<string | undefined> {
+  for (let at = strictly ? path.dirname(real) : real; ; at = path.dirname(at)) {
+    const text = await readFile(path.join(at, MARKER), "utf8").catch(() => undefined);
+    if (text !== undefined) {
+      try {
+        const marker = JSON.parse(text) as { format?: unknown; kind?: unknown };
+        if (marker.format === FORMAT && marker.kind === "live") return at;
+      } catch {
+        // not a marker of ours
+      }
+    }
+    if (path.dirname(at) === at) return undefined;
+  }
+}
+
+/**
+ * Refuses an output that is a cycle's served link, or any path whose real place is a cycle's state
+ * folder or lies inside one (its builds, its dump): the cycle alone writes there, under the state's
+ * lock, and a folder put in place of its link or its builds stops every later run. The one exception
+ * is this process holding that state's lock (the cycle building and importing).
+ */
+export async function assertNotLive(check: Pick<OutputCheck, "out" | "option" | "kind">): Promise<void> {
+  const out = await resolveReal(check.out);
+  const state = await liveStateAround(out, check.kind === "live");
+  if (state === undefined || locked.has(state)) return;
+  // The path itself, a symbolic link not followed: a link of the cycle's own lies inside the state too.
+  const named = path.join(await resolveReal(path.dirname(path.resolve(check.out))), path.basename(path.resolve(check.out)));
+  const link = (await lstat(named).catch(() => undefined))?.isSymbolicLink();
+  const why =
+    out === state && named === state
+      ? `it is the state folder of mesh-api cycle`
+      : link && named !== state && !inside(named, state)
+        ? `it is a symbolic link into ${state}, the state folder of mesh-api cycle`
+        : `it lies inside ${state}, the state folder of mesh-api cycle`;
+  throw new RefusedOutputError(
+    `refusing to write to ${check.out}: ${why}, which only the cycle writes; ` +
+      `run mesh-api cycle --state ${state} … to rebuild it, and mesh-api snapshot --state ${state} for a snapshot.`,
+  );
+}
+
 /** Throws RefusedOutputError when `out` may not be replaced; returns quietly otherwise. */
 export async function assertReplaceable(check: OutputCheck): Promise<void> {
   const name = check.out;
   const out = await resolveReal(check.out);
+  await assertNotLive(check);
   // The advice names a folder that is neither the refused one nor one it protects.
   const protectedDirs = await Promise.all((check.protect ?? []).map((p) => resolveReal(p.dir)));
   const candidates = check.kind === "build" ? [DEFAULTS.dist, "site", "public"] : [check.kind, `${check.kind}-new`];
@@ -131,13 +196,18 @@ function inside(child: string, parent: string): boolean {
   return rel !== "" && !rel.startsWith("..") && !path.isAbsolute(rel);
 }
 
-/** The real path of `p`, or of its nearest existing ancestor joined with the rest. */
-async function resolveReal(p: string): Promise<string> {
+/**
+ * The real path of `p`, or of its nearest existing ancestor joined with the rest; a symbolic link
+ * whose target is absent (dangling) is followed to where its target would be.
+ */
+export async function resolveReal(p: string, depth = 0): Promise<string> {
   const full = path.resolve(p);
   const rest: string[] = [];
   for (let at = full; ; at = path.dirname(at)) {
     const real = await realpath(at).catch(() => undefined);
     if (real !== undefined) return path.join(real, ...rest.reverse());
+    const text = depth < 40 ? await readlink(at).catch(() => undefined) : undefined;
+    if (text !== undefined) return resolveReal(path.join(path.resolve(path.dirname(at), text), ...rest.reverse()), depth + 1);
     if (path.dirname(at) === at) return full;
     rest.push(path.basename(at));
   }
