@@ -134,10 +134,12 @@ describe("cycle: three runs over changing sources while nginx and the preview se
   it("publishes every run, importing what is due", () => {
     expect(results.map((r) => r.outcome)).toEqual(["published", "published", "published", "published"]);
     expect(results[0].line).toMatch(
-      /^cycle 1 at 2026-11-20T10:00:00Z: imported olsr, wiki, sites; 3000 access points, \d+ links, \d+ sites; serving builds\/00000001, snapshot written; nginx configuration updated and reloaded$/,
+      /^cycle 1 at 2026-11-20T10:00:00Z: imported olsr, wiki, sites; 3000 access points, \d+ links, \d+ sites; serving runs\/00000001\/build, snapshot written; nginx configuration updated and reloaded$/,
     );
     // the wiki's file did not change; sites every second run; one new access point a step
-    expect(results[1].line).toMatch(/^cycle 2 at 2026-11-20T10:06:00Z: imported olsr; 3001 access points, .*serving builds\/00000002$/);
+    expect(results[1].line).toMatch(
+      /^cycle 2 at 2026-11-20T10:06:00Z: imported olsr; 3001 access points, .*serving runs\/00000002\/build$/,
+    );
     expect(results[2].line).toMatch(/^cycle 3 at 2026-11-20T10:12:00Z: imported olsr, sites; 3002 access points/);
     expect(results.map((r) => r.configRefused)).toEqual([undefined, undefined, undefined, undefined]);
   });
@@ -153,19 +155,21 @@ describe("cycle: three runs over changing sources while nginx and the preview se
   });
 
   it("serves the last build through a link, keeps the one before it, and removes the older ones", () => {
-    expect(readlinkSync(serve)).toBe("state/builds/00000004");
-    // the older builds went to detached removers, which rename them to hidden trash folders, then remove them
-    const builds = () => readdirSync(path.join(state, "builds")).filter((n) => !n.startsWith("."));
+    expect(readlinkSync(serve)).toBe("state/current/build");
+    expect(readlinkSync(path.join(state, "current"))).toBe("runs/00000004");
+    // the older runs went to detached removers, which rename them to hidden trash folders, then remove them
+    const builds = () => readdirSync(path.join(state, "runs")).filter((n) => !n.startsWith("."));
     for (const until = Date.now() + 60_000; builds().length > 2 && Date.now() < until;)
       Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, 50);
-    removersDone(path.join(state, "builds"));
+    removersDone(path.join(state, "runs"));
     expect(builds()).toEqual(["00000003", "00000004"]);
     expect(JSON.parse(readFileSync(path.join(state, "cycle.json"), "utf8"))).toMatchObject({
       runs: 4,
       sources: { olsr: { run: 4 }, wiki: { run: 1 } },
       sitesRun: 3,
       snapshotDay: "2026-11-20",
-      build: "builds/00000004",
+      build: "runs/00000004/build",
+      settings: { "--brand": "opennet", "--default-status": "online", "--host": "nginx" },
     });
     // the snapshot of the day is carried from build to build
     expect(existsSync(path.join(serve, "snapshots/index.json"))).toBe(true);
@@ -179,6 +183,17 @@ describe("cycle: three runs over changing sources while nginx and the preview se
     expect([...stamps].some((t) => t < "2026-11-20T10:18:00Z")).toBe(true);
   });
 });
+
+/**
+ * The names in `dir` (those `keep` keeps: by default not hidden) once `done` holds for them, or after
+ * a minute: detached removers (io/swap.ts) may still be at work when a command has ended.
+ */
+function settled(dir: string, done: (names: string[]) => boolean, keep = (n: string) => !n.startsWith(".")): string[] {
+  const names = () => readdirSync(dir).filter(keep).sort();
+  for (const until = Date.now() + 60_000; !done(names()) && Date.now() < until;)
+    Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, 50);
+  return names();
+}
 
 describe("cycle: refusals, skipped runs and a configuration the server refuses", () => {
   const LIVE = new URL("./fixtures/live-sample/steps/", import.meta.url).pathname;
@@ -198,7 +213,8 @@ describe("cycle: refusals, skipped runs and a configuration the server refuses",
 
   it("builds what build makes of its state's dump, byte for byte, also into the recycled build of two runs before", async () => {
     const d = tempDir();
-    const builds = path.join(d, "state", "builds");
+    const runs = path.join(d, "state", "runs");
+    const buildOf = (run: string) => path.join(runs, run, "build");
     expect(cli(args(d)).status).toBe(0);
     expect(cli(args(d, "01", "2026-11-20T10:06:00Z")).status).toBe(0);
     // the snapshots and the digests the next recycling reads are the cycle's own
@@ -206,36 +222,24 @@ describe("cycle: refusals, skipped runs and a configuration the server refuses",
       new Map([...tree].filter(([f]) => !f.startsWith("snapshots/") && f !== FILES.fileDigests.slice(1)));
     const fresh = path.join(d, "fresh");
     await build({ data: path.join(d, "state", "dump"), out: fresh });
-    const second = without(treeDigest(path.join(builds, "00000002")));
+    const second = without(treeDigest(buildOf("00000002")));
     expect(second.size).toBeGreaterThan(3000);
     expect(second).toEqual(without(treeDigest(fresh)));
-    const firstBuild = treeDigest(path.join(builds, "00000001"));
+    const firstBuild = treeDigest(buildOf("00000001"));
+    const recycledFile = statSync(path.join(buildOf("00000001"), "api", "v1", "index.json")).ino;
     expect(cli(args(d, "02", "2026-11-20T10:12:00Z")).status).toBe(0);
-    expect(readdirSync(builds).sort()).toEqual(["00000002", "00000003"]); // the first became the third
+    expect(settled(runs, (names) => names.length === 2)).toEqual(["00000002", "00000003"]);
+    // the first run's build became the third's: its files were rewritten where they were
+    expect(statSync(path.join(buildOf("00000003"), "api", "v1", "index.json")).ino).toBe(recycledFile);
     await build({ data: path.join(d, "state", "dump"), out: fresh });
-    const third = without(treeDigest(path.join(builds, "00000003")));
+    const third = without(treeDigest(buildOf("00000003")));
     expect(third).toEqual(without(treeDigest(fresh)));
     expect(third).not.toEqual(without(firstBuild));
   });
 
-  it("numbers a run past every build there is, when a run stopped before writing its record", () => {
+  it("removes what a killed run or remover left among the runs, and leaves a running remover's folder alone", () => {
     const d = tempDir();
-    const builds = path.join(d, "state", "builds");
-    expect(cli(args(d)).status).toBe(0);
-    expect(cli(args(d, "01", "2026-11-20T10:06:00Z")).status).toBe(0);
-    // the second run served its build, then stopped before its record was written
-    const record = path.join(d, "state", "cycle.json");
-    writeFileSync(record, JSON.stringify({ ...JSON.parse(readFileSync(record, "utf8")), runs: 1, build: "builds/00000001" }));
-    const served = statSync(path.join(builds, "00000002", "api", "v1", "index.json")).ino;
-    expect(cli(args(d, "02", "2026-11-20T10:12:00Z")).status).toBe(0);
-    expect(readlinkSync(path.join(d, "www"))).toBe("state/builds/00000003");
-    expect(statSync(path.join(builds, "00000002", "api", "v1", "index.json")).ino).toBe(served);
-    expect(JSON.parse(readFileSync(record, "utf8")).runs).toBe(3);
-  });
-
-  it("removes what a killed run or remover left among the builds, and leaves a running remover's folder alone", () => {
-    const d = tempDir();
-    const builds = path.join(d, "state", "builds");
+    const runs = path.join(d, "state", "runs");
     expect(cli(args(d)).status).toBe(0);
     const dead = spawnSync("true").pid!;
     const sleeper = spawn("sleep", ["30"]);
@@ -243,11 +247,20 @@ describe("cycle: refusals, skipped runs and a configuration the server refuses",
       const left = [`.00000001.trash-${dead}-1`, `.00000007.tmp-${dead}-2`];
       const running = `.00000002.trash-${sleeper.pid}-3`;
       for (const name of [...left, running]) {
-        mkdirSync(path.join(builds, name, "api"), { recursive: true });
-        writeFileSync(path.join(builds, name, "api", "index.json"), "{}");
+        mkdirSync(path.join(runs, name, "api"), { recursive: true });
+        writeFileSync(path.join(runs, name, "api", "index.json"), "{}");
       }
+      // and the folder of a run that never committed
+      mkdirSync(path.join(runs, "00000002", "build"), { recursive: true });
       expect(cli(args(d, "01", "2026-11-20T10:06:00Z")).status).toBe(0);
-      expect(readdirSync(builds).sort()).toEqual([running, "00000001", "00000002"]);
+      expect(
+        settled(
+          runs,
+          (names) => names.length === 3,
+          (n) => !n.startsWith(".") || n === running,
+        ),
+      ).toEqual([running, "00000001", "00000002"]);
+      expect(readdirSync(path.join(runs, "00000002")).sort()).toEqual(["build", "cycle.json", "dump"]);
     } finally {
       sleeper.kill();
     }
@@ -301,7 +314,7 @@ describe("cycle: refusals, skipped runs and a configuration the server refuses",
     expect(r.status).toBe(1);
     expect(r.stderr).toMatch(/absent\.txt: cannot read it \(ENOENT\); the state in .* and the served build were left as they were/);
     expect(readFileSync(path.join(d, "state", "dump", "links", "links.ndjson"), "utf8")).toBe(before);
-    expect(readlinkSync(path.join(d, "www"))).toBe("state/builds/00000001");
+    expect(readlinkSync(path.join(d, "state", "current"))).toBe("runs/00000001");
     expect(JSON.parse(readFileSync(path.join(d, "state", "cycle.json"), "utf8")).runs).toBe(1);
   });
 
@@ -314,13 +327,14 @@ describe("cycle: refusals, skipped runs and a configuration the server refuses",
     expect(working).toMatch(/^# Generated by `mesh-api host-config nginx`/);
     // a run whose build needs other rules: the live sample's ondataservice of step 03 changes a version
     const next = [...args(d, "01", "2026-11-20T10:06:00Z"), "--ondataservice", `${LIVE}03/ondataservice.db`, ...host];
-    const refused = cli([...next, "--host-test", "echo 'nginx: [emerg] too long parameter' >&2; false"]);
+    // another test command is another setting: --reconfigure says so
+    const refused = cli([...next, "--host-test", "echo 'nginx: [emerg] too long parameter' >&2; false", "--reconfigure"]);
     expect(refused.status).toBe(3);
     expect(refused.stdout).toMatch(
-      /^cycle 2 at 2026-11-20T10:06:00Z: .*serving builds\/00000002; the server refused the new configuration, the previous one stays: nginx: \[emerg\] too long parameter\n$/,
+      /^cycle 2 at 2026-11-20T10:06:00Z: .*serving runs\/00000002\/build; nginx refused the new configuration and keeps the previous one \(echo .* failed: nginx: \[emerg\] too long parameter\)\n$/,
     );
-    expect(refused.stderr).toMatch(/the build is served, but the web server does not run its configuration/);
+    expect(refused.stderr).toMatch(/the new build is served, but the web server refused the new configuration and keeps the previous one/);
     expect(readFileSync(conf, "utf8")).toBe(working);
-    expect(readlinkSync(path.join(d, "www"))).toBe("state/builds/00000002");
+    expect(readlinkSync(path.join(d, "state", "current"))).toBe("runs/00000002");
   });
 });

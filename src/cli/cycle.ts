@@ -53,6 +53,8 @@ interface CycleFlags extends SettingsFlags {
   hostConfig?: string;
   hostTest?: string;
   hostReload?: string;
+  force?: boolean;
+  reconfigure?: boolean;
   quiet?: boolean;
 }
 
@@ -66,7 +68,12 @@ export function register(program: Command): void {
     .addOption(neededOption("--state <dir>", "the cycle's own folder: the dump it keeps, its builds and its record of runs"))
     .addOption(neededOption("--serve <link>", "the path the web server serves: a symbolic link the cycle points at each new build"))
     .option("--olsr <file-or-url>", "OLSR txtinfo: a file, or olsrd's txtinfo address (its /all is read)")
-    .option("--olsr-every <n|changed>", "import OLSR every nth run (each import stamps what it shows as seen)", rate, 1)
+    .option(
+      "--olsr-every <n|changed>",
+      "import OLSR every nth run, or when its file changed (each import stamps what it shows as seen)",
+      rate,
+      1,
+    )
     .option("--wiki <file-or-url>", "the wiki's node page: a file or its address")
     .option("--wiki-every <n|changed>", "import the wiki every nth run, or when its file changed", rate, 10)
     .option("--ondataservice <file>", "the ondataservice SQLite database")
@@ -89,6 +96,11 @@ export function register(program: Command): void {
     .option("--host-config <file>", "with --host: the file the server includes, rewritten when a build needs other rules")
     .option("--host-test <command>", "with --host: a shell command that exits 0 when the server accepts the new file (nginx -t)")
     .option("--host-reload <command>", "with --host: a shell command that reloads the server (systemctl reload nginx)")
+    .option("--force", "with --host-config: take over a file that mesh-api did not write")
+    .option(
+      "--reconfigure",
+      "this run's settings (brand, default status, folder limit, community, Freifunk API, tiles, --extra, --host…) replace the ones the state was set up with; without it, other settings are refused",
+    )
     .addOption(quietOption())
     .action(async (opts: CycleFlags) => {
       if ((opts.host === undefined) !== (opts.hostConfig === undefined))
@@ -111,13 +123,20 @@ export function register(program: Command): void {
           host:
             opts.host === undefined
               ? undefined
-              : { host: hostNamed(opts.host), options: {}, file: opts.hostConfig!, test: opts.hostTest, reload: opts.hostReload },
+              : {
+                  host: hostNamed(opts.host),
+                  options: {},
+                  file: opts.hostConfig!,
+                  test: opts.hostTest,
+                  reload: opts.hostReload,
+                  force: opts.force,
+                },
+          reconfigure: opts.reconfigure,
           warn,
         });
         // The run's one line goes to stdout, for the journal or cron's mail.
         if (!opts.quiet || r.configRefused) process.stdout.write(`${r.line}\n`);
-        if (r.configRefused)
-          throw new ConfigRefusedError(`the build is served, but the web server does not run its configuration: ${r.configRefused}`);
+        if (r.configRefused) throw new ConfigRefusedError(`the new build is served, but ${r.configRefused}`);
       } catch (err) {
         if (err instanceof ConfigRefusedError) throw err;
         stopped(err, opts, `the state in ${opts.state} and the served build were left as they were`);

@@ -1,15 +1,17 @@
 import { constants } from "node:os";
 import { CommanderError } from "commander";
-import { CommandError, InvalidDumpError, UsageError } from "../core/problems.ts";
+import { CommandError, InvalidDumpError, machineError, UsageError } from "../core/problems.ts";
 import { report, type ReportOptions } from "./options.ts";
 
 /**
  * How a run ends, decided here for every command: a command returns, or throws, and main.ts asks
  * this module for the words and the exit code. The codes: 0 ok, 1 invalid input (or a failure the
  * command found and reported, such as a deployment that differs), 2 usage error, 3 a cycle published
- * its build but the web server refused the new configuration (the previous one stays).
+ * its build but the web server refused the new configuration (the previous one stays) or its reload
+ * failed, 4 the machine stopped the work (a full disk, missing rights, a read-only folder: the path
+ * and what was left as it was are said).
  */
-export const EXIT = { ok: 0, invalid: 1, usage: 2, configRefused: 3 } as const;
+export const EXIT = { ok: 0, invalid: 1, usage: 2, configRefused: 3, machine: 4 } as const;
 
 /** Interrupted by a signal: the shell's convention, 128 + its number (130 for Ctrl-C, 143 for SIGTERM). */
 export function interruptedCode(signal: "SIGINT" | "SIGTERM"): number {
@@ -52,7 +54,8 @@ const endingOf = (err: unknown) => (err instanceof CommandError ? err.ending : u
 
 /** Says why the run ended (unless commander or the command already did) and returns its exit code. */
 export function ended(thrown: unknown, write = (text: string) => void process.stderr.write(text)): number {
-  const err = thrown instanceof Stopped ? thrown.error : thrown;
+  // A system error of the machine's (a full disk) says so, with its path, and is not invalid input.
+  const err = machineError(thrown instanceof Stopped ? thrown.error : thrown);
   if (err instanceof CommanderError) return err.exitCode === 0 ? EXIT.ok : EXIT.usage; // commander has printed its message
   if (err instanceof ReportedFailure) return EXIT.invalid;
   const ending = endingOf(err);
@@ -61,7 +64,7 @@ export function ended(thrown: unknown, write = (text: string) => void process.st
     return EXIT.configRefused;
   }
   const usage = ending === "usage";
-  const outcome = thrown instanceof Stopped && ending === "input" ? `; ${thrown.outcome}` : "";
+  const outcome = thrown instanceof Stopped && (ending === "input" || ending === "machine") ? `; ${thrown.outcome}` : "";
   if (err instanceof InvalidDumpError) {
     // Each problem on its own line, then the verdict: the only message without the program's name.
     report(err.problems, [], thrown instanceof Stopped ? thrown.opts : {});
@@ -69,5 +72,5 @@ export function ended(thrown: unknown, write = (text: string) => void process.st
   } else {
     write(`mesh-api: ${err instanceof Error ? err.message : String(err)}${outcome}\n`);
   }
-  return usage ? EXIT.usage : EXIT.invalid;
+  return usage ? EXIT.usage : ending === "machine" ? EXIT.machine : EXIT.invalid;
 }

@@ -1,10 +1,8 @@
 import { mkdir, readFile, rename, rm, writeFile } from "node:fs/promises";
 import path from "node:path";
 import { Argument, type Command } from "commander";
-import type { PlaceholderValues } from "../core/plan.ts";
 import { InvalidDumpError } from "../core/problems.ts";
-import { FLAT, RULES } from "../core/routes.ts";
-import type { ConfigOptions, Host } from "../hosts/host.ts";
+import { configKind, type ConfigOptions, type Host } from "../hosts/host.ts";
 import { HOST_NAMES, hostNamed } from "../hosts/index.ts";
 import { validate } from "../pipeline.ts";
 import { stopped, UsageError } from "./exit.ts";
@@ -28,17 +26,6 @@ export interface ConfigFlags extends SettingsFlags, ConfigOptions {
   allWarnings?: boolean;
 }
 
-/** A network without values: the configuration for a dump, with no literal rule in it. */
-const NO_VALUES: PlaceholderValues = {
-  values: {},
-  aliases: new Map(),
-  others: new Map(),
-  bounds: new Map(),
-  rules: RULES,
-  layout: FLAT,
-  over: [],
-};
-
 const firstLine = (text: string) => text.slice(0, text.indexOf("\n"));
 
 /**
@@ -53,9 +40,9 @@ async function refusal(host: Host, target: string, forDump: boolean, options: Co
     throw err;
   });
   if (existing === undefined) return undefined;
-  const first = firstLine(existing);
-  if (first === firstLine(host.config(NO_VALUES, options))) return undefined;
-  if (first === firstLine(host.config(undefined, options))) {
+  const kind = configKind(host, existing, options);
+  if (kind === "dump") return undefined;
+  if (kind === "generic") {
     if (!forDump) return undefined;
     return (
       "it holds the generic rules a repository commits (a test compares them with the route table), which the rules for one dump would replace; " +

@@ -48,9 +48,11 @@ export function compareSources(a: Source, b: Source): number {
  * How an error ends a command, carried by the error itself, so that the command line decides the code
  * in one place without knowing every error of every layer (cli/exit.ts): "usage", refused before any
  * work (exit 2); "input", bad input or a source that failed, with what was left alone said after it
- * (exit 1); "configRefused", a cycle's build served while the web server refused its configuration (exit 3).
+ * (exit 1); "configRefused", a cycle's build served while the web server refused its configuration (exit 3);
+ * "machine", the machine would not let the work be done (a full disk, missing rights, a read-only
+ * folder), with what was left alone (exit 4).
  */
-export type Ending = "usage" | "input" | "configRefused";
+export type Ending = "usage" | "input" | "configRefused" | "machine";
 
 export abstract class CommandError extends Error {
   abstract readonly ending: Ending;
@@ -76,4 +78,44 @@ export class UsageError extends CommandError {
     super(message);
     this.name = "UsageError";
   }
+}
+
+/**
+ * What the system says when the machine, not the data, stops a command: a full disk, missing rights,
+ * a read-only file system, too many open files. Each with the words an operator acts on.
+ */
+const MACHINE: Readonly<Record<string, string>> = {
+  ENOSPC: "the disk is full",
+  EDQUOT: "the disk quota is used up",
+  EACCES: "permission denied",
+  EPERM: "the operation is not permitted",
+  EROFS: "the file system is read-only",
+  EMFILE: "too many open files",
+  ENFILE: "too many open files on the machine",
+  EIO: "an input/output error of the disk",
+};
+
+/** The file system refused a write or a read for a reason of the machine's (MACHINE); exit 4. */
+export class MachineError extends CommandError {
+  readonly ending = "machine";
+  constructor(
+    readonly code: string,
+    message: string,
+  ) {
+    super(message);
+    this.name = "MachineError";
+  }
+}
+
+/**
+ * The system's error as a MachineError, when it is one, naming the path the system names (Node's
+ * errors of a write to an open file name none: `where`, the folder being written, is named then);
+ * anything else as it is.
+ */
+export function machineError(err: unknown, where?: string): unknown {
+  const e = err as { code?: unknown; path?: unknown; syscall?: unknown };
+  if (err instanceof CommandError || typeof e?.code !== "string" || !(e.code in MACHINE)) return err;
+  const at = typeof e.path === "string" ? e.path : where;
+  const verb = typeof e.syscall === "string" ? ` (${e.syscall})` : "";
+  return new MachineError(e.code, `${at ? `cannot write ${at}` : "cannot go on"}: ${MACHINE[e.code]}${verb}, ${e.code}`);
 }

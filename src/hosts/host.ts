@@ -1,5 +1,6 @@
 import { UsageError } from "../core/problems.ts";
 import type { OutputFile, PlaceholderValues } from "../core/plan.ts";
+import { FLAT, RULES } from "../core/routes.ts";
 import { overlongWarnings, severalFolds } from "./patterns.ts";
 
 /** Something a host cannot reproduce for this network: the build works, one host answers differently. */
@@ -165,4 +166,28 @@ export function folderWarnings(input: PlaceholderValues): HostWarning[] {
     kind: "folder",
     message: `${folder} holds ${entries.toLocaleString("en-US")} entries, more than the folder limit: Netlify refuses a deploy with more than 54,000 files in one folder`,
   }));
+}
+
+/** A network without values: the configuration for a dump, with no literal rule in it. */
+export const NO_VALUES: PlaceholderValues = {
+  values: {},
+  aliases: new Map(),
+  others: new Map(),
+  bounds: new Map(),
+  rules: RULES,
+  layout: FLAT,
+  over: [],
+};
+
+const firstLine = (text: string) => text.slice(0, text.indexOf("\n"));
+
+/**
+ * Which configuration of this host a file holds, by its first line: one for a dump, the generic rules
+ * (what a repository commits), or none of this tool's (undefined: the operator's own file).
+ */
+export function configKind(host: Host, text: string, options: ConfigOptions = {}): "dump" | "generic" | undefined {
+  const first = firstLine(text);
+  if (first === firstLine(host.config(NO_VALUES, options))) return "dump";
+  if (first === firstLine(host.config(undefined, options))) return "generic";
+  return undefined;
 }

@@ -1,3 +1,4 @@
+import { createHash } from "node:crypto";
 import { readFile } from "node:fs/promises";
 import { assertReplaceable } from "../../io/ownership.ts";
 import { importTime, writeImportedDump, type CheckedDump, type Handover } from "../../io/write-dump.ts";
@@ -74,6 +75,8 @@ export interface ImportOpennetResult {
   readonly sites: number;
   /** the dump as it was validated before it was written, for a build that follows at once */
   readonly checked: Handover<CheckedDump>;
+  /** the sha256 of the bytes each source read gave (a file's, or an address's answer) */
+  readonly digests: Readonly<Partial<Record<"olsr" | "wiki" | "ondataservice", string>>>;
 }
 
 const isUrl = (source: string) => /^https?:\/\//i.test(source);
@@ -107,13 +110,23 @@ export async function importOpennet(out: string, options: ImportOpennetOptions):
     throw new UsageError("import opennet needs --olsr (a txtinfo file or address), or --previous with the sources of this run");
   await assertReplaceable({ out, option: "--out", kind: "dump", cwd: options.cwd, home: options.home });
   const timeoutMs = options.timeoutMs ?? IMPORT_OPENNET_DEFAULTS.timeoutMs;
-  const olsr = options.olsr === undefined ? undefined : (await read(options.olsr, "--olsr", timeoutMs, txtinfoAll)).toString("utf8");
-  const wiki = options.wiki === undefined ? undefined : (await read(options.wiki, "--wiki", timeoutMs, (u) => u)).toString("utf8");
-  const ondataservice = options.ondataservice === undefined ? undefined : await read(options.ondataservice, "--ondataservice", timeoutMs);
+  const digests: Partial<Record<"olsr" | "wiki" | "ondataservice", string>> = {};
+  const kept = (kind: keyof typeof digests, bytes: Buffer) => {
+    digests[kind] = createHash("sha256").update(bytes).digest("hex");
+    return bytes;
+  };
+  const olsr =
+    options.olsr === undefined ? undefined : kept("olsr", await read(options.olsr, "--olsr", timeoutMs, txtinfoAll)).toString("utf8");
+  const wiki =
+    options.wiki === undefined ? undefined : kept("wiki", await read(options.wiki, "--wiki", timeoutMs, (u) => u)).toString("utf8");
+  const ondataservice =
+    options.ondataservice === undefined
+      ? undefined
+      : kept("ondataservice", await read(options.ondataservice, "--ondataservice", timeoutMs));
   const previous = options.previous === undefined ? undefined : await readPrevious(options.previous);
   const model = previous?.model ?? new OpennetModel();
   const notes: string[] = [];
-  if (olsr !== undefined) applyOlsr(model, olsr, options.olsr);
+  if (olsr !== undefined) notes.push(...applyOlsr(model, olsr, options.olsr));
   if (wiki !== undefined) notes.push(...applyWiki(model, wiki, options.wiki));
   if (ondataservice !== undefined) await applyOndataservice(model, ondataservice, options.ondataservice);
   const sites = options.sites ?? (previous ? "keep" : "none");
@@ -140,6 +153,7 @@ export async function importOpennet(out: string, options: ImportOpennetOptions):
   });
   return {
     ...counts,
+    digests,
     takenAt,
     brand: records.network.brand,
     sites: new Set(records.accesspoints.map((ap) => ap.site).filter((s) => s !== null)).size,

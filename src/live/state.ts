@@ -1,0 +1,155 @@
+import { lstat, mkdir, readdir, readFile, readlink, rename, rm, symlink, writeFile } from "node:fs/promises";
+import path from "node:path";
+import { RefusedOutputError } from "../io/ownership.ts";
+import { removeInBackground } from "../io/swap.ts";
+
+/**
+ * The layout of a cycle's state folder, and its one commit point.
+ *
+ *   current -> runs/<run>   the last run that completed: the one rename that commits a run
+ *   runs/<run>/dump/        the network as that run's import left it (the memory of the next import)
+ *   runs/<run>/build/       the build served (the web server's link resolves through `current`)
+ *   runs/<run>/cycle.json   the record: run counter, instant, sources, settings
+ *   dump -> current/dump, cycle.json -> current/cycle.json
+ *                           fixed links, so that the state's dump and record keep their paths
+ *   host-config.json        the web server's configuration a run changed and has not reloaded yet
+ *
+ * A run writes everything of its own into `runs/<run>/` first and then renames a new `current` link
+ * over the old one: a run that fails or is killed before that rename leaves `current`, and with it
+ * the dump, the record and the served build, byte for byte as the last good run left them. The
+ * served link (`--serve`) points at `<state>/current/build` once and for all, so serving the new
+ * build is the same rename.
+ */
+export const LAYOUT = {
+  current: "current",
+  runs: "runs",
+  dump: "dump",
+  build: "build",
+  record: "cycle.json",
+  hostJournal: "host-config.json",
+} as const;
+
+export const runName = (run: number) => String(run).padStart(8, "0");
+const RUN_NAME = /^\d{8}$/;
+
+/** A committed run as `current` names it. */
+export interface Committed {
+  readonly run: number;
+  /** the run's folder, absolute */
+  readonly dir: string;
+}
+
+/** The state folder of an earlier release: dump/ and cycle.json as folders, builds/<run>/ served. */
+export interface Legacy {
+  readonly dump: string;
+  readonly record: string;
+  /** the build the served link points at, if it points into builds/ */
+  readonly builds: string;
+}
+
+/** The committed run, if any. */
+export async function committed(state: string): Promise<Committed | undefined> {
+  const target = await readlink(path.join(state, LAYOUT.current)).catch((err: NodeJS.ErrnoException) => {
+    if (err.code === "ENOENT") return undefined;
+    throw err;
+  });
+  if (target === undefined) return undefined;
+  const name = path.basename(target);
+  if (path.dirname(target) !== LAYOUT.runs || !RUN_NAME.test(name))
+    throw new RefusedOutputError(
+      `${path.join(state, LAYOUT.current)} links to ${target}, not to a run of this state; the state is not the cycle's own`,
+    );
+  return { run: Number(name), dir: path.join(state, LAYOUT.runs, name) };
+}
+
+/** An earlier release's state: its dump and record are plain folder and file at the top. */
+export async function legacy(state: string): Promise<Legacy | undefined> {
+  const s = await lstat(path.join(state, LAYOUT.dump)).catch(() => undefined);
+  if (!s?.isDirectory()) return undefined;
+  return { dump: path.join(state, LAYOUT.dump), record: path.join(state, LAYOUT.record), builds: path.join(state, "builds") };
+}
+
+/**
+ * Points `link` at `target` in one rename: a reader sees the old target or the new one, never
+ * nothing. The temporary link carries the process id, so two writers never share one.
+ */
+export async function repoint(link: string, target: string): Promise<void> {
+  const tmp = path.join(path.dirname(link), `.${path.basename(link)}.tmp-${process.pid}`);
+  await rm(tmp, { force: true });
+  await symlink(target, tmp);
+  try {
+    await rename(tmp, link);
+  } catch (err) {
+    await rm(tmp, { force: true });
+    throw err;
+  }
+}
+
+/** The commit: `current` names the run's folder from now on. */
+export async function commit(state: string, run: number): Promise<void> {
+  await repoint(path.join(state, LAYOUT.current), path.join(LAYOUT.runs, runName(run)));
+}
+
+/**
+ * After a commit, the fixed links at the top (`dump`, `cycle.json`) and, for a state an earlier
+ * release wrote, the removal of its dump, record and builds folder (once the served link no longer
+ * points into it). Each step can be repeated: a run killed halfway has the next run finish it.
+ */
+export async function settleTop(state: string, serving: (dir: string) => Promise<boolean>): Promise<void> {
+  for (const name of [LAYOUT.dump, LAYOUT.record]) {
+    const at = path.join(state, name);
+    const want = path.join(LAYOUT.current, name);
+    const s = await lstat(at).catch(() => undefined);
+    if (s?.isSymbolicLink() && (await readlink(at)) === want) continue;
+    if (s && !s.isSymbolicLink()) {
+      // an earlier release's dump folder or record: the committed run holds the state now
+      const aside = path.join(state, `.${name}.legacy-${process.pid}`);
+      await rename(at, aside);
+      await rm(aside, { recursive: true, force: true });
+    }
+    await repoint(at, want);
+  }
+  const builds = path.join(state, "builds");
+  if ((await lstat(builds).catch(() => undefined))?.isDirectory() && !(await serving(builds)))
+    await rm(builds, { recursive: true, force: true });
+}
+
+/**
+ * The run folders other than the committed one and the one before it (which requests in flight may
+ * still read, and whose build the next run recycles): uncommitted folders of runs that failed or were
+ * killed, and runs too old to keep. Removed by detached removers (io/swap.ts) so that a run does not
+ * wait for tens of thousands of files to go.
+ */
+export async function removeStale(state: string, keep: readonly number[]): Promise<void> {
+  const runs = path.join(state, LAYOUT.runs);
+  for (const name of await readdir(runs).catch(() => [] as string[])) {
+    if (!RUN_NAME.test(name) || keep.includes(Number(name))) continue;
+    const dir = path.join(runs, name);
+    if (!(await removeInBackground(dir, name))) await rm(dir, { recursive: true, force: true });
+  }
+}
+
+/** The run's own folder, empty, ready to be filled. */
+export async function stage(state: string, run: number): Promise<string> {
+  const dir = path.join(state, LAYOUT.runs, runName(run));
+  await rm(dir, { recursive: true, force: true });
+  await mkdir(dir, { recursive: true });
+  return dir;
+}
+
+/** Writes a small file whole or not at all. */
+export async function writeWhole(file: string, text: string): Promise<void> {
+  const tmp = path.join(path.dirname(file), `.${path.basename(file)}.tmp-${process.pid}`);
+  try {
+    await writeFile(tmp, text);
+    await rename(tmp, file);
+  } finally {
+    await rm(tmp, { force: true });
+  }
+}
+
+export const readText = (file: string) =>
+  readFile(file, "utf8").catch((err: NodeJS.ErrnoException) => {
+    if (err.code === "ENOENT") return undefined;
+    throw err;
+  });
