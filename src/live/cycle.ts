@@ -24,6 +24,7 @@ import {
   type PreviousRecord,
   type Settings,
 } from "./record.ts";
+import { failpoint } from "./failpoint.ts";
 import { commit, committed, LAYOUT, legacy, removeStale, repoint, runName, settleTop, stage, writeWhole } from "./state.ts";
 
 export type { HostHook } from "./host-hook.ts";
@@ -247,6 +248,7 @@ async function run(options: CycleOptions, state: string, serve: string): Promise
   const runs = path.join(state, LAYOUT.runs);
   await sweepLeftovers(runs);
   await removeStale(state, [lastRun, lastRun - 1]);
+  failpoint("recovered");
 
   const n = lastRun + 1;
   const first = last === undefined && old === undefined;
@@ -265,6 +267,7 @@ async function run(options: CycleOptions, state: string, serve: string): Promise
     home: options.home,
   });
   t.push(performance.now()); // imported
+  failpoint("imported");
 
   const day = imported.takenAt.slice(0, 10);
   const snapshotDue = record.snapshotDay !== day;
@@ -283,10 +286,12 @@ async function run(options: CycleOptions, state: string, serve: string): Promise
     recycle: { from: (await stat(recycled).catch(() => undefined))?.isDirectory() ? recycled : undefined },
   });
   t.push(performance.now()); // built
+  failpoint("built");
 
   let config: Configured = { changed: false };
   if (options.host)
     config = await configure(state, n, options.host, options.host.host.config(result.values, options.host.options), host.owed);
+  failpoint("configured");
   const sources = { ...record.sources };
   for (const kind of KINDS) {
     const digest = digests[kind] ?? imported.digests[kind];
@@ -303,15 +308,19 @@ async function run(options: CycleOptions, state: string, serve: string): Promise
     build: path.join(LAYOUT.runs, runName(n), LAYOUT.build),
   };
   await writeWhole(path.join(dir, LAYOUT.record), recordText(next));
+  failpoint("recorded");
   await commit(state, n);
+  failpoint("committed");
 
   // Committed: what follows cannot undo the run, and a failure of it is said, not thrown.
   const servedLink = path.relative(path.dirname(serve), path.join(state, LAYOUT.current, LAYOUT.build));
   if (servedBefore !== path.join(state, LAYOUT.current, LAYOUT.build)) await repoint(serve, servedLink);
+  failpoint("linked");
   // An earlier release's builds/ goes a run after the link left it: requests in flight may still read it.
   await settleTop(state, async (builds) => servedBefore !== undefined && path.dirname(servedBefore) === builds);
   let reloadFailed: string | undefined;
   if (options.host && (config.changed || host.owed)) reloadFailed = (await reload(state, options.host)).failed;
+  failpoint("reloaded");
   t.push(performance.now()); // swapped and recorded
   await removeStale(state, [n, lastRun]).catch((err: Error) => options.warn?.(`could not remove an old run: ${err.message}`));
   t.push(performance.now()); // cleaned up
