@@ -14,7 +14,7 @@ import {
 } from "../src/importers/opennet/index.ts";
 import { createRequire } from "node:module";
 import { answerFromBuild, canonical, mismatch, PUBLIC_SAMPLE, readExpected } from "./support/expected.ts";
-import { cliAsync, tempDir } from "./support/tree.ts";
+import { cliAsync, tempDir, treeDigest } from "./support/tree.ts";
 
 /**
  * `import opennet` on the original's own sample sources (OLSR txtinfo, the wiki's node table,
@@ -276,9 +276,15 @@ describe("import opennet: broken sources", () => {
     let r = await fails({ olsr: "<html>not olsr</html>\n" });
     expect(r.status).toBe(1);
     expect(r.stderr).toMatch(/olsr:1: expected a "Table: <name>" line/);
+    r = await fails({ olsr: "" });
+    expect(r.status).toBe(1);
+    expect(r.stderr).toMatch(/olsr: no table in it \(olsrd's txtinfo \/all has the tables Links, .*\); is this OLSR txtinfo output/);
     r = await fails({ olsr: "Table: Links\nLocal IP\tRemote IP\tHyst.\tLQ\tNLQ\tCost\n10.0.0.1\t10.0.0.2\t0.00\t1.000\t1.000\t1.000\n\n" });
     expect(r.status).toBe(1);
-    expect(r.stderr).toMatch(/olsr: no table Topology/);
+    expect(r.stderr).toMatch(/olsr:4: no table Topology: the file ends after the Links table, so it is cut short/);
+    r = await fails({ olsr: "Table: Routes\nDestination\tGateway IP\tMetric\tETX\tInterface\n\n" });
+    expect(r.status).toBe(1);
+    expect(r.stderr).toMatch(/olsr: no table Links; is this OLSR txtinfo output \(\/all\)\?/);
   });
 
   it("a link quality outside 0..1: exit 1, located", async () => {
@@ -299,6 +305,129 @@ describe("import opennet: broken sources", () => {
     const r = await fails({ ondataservice: "this is not a database\n".repeat(10) });
     expect(r.status).toBe(1);
     expect(r.stderr).toMatch(/ondataservice: not an SQLite database/);
+  });
+});
+
+describe("import opennet: an OLSR file cut short at a line boundary", () => {
+  const text = readFileSync(`${RAW}olsr.txt`, "utf8");
+  const at = (table: string) => text.indexOf(`Table: ${table}\n`);
+  /** The text up to the line that starts before `end`, cut after that line's newline: every row whole. */
+  const cutInside = (end: number) => text.slice(0, text.lastIndexOf("\n", end - 2) + 1);
+  const ALL = "olsrd's txtinfo /all has the tables Links, Neighbors, Topology, HNA, MID and Routes";
+
+  /** Imports the text as the sample's OLSR with its wiki and ondataservice; the warnings and the result. */
+  async function imported(olsr: string, previous?: string) {
+    const dir = tempDir();
+    writeFileSync(`${dir}/olsr.txt`, olsr);
+    const warned: string[] = [];
+    const out = `${dir}/dump`;
+    const result = await importOpennet(out, {
+      olsr: `${dir}/olsr.txt`,
+      ...(previous === undefined ? { wiki: `${RAW}wiki_nodes.html`, ondataservice: `${RAW}ondataservice.db` } : { previous }),
+      at: AT,
+      warn: (line) => warned.push(line.replace(`${dir}/`, "")),
+    });
+    return { result, warned, out };
+  }
+
+  it("the whole file: every table, no warning", async () => {
+    const { tables, notes } = parseTxtinfo(text);
+    expect(tables).toEqual(["Links", "Neighbors", "Topology", "HNA", "MID", "Routes"]);
+    expect(notes).toEqual([]);
+    expect((await imported(text)).warned).toEqual([]);
+  });
+
+  it("cut after Topology or in a later table: imported with every link, and a warning naming the file and the tables missing", async () => {
+    const whole = await imported(text);
+    const cases: [string, string, string][] = [
+      [
+        "after Topology",
+        text.slice(0, at("HNA")),
+        `olsr.txt: no table HNA, MID or Routes; the file ends after the Topology table: it may be cut short (${ALL}); ` +
+          "the single addresses gateways announce (HNA) are not added to them; the access points' further addresses (MID) are not updated",
+      ],
+      [
+        "inside MID",
+        cutInside(at("Routes") - 200),
+        `olsr.txt: no table Routes; the file ends inside the MID table (no blank line closes it): it may be cut short (${ALL}); ` +
+          "the MID table may lack its last rows",
+      ],
+      [
+        "after MID",
+        text.slice(0, at("Routes")),
+        `olsr.txt: no table Routes; the file ends after the MID table: it may be cut short (${ALL}); the tables the import reads are whole`,
+      ],
+      [
+        "inside Routes",
+        cutInside(text.length - 300),
+        `olsr.txt: the file ends inside the Routes table (no blank line closes it): it may be cut short (${ALL}); the tables the import reads are whole`,
+      ],
+      [
+        "without HNA, as another txtinfo might answer",
+        text.slice(0, at("HNA")) + text.slice(at("MID")),
+        "olsr.txt: no table HNA; the single addresses gateways announce (HNA) are not added to them",
+      ],
+    ];
+    for (const [name, olsr, warning] of cases) {
+      const { result, warned } = await imported(olsr);
+      expect(warned, name).toEqual([warning]);
+      expect(result.links, name).toBe(whole.result.links);
+    }
+    // without MID and HNA, the access points' further addresses are missing: fewer interfaces
+    const { result } = await imported(text.slice(0, at("HNA")));
+    expect(result.interfaces).toBeLessThan(whole.result.interfaces);
+  });
+
+  it("cut before the end of Topology: exit 1 with the file and its last line named, no dump; with memory the state stays", async () => {
+    const cases: [string, string, RegExp][] = [
+      ["after Links", text.slice(0, at("Neighbors")), /no table Topology: the file ends after the Links table, so it is cut short/],
+      ["after Neighbors", text.slice(0, at("Topology")), /no table Topology: the file ends after the Neighbors table, so it is cut short/],
+      [
+        "inside Topology",
+        cutInside(at("HNA") - 5000),
+        /the file ends inside the Topology table \(no blank line closes it\), so it is cut short \(.*\); not imported: the links in Topology are not whole/,
+      ],
+    ];
+    const dir = tempDir();
+    const state = `${dir}/state`;
+    await importOpennet(state, { olsr: `${RAW}olsr.txt`, at: AT });
+    const before = treeDigest(state);
+    for (const [name, olsr, message] of cases) {
+      const lines = olsr.replace(/\n$/, "").split("\n").length;
+      const cut = tempDir();
+      writeFileSync(`${cut}/olsr.txt`, olsr);
+      const r = await cliAsync(["import", "opennet", "--olsr", `${cut}/olsr.txt`, ...SOURCES.slice(2), "--out", `${cut}/dump`, "--at", AT]);
+      expect(r.status, name).toBe(1);
+      expect(existsSync(`${cut}/dump`), name).toBe(false);
+      expect(r.stderr, name).toContain(`${cut}/olsr.txt:${lines}: `);
+      expect(r.stderr, name).toMatch(message);
+      expect(r.stderr, name).toContain("olsrd's txtinfo /all has the tables Links, Neighbors, Topology, HNA, MID and Routes");
+      // a cycle's import with memory: refused before anything is written, the state as it was
+      writeFileSync(`${dir}/olsr.txt`, olsr);
+      const again = await cliAsync(["import", "opennet", "--olsr", `${dir}/olsr.txt`, "--previous", state, "--out", state, "--at", AT]);
+      expect(again.status, name).toBe(1);
+      expect(again.stderr, name).toMatch(message);
+      expect(treeDigest(state), name).toEqual(before);
+    }
+  });
+
+  it("with memory, a file cut after Topology drops nothing and keeps the further addresses the state holds", async () => {
+    const dir = tempDir();
+    const state = `${dir}/state`;
+    const first = await importOpennet(state, { olsr: `${RAW}olsr.txt`, at: AT });
+    const { result, warned } = await imported(text.slice(0, at("HNA")), state);
+    expect(warned).toHaveLength(1);
+    expect(warned[0]).toMatch(/^olsr\.txt: no table HNA, MID or Routes; /);
+    expect(result).toMatchObject({ accesspoints: first.accesspoints, interfaces: first.interfaces, links: first.links });
+  });
+
+  it("the command prints the warning and writes the dump", async () => {
+    const dir = tempDir();
+    writeFileSync(`${dir}/olsr.txt`, text.slice(0, at("Routes")));
+    const r = await cliAsync(["import", "opennet", "--olsr", `${dir}/olsr.txt`, "--out", `${dir}/dump`, "--at", AT]);
+    expect(r.status).toBe(0);
+    expect(r.stderr).toContain(`warning: ${dir}/olsr.txt: no table Routes; the file ends after the MID table: it may be cut short`);
+    expect(r.stderr).toMatch(/wrote .*, 625 links/);
   });
 });
 
@@ -330,7 +459,7 @@ describe("import opennet: the rules", () => {
     ]);
     // one link between interfaces 3 and 2; the Links row (remote 11.1 first, with LQ 0.75) updates both ends
     expect(model.links.map((l) => [l.id, l.ends.map((f) => f.id), l.quality])).toEqual([[1, [3, 2], [1, 0.75]]]);
-    expect(parseTxtinfo("Table: Links\nh\n\nTable: Topology\nh\n").links).toEqual([]);
+    expect(parseTxtinfo("Table: Links\nh\n\nTable: Topology\nh\n\n")).toMatchObject({ links: [], tables: ["Links", "Topology"] });
   });
 
   it("wiki: AP names and positions", () => {
