@@ -1,11 +1,15 @@
 import { spawnSync } from "node:child_process";
-import { mkdirSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
+import { lstatSync, mkdirSync, readdirSync, readFileSync, readlinkSync, writeFileSync } from "node:fs";
 import path from "node:path";
-import { describe, expect, it } from "vitest";
+import { beforeAll, describe, expect, it } from "vitest";
+import { canonicalIp } from "../src/core/ip.ts";
 import { validate } from "../src/index.ts";
+import { RAW_FILES, RAW_MARKER, writeRawFolder } from "../src/gen/raw-folder.ts";
+import { wikiPositions } from "../src/gen/raw.ts";
 import { synthesize, writeSynthDump, type SynthDump } from "../src/gen/synth.ts";
+import { importOpennet } from "../src/importers/opennet/index.ts";
 import { MARKER, markerBody, RefusedOutputError } from "../src/io/ownership.ts";
-import { compiledFile, tempDir, treeDigest } from "./support/tree.ts";
+import { cliAsync, compiledFile, tempDir, treeDigest } from "./support/tree.ts";
 
 /**
  * The synthetic networks validate without a problem of any severity, and `npm run synth` replaces
@@ -156,5 +160,201 @@ describe("writeSynthDump and npm run synth replace only their own folders", () =
     const result = await validate({ data: out });
     expect(result.problems).toHaveLength(0);
     expect(result.summary.accesspoints).toBe(60);
+  }, 120_000);
+});
+
+describe("npm run synth -- --raw: a synthetic network's raw sources, as import opennet and cycle read them", () => {
+  const APS = 200;
+  const SEED = 3;
+  const AT = "2026-11-22T03:00:00Z";
+  const network = synthesize({ aps: APS, seed: SEED });
+  let raw: string;
+  let dump: string;
+  let warnings: string[];
+  let result: Awaited<ReturnType<typeof importOpennet>>;
+  let imported: (Record<string, unknown> & { interfaces: Record<string, unknown>[] })[];
+  const sources = (dir: string) => ({
+    olsr: path.join(dir, RAW_FILES.olsr),
+    wiki: path.join(dir, RAW_FILES.wiki),
+    ondataservice: path.join(dir, RAW_FILES.ondataservice),
+  });
+
+  beforeAll(async () => {
+    raw = path.join(tempDir(), "raw");
+    const r = synth(["--aps", String(APS), "--seed", String(SEED), "--raw", raw], tempDir());
+    expect(r.status, r.stderr).toBe(0);
+    expect(r.stderr).toBe(`wrote ${raw}: olsr.txt, wiki.html, ondataservice.db of ${APS} access points (seed ${SEED}, step 0)\n`);
+    dump = path.join(tempDir(), "dump");
+    warnings = [];
+    result = await importOpennet(dump, { ...sources(raw), at: AT, sites: "detect", warn: (line) => warnings.push(line) });
+    imported = readFileSync(path.join(dump, "accesspoints/accesspoints.ndjson"), "utf8")
+      .trim()
+      .split("\n")
+      .map((l) => JSON.parse(l) as (typeof imported)[number]);
+  }, 120_000);
+
+  it("import into a dump with every access point, the links, the interfaces ondataservice names, and sites; no warning", async () => {
+    expect(readdirSync(raw).sort()).toEqual([RAW_MARKER, ...Object.values(RAW_FILES)].sort());
+    expect(warnings).toEqual([]);
+    const olsrLinks = readFileSync(sources(raw).olsr, "utf8").split("Table: Topology\n")[1].split("\n\n")[0].split("\n").length - 1;
+    expect(result).toMatchObject({ accesspoints: APS, links: olsrLinks });
+    expect(result.links).toBeGreaterThan(APS);
+    expect(result.interfaces).toBe(network.accesspoints.reduce((n, ap) => n + (ap.interfaces as unknown[]).length, 0));
+    const checked = await validate({ data: dump });
+    expect(checked.problems).toEqual([]);
+
+    // ondataservice gives the reporting access points' own fields and their interfaces' names and wifi, as the dump has them
+    const reporting = network.accesspoints.filter((ap) => ap.device_board !== undefined);
+    expect(reporting.length).toBeGreaterThan(APS / 3);
+    const byIp = new Map(imported.map((ap) => [ap.main_ip, ap]));
+    for (const ap of reporting) {
+      const ours = byIp.get(ap.main_ip)!;
+      for (const field of ["device_board", "device_cpu", "system_kernel", "system_uptime", "mesh_id", "firmware_release_name"])
+        expect(ours[field], `${String(ap.main_ip)} ${field}`).toEqual(ap[field]);
+      // the importer writes addresses in their canonical form
+      expect(ours.main_ipv6).toBe(ap.main_ipv6 === null ? null : canonicalIp(String(ap.main_ipv6))!.address);
+      for (const f of ap.interfaces as { if_name: string; if_hwaddress: string | null; wifi: Record<string, unknown> | null }[]) {
+        const iface = ours.interfaces.find((i) => i.if_name === f.if_name)!;
+        expect(iface, `${String(ap.main_ip)} ${f.if_name}`).toBeDefined();
+        expect(iface.if_hwaddress).toBe(f.if_hwaddress?.toLowerCase() ?? null);
+        expect((iface.wifi as Record<string, unknown> | null)?.wifi_ssid ?? null).toBe(f.wifi?.wifi_ssid ?? null);
+      }
+    }
+    const silent = network.accesspoints.filter((ap) => ap.device_board === undefined).map((ap) => byIp.get(ap.main_ip)!);
+    expect(silent.every((ap) => ap.device_board === null && ap.interfaces.every((i) => i.if_name === null))).toBe(true);
+  });
+
+  it("place each site's members as a site stands, so that an import finds the network's sites", () => {
+    // the dump's sites whose placed members are enough for a site (4): each is found
+    const positions = wikiPositions(network, SEED);
+    const placed = new Map<unknown, number>();
+    network.accesspoints.forEach((ap, i) => {
+      if (ap.site !== null && positions[i] !== null) placed.set(ap.site, (placed.get(ap.site) ?? 0) + 1);
+    });
+    const expected = [...placed.values()].filter((n) => n >= 4).length;
+    expect(expected).toBeGreaterThan(5);
+    expect(result.sites).toBe(expected);
+    // members of one detected site are, but for a stranger standing nearby, members of one site of the dump
+    const siteOf = new Map(network.accesspoints.map((ap) => [ap.main_ip, ap.site]));
+    const groups = new Map<unknown, unknown[]>();
+    for (const ap of imported) if (ap.site !== null) groups.set(ap.site, [...(groups.get(ap.site) ?? []), siteOf.get(ap.main_ip)]);
+    for (const members of groups.values()) {
+      const counts = [...new Set(members)].map((s) => members.filter((m) => m === s).length);
+      expect(Math.max(...counts)).toBeGreaterThanOrEqual(4);
+    }
+  });
+
+  it("are the same bytes for the same seed and step; a later step changes OLSR and ondataservice, not the wiki", async () => {
+    const again = path.join(tempDir(), "raw");
+    await writeRawFolder(again, network, { seed: SEED, step: 0 });
+    for (const name of [RAW_MARKER, ...Object.values(RAW_FILES)])
+      expect(readFileSync(path.join(again, name)).equals(readFileSync(path.join(raw, name))), name).toBe(true);
+    const later = path.join(tempDir(), "raw");
+    await writeRawFolder(later, network, { seed: SEED, step: 2 });
+    expect(readFileSync(path.join(later, RAW_FILES.wiki)).equals(readFileSync(path.join(raw, RAW_FILES.wiki)))).toBe(true);
+    for (const name of [RAW_FILES.olsr, RAW_FILES.ondataservice])
+      expect(readFileSync(path.join(later, name)).equals(readFileSync(path.join(raw, name))), name).toBe(false);
+    const other = path.join(tempDir(), "raw");
+    await writeRawFolder(other, synthesize({ aps: APS, seed: SEED + 1 }), { seed: SEED + 1, step: 0 });
+    expect(readFileSync(path.join(other, RAW_FILES.ondataservice)).equals(readFileSync(path.join(raw, RAW_FILES.ondataservice)))).toBe(
+      false,
+    );
+  });
+
+  it("a later step imports with memory: two new access points, nothing dropped, no warning", async () => {
+    const later = path.join(tempDir(), "raw");
+    await writeRawFolder(later, network, { seed: SEED, step: 2 });
+    const next = path.join(tempDir(), "dump");
+    const noted: string[] = [];
+    const r = await importOpennet(next, { ...sources(later), previous: dump, at: "2026-11-22T03:12:00Z", warn: (l) => noted.push(l) });
+    expect(noted).toEqual([]);
+    expect(r.accesspoints).toBe(APS + 2);
+    expect(r.links).toBe(result.links + 2);
+    expect(r.sites).toBe(result.sites);
+  });
+
+  it("feed two runs of mesh-api cycle, as docs/live.md's trial does", async () => {
+    const dir = tempDir();
+    const state = path.join(dir, "state");
+    const www = path.join(dir, "www");
+    const args = (from: string) => ["cycle", "--state", state, "--serve", www, "--olsr", sources(from).olsr, "--wiki", sources(from).wiki];
+    const ods = (from: string) => ["--ondataservice", sources(from).ondataservice];
+    const first = await cliAsync([...args(raw), ...ods(raw), "--at", AT]);
+    expect(first.status, first.stderr).toBe(0);
+    const later = path.join(dir, "raw");
+    expect(synth(["--aps", String(APS), "--seed", String(SEED), "--raw", later, "--step", "1"], dir).status).toBe(0);
+    const second = await cliAsync([...args(later), ...ods(later), "--at", "2026-11-22T03:06:00Z"]);
+    expect(second.status, second.stderr).toBe(0);
+    expect(lstatSync(www).isSymbolicLink()).toBe(true);
+    const served = path.resolve(path.dirname(www), readlinkSync(www));
+    const list = (name: string) => JSON.parse(readFileSync(path.join(served, `api/v1/${name}/index.json`), "utf8")) as unknown[];
+    expect(list("accesspoint")).toHaveLength(APS + 1);
+    expect(list("site")).toHaveLength(result.sites);
+  }, 120_000);
+});
+
+describe("npm run synth -- --raw replaces only its own folders", () => {
+  it("exits 2 for a folder of someone else's, a dump, its own folder with a file added, and leaves each as it was", async () => {
+    const cwd = tempDir();
+    const foreign = tempDir();
+    writeFileSync(path.join(foreign, "olsr.txt"), "my router's real txtinfo\n");
+    const dump = path.join(tempDir(), "dump");
+    expect(synth(["--aps", "5", "--out", dump], cwd).status).toBe(0);
+    const own = path.join(tempDir(), "raw");
+    expect(synth(["--aps", "5", "--raw", own], cwd).status).toBe(0);
+    writeFileSync(path.join(own, "notes.txt"), "mine\n");
+    const cases: [string, RegExp][] = [
+      [foreign, /it is not empty and was not written by mesh-api/],
+      [dump, /it holds a dump of mesh-api, not raw sources; choose another folder for --raw\.$/],
+      [own, /it holds an entry that synth --raw did not write \(notes\.txt\); move it away or choose a new folder for --raw\.$/],
+    ];
+    for (const [dir, why] of cases) {
+      const before = treeDigest(dir);
+      const r = synth(["--aps", "5", "--raw", dir], cwd);
+      expect(r.status, dir).toBe(2);
+      expect(r.stderr.trim(), dir).toMatch(new RegExp(`^synth: refusing to write to ${dir}: ${why.source}`));
+      expect(treeDigest(dir), dir).toEqual(before);
+      expect(leftovers(dir), dir).toEqual([]);
+    }
+    // the current folder, though it holds nothing but the raw sources
+    const here = path.join(tempDir(), "raw");
+    expect(synth(["--aps", "5", "--raw", here], cwd).status).toBe(0);
+    const r = synth(["--aps", "5", "--raw", "."], here);
+    expect(r.stderr).toMatch(/^synth: refusing to write to \.: it is the current folder; choose a new folder for --raw, such as raw\.\n$/);
+    expect(r.status).toBe(2);
+    // mesh-api's commands do not take a raw folder for theirs
+    await expect(importOpennet(here, { olsr: path.join(here, RAW_FILES.olsr) })).rejects.toThrow(
+      /it is not empty and was not written by mesh-api/,
+    );
+    expect(readdirSync(here).sort()).toEqual([RAW_MARKER, ...Object.values(RAW_FILES)].sort());
+  }, 120_000);
+
+  it("replaces its own folder with another network or step; usage errors for --step alone, nested folders, a bad step", () => {
+    const cwd = tempDir();
+    const raw = path.join(tempDir(), "raw");
+    expect(synth(["--aps", "8", "--seed", "2", "--raw", raw], cwd).status).toBe(0);
+    const again = synth(["--aps", "9", "--seed", "2", "--raw", raw, "--step", "3"], cwd);
+    expect(again.status, again.stderr).toBe(0);
+    expect(JSON.parse(readFileSync(path.join(raw, RAW_MARKER), "utf8"))).toEqual({
+      format: "mesh-api-synth-raw/1",
+      tool: "mesh-static-api",
+      accesspoints: 9,
+      seed: 2,
+      step: 3,
+    });
+    expect(leftovers(raw)).toEqual([]);
+    const usage: [string[], RegExp][] = [
+      [["--aps", "5"], /give --out <dir> for a dump, --raw <dir> for raw sources, or both/],
+      [["--aps", "5", "--out", path.join(cwd, "d"), "--step", "1"], /--step needs --raw/],
+      [["--aps", "5", "--raw", path.join(cwd, "r"), "--step", "-1"], /--step must be a whole number from 0 to 63999/],
+      [["--aps", "5", "--raw", path.join(cwd, "r"), "--step", "1.5"], /--step must be a whole number/],
+      [["--aps", "5", "--out", path.join(cwd, "d"), "--raw", path.join(cwd, "d", "raw")], /--out and --raw must be separate folders/],
+    ];
+    for (const [args, message] of usage) {
+      const r = synth(args, cwd);
+      expect(r.status, args.join(" ")).toBe(2);
+      expect(r.stderr, args.join(" ")).toMatch(message);
+    }
+    expect(readdirSync(cwd)).toEqual([]);
   }, 120_000);
 });
