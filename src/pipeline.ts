@@ -14,9 +14,10 @@ import { hostReport, type HostReport, type HostWarning } from "./hosts/host.ts";
 import { HOSTS } from "./hosts/index.ts";
 import { emitTree, type EmitOptions, type EmitResult } from "./io/emit.ts";
 import { lockOutput, type OutputLock } from "./io/lock.ts";
+import { assertLinkUsable, isLink, linkLayout, sweepLink, type LinkLayout } from "./io/link.ts";
 import { loadDump } from "./io/load.ts";
 import type { CheckedDump, Handover } from "./io/write-dump.ts";
-import { assertNotLive, assertReplaceable, owned, RefusedOutputError, writeMarker } from "./io/ownership.ts";
+import { assertNotLive, assertReplaceable, owned, RefusedOutputError, resolveReal, writeMarker } from "./io/ownership.ts";
 import { API_DIR, SNAPSHOT_DIR, SNAPSHOT_FILES } from "./core/routes.ts";
 import { readFirstSeen } from "./io/history.ts";
 import { carrySnapshots, writeSnapshots, type SnapshotWritten } from "./publish/snapshot.ts";
@@ -133,6 +134,10 @@ export interface SnapshotSettings {
  * of snapshots the output held (and a new snapshot when asked), and a record of the dump and the
  * files written. Throws RefusedOutputError before any work when `out` is not ours to replace or holds
  * files the build did not write, and InvalidDumpError, leaving `out` untouched, on bad input.
+ *
+ * An `out` that is a symbolic link is served through it (io/link.ts): the build goes into a new folder
+ * beside the link's target, `<link name>.<n>`, and the link is pointed at it in one rename; the build
+ * served until then stays, older builds of that name go. A folder `out` is replaced as a whole.
  */
 export async function build(
   options: {
@@ -155,10 +160,18 @@ export async function build(
   await assertReplaceable({ out: options.out, option: "--out", kind: "build", protect });
   const extra = options.extra === undefined ? undefined : { dir: options.extra, files: await listExtra(options.extra) };
   await assertNothingForeign(options.out);
+  const linked = await isLink(options.out);
+  if (linked) await assertLinkUsable(options.out);
   // Taken before the work, so a second build into the same output is refused at once, not after validating.
-  const { lock, made } = await lockBeforeWork(options.out);
+  const { lock, made } = await lockBeforeWork(options.out, linked);
   let built = false;
   try {
+    // Read under the link's lock: the next number and the builds to retire depend on the builds before.
+    let layout: LinkLayout | undefined;
+    if (linked) {
+      layout = await linkLayout(options.out);
+      await sweepLink(layout);
+    }
     const result = await validate(options);
     if (!result.model || !result.values) throw new InvalidDumpError(result.problems);
     const { model, values } = result;
@@ -195,12 +208,15 @@ export async function build(
     };
     // The first sightings the build being replaced gave (the meshviewer file): carried, as the original's database keeps them.
     const firstSeenBefore = await readFirstSeen(options.carry ?? (existsSync(options.out) ? options.out : undefined));
-    const output = await emitTree(options.out, allFiles({ ...model, firstSeenBefore }, values, options.map), {
+    const output = await emitTree(layout?.next ?? options.out, allFiles({ ...model, firstSeenBefore }, values, options.map), {
       finish,
       progress: progress && ((done) => progress({ stage: "writing", done })),
       lock,
       removeOld: options.removeOld,
       recycle: options.recycle,
+      ...(layout && {
+        link: { path: layout.link, name: options.out, text: layout.text, served: layout.served, retire: layout.retire },
+      }),
     });
     // the operator's extra files are files of the site too
     const files = output.files + (extra?.files.length ?? 0) + (placeholder ? 1 : 0);
@@ -226,15 +242,42 @@ async function emptySnapshotFolder(dir: string): Promise<boolean> {
  * is refused at once. The lock lives beside the output: a missing parent is made for it, and what was
  * made is removed again when the build fails (`unmake`), so a failed build leaves no folder.
  */
-async function lockBeforeWork(out: string): Promise<{ lock: OutputLock; made?: string }> {
+async function lockBeforeWork(out: string, linked: boolean): Promise<{ lock: OutputLock; made?: string }> {
   const parent = path.dirname(path.resolve(out));
   const made = await mkdir(parent, { recursive: true });
   try {
-    return { lock: lockOutput(path.resolve(out), out), made };
+    return { lock: linked ? await lockLink(out) : lockOutput(path.resolve(out), out), made };
   } catch (err) {
     if (made) await unmake(made, parent);
     throw err;
   }
+}
+
+/**
+ * A writer through a symbolic link holds two locks: the link's own (`.<link>.lock` beside it: two
+ * builds through the same link, each of which repoints it) and that of the folder it points at (a
+ * writer naming that folder directly, io/lock.ts).
+ */
+async function lockLink(out: string): Promise<OutputLock> {
+  const own = lockOutput(path.resolve(out), out, { asNamed: true });
+  let target: OutputLock;
+  try {
+    // where the link points, also when nothing is there yet
+    target = lockOutput(await resolveReal(out), out);
+  } catch (err) {
+    own.release();
+    throw err;
+  }
+  return {
+    assertHeld() {
+      own.assertHeld();
+      target.assertHeld();
+    },
+    release() {
+      target.release();
+      own.release();
+    },
+  };
 }
 
 /** The folders from `made` down to `deepest` that this build made, as far as they are still empty. */
@@ -294,7 +337,8 @@ export async function snapshot(
     protect: [{ dir: data, option: "--data" }],
   });
   // The build's lock: a build swapping the folder away meanwhile would take the new snapshots with it.
-  const lock = lockOutput(path.resolve(options.dist), options.dist);
+  // Through a link, also the link's: a build through it would carry the snapshots before these.
+  const lock = (await isLink(options.dist)) ? await lockLink(options.dist) : lockOutput(path.resolve(options.dist), options.dist);
   try {
     const result = await validate({ ...options, data });
     if (!result.model) throw new InvalidDumpError(result.problems);

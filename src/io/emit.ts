@@ -36,6 +36,8 @@ export interface EmitOptions {
    * old build's, costs far more than rewriting the changed ones in place (docs/performance.md).
    */
   readonly recycle?: { readonly from?: string };
+  /** `out` is a new folder served through this symbolic link once complete (io/swap.ts) */
+  readonly link?: ReplaceOptions["link"];
 }
 
 export async function emitTree(out: string, files: Iterable<OutputFile>, options: EmitOptions = {}): Promise<EmitResult> {
@@ -53,7 +55,7 @@ export async function emitTree(out: string, files: Iterable<OutputFile>, options
       await options.finish?.(tmp);
       return result;
     },
-    { lock: options.lock, removeOld: options.removeOld, seed: options.recycle?.from },
+    { lock: options.lock, removeOld: options.removeOld, seed: options.recycle?.from, link: options.link },
   );
 }
 

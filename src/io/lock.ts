@@ -37,13 +37,15 @@ const held = new Set<string>();
 /** A lock file younger than this with no readable holder is being written; older, it is a leftover. */
 const WRITING_MS = 5000;
 
-/** Takes the lock of the folder `target` (`name` is how the user named it, for the message). */
 /**
  * The folder itself, whatever name it is given (a symbolic link, a relative path): build, snapshot
  * and cycle lock the same file for the same folder. A folder not made yet, in its parent's real place.
+ * `asNamed`: a symbolic link at `target` is locked as itself, in its parent's real place (a build that
+ * repoints the link, io/link.ts, locks the link and, separately, the folder it points at).
  */
-function realTarget(target: string): string {
+function realTarget(target: string, asNamed = false): string {
   try {
+    if (asNamed) throw new Error("the link itself");
     return realpathSync(target);
   } catch {
     try {
@@ -54,8 +56,14 @@ function realTarget(target: string): string {
   }
 }
 
-export function lockOutput(target: string, name: string): OutputLock {
-  const real = realTarget(target);
+export interface LockOptions {
+  /** lock a symbolic link at `target` as itself, not the folder it points at */
+  readonly asNamed?: boolean;
+}
+
+/** Takes the lock of the folder `target` (`name` is how the user named it, for the message). */
+export function lockOutput(target: string, name: string, options: LockOptions = {}): OutputLock {
+  const real = realTarget(target, options.asNamed);
   const file = path.join(path.dirname(real), `.${path.basename(real)}.lock`);
   const body = JSON.stringify({ pid: process.pid, since: new Date().toISOString() } satisfies Holder) + "\n";
   for (let attempt = 0; ; attempt++) {

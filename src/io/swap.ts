@@ -4,11 +4,13 @@ import { mkdir, readdir, rename, rm, stat } from "node:fs/promises";
 import os from "node:os";
 import path from "node:path";
 import { onInterrupt } from "./interrupt.ts";
+import { pointLink } from "./link.ts";
 import { alive, lockOutput, type OutputLock } from "./lock.ts";
 
 /**
  * Every writer of a folder (build, snapshots, fetched dumps) fills a temporary sibling and swaps it
- * in with two renames, so a failure, an interrupt or a kill never leaves a half-written folder. The
+ * in with two renames, so a failure, an interrupt or a kill never leaves a half-written folder (a
+ * build served through a symbolic link instead fills a new folder and repoints the link: `link`). The
  * writer holds the folder's lock meanwhile (io/lock.ts), so a second writer is refused instead of
  * racing it; an interrupt removes the temporary folder (io/interrupt.ts); the next run removes what a
  * kill left (and puts back an old folder a kill between the two renames left aside).
@@ -25,6 +27,24 @@ export interface ReplaceOptions {
   readonly removeOld?: "wait" | "background";
   /** a folder of the caller's, no longer needed, that becomes the temporary folder instead of an empty one (io/emit.ts, recycling) */
   readonly seed?: string;
+  /**
+   * The output is served through a symbolic link (io/link.ts): `target` is a new folder beside the
+   * folder the link points at. Once the new folder is complete and in place (one rename), the link is
+   * pointed at it in the same synchronous step (a second rename, of a new link over the old one), so a
+   * server following the link never finds no folder. The folder served until then stays; `retire`,
+   * older builds, are removed as a replaced folder is (`removeOld`).
+   */
+  readonly link?: {
+    /** the link, absolute */
+    readonly path: string;
+    /** as the user named it, for messages */
+    readonly name: string;
+    /** what the link is to hold: `target`, relative to the link's folder or absolute */
+    readonly text: string;
+    /** the folder the link points at now, if any */
+    readonly served?: string;
+    readonly retire: readonly string[];
+  };
 }
 
 export async function replaceFolder<T>(target: string, fill: (tmp: string) => Promise<T>, options: ReplaceOptions = {}): Promise<T> {
@@ -34,15 +54,22 @@ export async function replaceFolder<T>(target: string, fill: (tmp: string) => Pr
   await mkdir(parent, { recursive: true });
   // A caller that took the lock before its own work (a build validating its dump) passes it on.
   const lock = options.lock ?? lockOutput(full, target);
+  const link = options.link;
   try {
     await recoverLeftovers(parent, base);
-    const existed = await exists(full);
+    const existed = link ? link.served !== undefined : await exists(full);
     const tmp = path.join(parent, `.${base}.tmp-${process.pid}-${Date.now()}`);
     let old: string | undefined;
     const forget = onInterrupt(() => {
+      if (link && old !== undefined)
+        return `${link.name} already points at the new build ${path.basename(full)}; the older builds are removed by the next run`;
       if (old !== undefined)
         return `${target} already replaced${old ? `; its previous copy ${path.basename(old)} is removed by the next run` : ""}`;
       removeWhileWritesSettle(tmp);
+      if (link)
+        return existed
+          ? `previous output kept (${link.name} still points at ${path.basename(link.served!)})`
+          : `nothing written (${link.name} is as it was)`;
       return existed ? `previous output kept (${target} is as it was)` : `nothing written (${target} was not made)`;
     });
     try {
@@ -56,13 +83,15 @@ export async function replaceFolder<T>(target: string, fill: (tmp: string) => Pr
           });
         result = await fill(tmp);
         lock.assertHeld();
-        old = swapDir(tmp, full);
+        old = link ? swapLink(tmp, full, link.path, link.text) : swapDir(tmp, full);
       } catch (err) {
         await rm(tmp, REMOVE);
         throw err;
       }
       // The new folder is in place; failing to remove the old one does not fail the write.
-      if (old && !(options.removeOld === "background" && (await removeInBackground(old, base)))) await rm(old, REMOVE).catch(() => {});
+      const replaced: [string, string][] = link ? link.retire.map((r) => [r, path.basename(r)]) : old ? [[old, base]] : [];
+      for (const [gone, name] of replaced)
+        if (!(options.removeOld === "background" && (await removeInBackground(gone, name)))) await rm(gone, REMOVE).catch(() => {});
       return result;
     } finally {
       forget();
@@ -112,6 +141,22 @@ function swapDir(tmp: string, target: string): string {
     throw err;
   }
   return hadOld ? old : "";
+}
+
+/**
+ * Puts the complete folder `tmp` in place as the new folder `target` and points `link` at it (`text`):
+ * two renames, the second the one that serves it. Synchronous, as swapDir; when the link cannot be
+ * pointed, the folder goes back to `tmp` (removed by the caller) and the link stays as it was.
+ */
+function swapLink(tmp: string, target: string, link: string, text: string): string {
+  renameSync(tmp, target);
+  try {
+    pointLink(link, text);
+  } catch (err) {
+    renameSync(target, tmp);
+    throw err;
+  }
+  return "";
 }
 
 /** Only siblings named by this module (`.<base>.tmp-…`, `.<base>.old-…`) are touched. */
