@@ -11,6 +11,8 @@ const NEEDED = [
   // Its postinst starts the apache2 service on port 80 with `|| true`: where that port is taken (nginx's own service), the install still succeeds.
   { program: process.env.MESH_API_APACHE ?? "/usr/sbin/apache2", pkg: "apache2", test: "test/apache.test.ts" },
   { program: process.env.MESH_API_CADDY ?? "/usr/bin/caddy", pkg: "caddy", test: "test/caddy.test.ts" },
+  // systemd-analyze verify checks docs/live.md's units (a container may come without systemd)
+  { program: "/usr/bin/systemd-analyze", pkg: "systemd", test: "test/live-setup.test.ts" },
 ];
 
 const missing = NEEDED.filter((n) => !existsSync(n.program));
