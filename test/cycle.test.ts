@@ -453,7 +453,7 @@ describe("cycle: refusals, skipped runs and a configuration the server refuses",
     const refused = cli([...next, "--host-test", "echo 'nginx: [emerg] too long parameter' >&2; false", "--reconfigure"]);
     expect(refused.status).toBe(3);
     expect(refused.stdout).toMatch(
-      /^cycle 2 at 2026-11-20T10:06:00Z: .*serving runs\/00000002\/build; nginx refused the new configuration and keeps the previous one \(echo .* failed: nginx: \[emerg\] too long parameter\)\n$/,
+      /^cycle 2 at 2026-11-20T10:06:00Z: .*serving runs\/00000002\/build; nginx refused the new configuration and keeps the previous one \(--host-test "echo .*" failed: nginx: \[emerg\] too long parameter\)\n$/,
     );
     expect(refused.stderr).toMatch(/the new build is served, but the web server refused the new configuration and keeps the previous one/);
     expect(readFileSync(conf, "utf8")).toBe(working);

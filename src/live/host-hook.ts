@@ -123,7 +123,10 @@ export async function configure(state: string, run: number, hook: HostHook, text
       if (!owed) await rm(journalFile(state), { force: true });
       else if (before !== undefined)
         await writeJournal(state, { run: run - 1, file: path.resolve(hook.file), before: null, wrote: digest(before) });
-      return { changed: false, refused: `${hook.test} failed${t.output ? `: ${t.output.split("\n").slice(-3).join(" ")}` : ""}` };
+      return {
+        changed: false,
+        refused: `--host-test ${JSON.stringify(hook.test)} failed${t.output ? `: ${t.output.split("\n").slice(-3).join(" ")}` : ""}`,
+      };
     }
   }
   return { changed: true };
@@ -133,7 +136,7 @@ export async function configure(state: string, run: number, hook: HostHook, text
 export async function reload(state: string, hook: HostHook): Promise<{ failed?: string }> {
   if (hook.reload !== undefined) {
     const r = await sh(hook.reload);
-    if (!r.ok) return { failed: `${hook.reload} failed${r.output ? `: ${r.output}` : ""}` };
+    if (!r.ok) return { failed: `--host-reload ${JSON.stringify(hook.reload)} failed${r.output ? `: ${r.output}` : ""}` };
   }
   await rm(journalFile(state), { force: true });
   return {};
