@@ -130,7 +130,7 @@ export function register(program: Command): void {
         }
       } catch (err) {
         progress?.done();
-        stopped(err, opts, existed ? `${opts.out} left unchanged` : "nothing written");
+        stopped(err, opts, existed ? `${opts.out} left unchanged` : "nothing written", opts.out);
       }
     });
 }

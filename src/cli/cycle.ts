@@ -139,7 +139,7 @@ export function register(program: Command): void {
         if (r.configRefused) throw new ConfigRefusedError(`the new build is served, but ${r.configRefused}`);
       } catch (err) {
         if (err instanceof ConfigRefusedError) throw err;
-        stopped(err, opts, `the state in ${opts.state} and the served build were left as they were`);
+        stopped(err, opts, `the state in ${opts.state} and the served build were left as they were`, opts.state);
       }
     });
 }

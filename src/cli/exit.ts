@@ -35,6 +35,7 @@ class Stopped extends Error {
     readonly error: unknown,
     readonly outcome: string,
     readonly opts: ReportOptions,
+    readonly where?: string,
   ) {
     super(error instanceof Error ? error.message : String(error));
     this.name = "Stopped";
@@ -43,10 +44,11 @@ class Stopped extends Error {
 
 /**
  * Throws what stopped a command's work on to main, with what the command left alone ("nothing
- * written", "dist left unchanged"), said after an input error.
+ * written", "dist left unchanged"), said after an input error, and the folder it was writing (named
+ * when the system's error names no path: a full disk while writing an open file).
  */
-export function stopped(error: unknown, opts: ReportOptions, outcome: string): never {
-  throw new Stopped(error, outcome, opts);
+export function stopped(error: unknown, opts: ReportOptions, outcome: string, where?: string): never {
+  throw new Stopped(error, outcome, opts, where);
 }
 
 /** How the error ends the command: it says so itself (core/problems.ts CommandError); anything else is a failure of input. */
@@ -55,7 +57,7 @@ const endingOf = (err: unknown) => (err instanceof CommandError ? err.ending : u
 /** Says why the run ended (unless commander or the command already did) and returns its exit code. */
 export function ended(thrown: unknown, write = (text: string) => void process.stderr.write(text)): number {
   // A system error of the machine's (a full disk) says so, with its path, and is not invalid input.
-  const err = machineError(thrown instanceof Stopped ? thrown.error : thrown);
+  const err = thrown instanceof Stopped ? machineError(thrown.error, thrown.where) : machineError(thrown);
   if (err instanceof CommanderError) return err.exitCode === 0 ? EXIT.ok : EXIT.usage; // commander has printed its message
   if (err instanceof ReportedFailure) return EXIT.invalid;
   const ending = endingOf(err);

@@ -26,7 +26,7 @@ export function register(program: Command): void {
         const dir = await fetchDump(url, opts.out, { log: (line) => log(opts, line), warn, allowUnverified: opts.allowUnverified });
         process.stdout.write(dir + "\n");
       } catch (err) {
-        stopped(err, opts, `nothing was unpacked${existed ? ` and ${opts.out} was left as it was` : ""}`);
+        stopped(err, opts, `nothing was unpacked${existed ? ` and ${opts.out} was left as it was` : ""}`, opts.out);
       }
     });
 }

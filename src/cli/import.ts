@@ -78,7 +78,7 @@ export function register(program: Command): void {
             `wrote ${opts.out}: ${r.accesspoints} access points, ${r.interfaces} interfaces, ${r.links} links, taken_at ${r.takenAt}${brand}, default_status ${r.defaultStatus ?? "not recorded"}`,
           );
         } catch (err) {
-          stopped(err, opts, `no dump was written${existed ? ` and ${opts.out} was left as it was` : ""}`);
+          stopped(err, opts, `no dump was written${existed ? ` and ${opts.out} was left as it was` : ""}`, opts.out);
         }
       },
     );
@@ -136,7 +136,7 @@ export function register(program: Command): void {
             `wrote ${opts.out}: ${r.accesspoints} access points, ${r.interfaces} interfaces, ${r.links} links${r.sites > 0 || opts.sites === "detect" ? `, ${r.sites} sites` : ""}, taken_at ${r.takenAt}, brand ${r.brand}`,
           );
         } catch (err) {
-          stopped(err, opts, `no dump was written${existed ? ` and ${opts.out} was left as it was` : ""}`);
+          stopped(err, opts, `no dump was written${existed ? ` and ${opts.out} was left as it was` : ""}`, opts.out);
         }
       },
     );

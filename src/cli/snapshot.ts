@@ -45,7 +45,7 @@ export function register(program: Command): void {
         const { index, written, data } = await snapshot({ ...opts, dist, warn });
         log(opts, snapshotLine({ index, written }, data, dist));
       } catch (err) {
-        stopped(err, opts, "no snapshot written");
+        stopped(err, opts, "no snapshot written", opts.state ?? opts.dist ?? DEFAULTS.dist);
       }
     });
 }
