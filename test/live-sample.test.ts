@@ -1,17 +1,18 @@
 import { readFileSync } from "node:fs";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { build, startPreview, type Preview } from "../src/index.ts";
-import { importOpennet } from "../src/importers/opennet/index.ts";
+import { startPreview, type Preview } from "../src/index.ts";
+import { cycle } from "../src/live/cycle.ts";
 import { canonical, mismatch, readExpected, type Expected } from "./support/expected.ts";
 import { rawRequest } from "./support/http.ts";
 import { tempDir } from "./support/tree.ts";
 
 /**
  * Issue 26, import with memory: the original recorded across a sequence of periodic imports
- * (test/fixtures/live-sample/, its README). Each step's sources are applied to the dump of the step
- * before (`--previous`), at the step's instant, and the build (`--brand opennet --default-status
- * online`) must give every expected answer of that step over HTTP on the preview. Sites are compared
+ * (test/fixtures/live-sample/, its README). Each step is one run of `cycle` (issue 41) into one state,
+ * importing the step's sources into the dump of the step before at the step's instant; the build it
+ * serves (`--brand opennet --default-status online`) must give every expected answer of that step over
+ * HTTP on the preview. Sites are compared
  * by their members (the original numbers them in an order of Python's hashing), and a site must keep
  * its id from step to step.
  */
@@ -82,28 +83,45 @@ interface StepResult {
 }
 
 const results: StepResult[] = [];
+const dumps = new Map<number, Record<string, unknown>>();
+const link42 = new Map<number, { timestamp: string }>();
 let dir: string;
+let state: string;
+let serve: string;
 
-describe("import opennet --previous: the recorded sequence of the original's periodic imports", () => {
+describe("cycle, importing with memory: the recorded sequence of the original's periodic imports", () => {
   beforeAll(async () => {
     dir = tempDir();
+    state = path.join(dir, "state");
+    serve = path.join(dir, "www");
+    const last: Partial<Record<"olsr" | "wiki" | "ondataservice", string>> = {};
     for (const step of STEPS) {
       const n = String(step.step).padStart(2, "0");
-      const dump = path.join(dir, `dump-${n}`);
-      await importOpennet(dump, {
-        olsr: sourceOf(step, "olsr"),
-        wiki: sourceOf(step, "wiki"),
-        ondataservice: sourceOf(step, "ondataservice"),
-        previous: step.step === 0 ? undefined : path.join(dir, `dump-${String(step.step - 1).padStart(2, "0")}`),
-        sites: step.imports.includes("sites") ? "detect" : undefined,
+      // One run of the live job per step, importing what the original imported in that step: a source
+      // it did not import is given as unchanged (the last file read, `changed`), so it is not due.
+      const spec = (kind: "olsr" | "wiki" | "ondataservice") => {
+        const now = sourceOf(step, kind);
+        if (now !== undefined) last[kind] = now;
+        return last[kind] === undefined ? undefined : { source: last[kind]!, every: now === undefined ? ("changed" as const) : 1 };
+      };
+      await cycle({
+        state,
+        serve,
+        olsr: spec("olsr"),
+        wiki: spec("wiki"),
+        ondataservice: spec("ondataservice"),
+        sitesEvery: step.imports.includes("sites") ? 1 : 1000,
         at: step.at,
+        keep: 30,
+        settings: OPTIONS,
       });
-      const out = path.join(dir, `dist-${n}`);
-      await build({ data: dump, out, settings: OPTIONS });
+      dumps.set(step.step, JSON.parse(readFileSync(path.join(state, "dump", "network.json"), "utf8")) as Record<string, unknown>);
+      const out = serve;
       const expected: Expected[] = readExpected(`${LIVE}steps/${n}/expected-opennet.ndjson.gz`);
       const preview: Preview = await startPreview({ dir: out, port: 0 });
       try {
         const port = Number(new URL(preview.url).port);
+        link42.set(step.step, JSON.parse((await get(port, "/api/v1/link/42")).body) as { timestamp: string });
         const ourSites = membersOf(JSON.parse((await get(port, "/api/v1/site/")).body));
         const theirSites = membersOf(expected.find((e) => e.path === "/api/v1/site/")!.body);
         const failures: string[] = [];
@@ -150,16 +168,10 @@ describe("import opennet --previous: the recorded sequence of the original's per
 
   it("stamps what an import saw with the step's instant and keeps the rest", () => {
     // link 42 (192.168.10.2–192.168.1.79) left OLSR at step 02: it keeps the instant of step 01 to the end
-    const link42 = (n: number) =>
-      JSON.parse(readFileSync(path.join(dir, `dist-${String(n).padStart(2, "0")}`, "api/v1/link/42/index.json"), "utf8")) as {
-        timestamp: string;
-      };
-    expect(link42(1).timestamp).toBe("2026-11-20T10:06:00Z");
-    expect(link42(8).timestamp).toBe("2026-11-20T10:06:00Z");
-    const network = (n: number) =>
-      JSON.parse(readFileSync(path.join(dir, `dump-${String(n).padStart(2, "0")}`, "network.json"), "utf8")) as Record<string, unknown>;
-    expect(network(8)).toMatchObject({ taken_at: "2026-12-21T10:00:00Z", brand: "opennet" });
+    expect(link42.get(1)!.timestamp).toBe("2026-11-20T10:06:00Z");
+    expect(link42.get(8)!.timestamp).toBe("2026-11-20T10:06:00Z");
+    expect(dumps.get(8)).toMatchObject({ taken_at: "2026-12-21T10:00:00Z" });
     // the new access point of step 02 got the next interface, address and link ids
-    expect(network(2).last_ids).toEqual({ interface: 493, address: 496, link: 626, site: 21 });
+    expect(dumps.get(2)!.last_ids).toEqual({ interface: 493, address: 496, link: 626, site: 21 });
   });
 });
