@@ -388,6 +388,33 @@ describe("cycle: refusals, skipped runs and a configuration the server refuses",
     expect(none.stderr).toMatch(/holds no run of mesh-api cycle yet/);
   });
 
+  it("a run that fails before its commit (a full disk at each step) changes nothing: its folder goes, its configuration is put back at once", () => {
+    const d = tempDir();
+    const conf = path.join(d, "mesh-api.conf");
+    const host = ["--host", "nginx", "--host-config", conf, "--host-test", "true"];
+    expect(cli([...args(d), ...host]).status).toBe(0);
+    const working = readFileSync(conf, "utf8");
+    const before = stateBytes(d);
+    // a run whose build needs other rules (a version changes), so each fault after the build finds the configuration changed
+    const next = [...args(d, "01", "2026-11-20T10:06:00Z"), "--ondataservice", `${LIVE}03/ondataservice.db`, ...host];
+    for (const point of ["recovered", "imported", "built", "configured", "recorded"]) {
+      const r = cli(next, undefined, { MESH_API_FAILPOINT: `${point}:ENOSPC` });
+      expect(r.status, point).toBe(4);
+      expect(r.stderr).toMatch(/the disk is full .*; the state in .* and the served build were left as they were\n$/);
+      expect(stateBytes(d), point).toEqual(before);
+      expect(readFileSync(conf, "utf8"), point).toBe(working);
+      expect(readdirSync(path.join(d, "state")).sort(), point).toEqual([".mesh-api-output", "current", "cycle.json", "dump", "runs"]);
+      expect(
+        settled(path.join(d, "state", "runs"), (names) => names.length === 1),
+        point,
+      ).toEqual(["00000001"]);
+    }
+    const r = cli(next);
+    expect(r.status).toBe(0);
+    expect(r.stdout).toMatch(/^cycle 2 .*nginx configuration updated/);
+    expect(readFileSync(conf, "utf8")).not.toBe(working);
+  });
+
   it("keeps only a web server's configuration: Netlify's rules go with a deploy", () => {
     const d = tempDir();
     const r = cli([...args(d), "--host", "netlify", "--host-config", path.join(d, "netlify.toml")]);

@@ -25,7 +25,20 @@ import {
   type Settings,
 } from "./record.ts";
 import { failpoint } from "./failpoint.ts";
-import { commit, committed, LAYOUT, legacy, removeStale, repoint, runName, settleTop, stage, writeWhole } from "./state.ts";
+import {
+  commit,
+  committed,
+  LAYOUT,
+  legacy,
+  removeStale,
+  repoint,
+  runName,
+  settleTop,
+  stage,
+  writeWhole,
+  type Committed,
+  type Legacy,
+} from "./state.ts";
 
 export type { HostHook } from "./host-hook.ts";
 
@@ -223,8 +236,41 @@ async function unmakeState(state: string, made: boolean): Promise<void> {
   for (const name of await readdir(state).catch(() => [] as string[])) await rm(path.join(state, name), { recursive: true, force: true });
 }
 
+/** Where a run starts: the committed run (or an earlier release's state), its record, and what it owes. */
+interface Start {
+  readonly last?: Committed;
+  readonly old?: Legacy;
+  readonly record: PreviousRecord;
+  readonly lastRun: number;
+  readonly servedBefore?: string;
+  readonly settings: Settings;
+  readonly at: string;
+  /** a reload an earlier run's configuration change still owes */
+  readonly owed: boolean;
+}
+
 /** The run itself, under the state's lock. */
 async function run(options: CycleOptions, state: string, serve: string): Promise<CycleResult> {
+  const start = await begin(options, state, serve);
+  const n = start.lastRun + 1;
+  const t = [performance.now()];
+  let staged: Staged;
+  try {
+    staged = await stageRun(options, state, start, n, t);
+    failpoint("recorded");
+    await commit(state, n);
+  } catch (err) {
+    // Nothing of the run stays: its folder (a full disk needs the room back) and its configuration change.
+    await rm(path.join(state, LAYOUT.runs, runName(n)), { recursive: true, force: true }).catch(() => {});
+    await recoverHost(state, start.lastRun).catch(() => {});
+    throw err;
+  }
+  failpoint("committed");
+  return finish(options, state, serve, start, n, staged, t);
+}
+
+/** Checks the run may go on from the state as it is, and settles what an earlier run left unfinished. */
+async function begin(options: CycleOptions, state: string, serve: string): Promise<Start> {
   if ((await owned(state)) === "empty") await writeMarker(state, "live");
   if (options.host) await assertOurs(options.host);
   const servedBefore = await assertServePath(serve, state);
@@ -240,27 +286,35 @@ async function run(options: CycleOptions, state: string, serve: string): Promise
   const at = options.at ?? new Date().toISOString();
   assertLater(record.at, at, options.at !== undefined);
 
-  // What an earlier run left unfinished: its configuration change, its tidy-up, its folders.
   const lastRun = last?.run ?? record.runs;
   const host = await recoverHost(state, lastRun);
   if (host.note) options.warn?.(host.note);
   if (host.owed && !options.host) await forgetJournal(state);
-  const runs = path.join(state, LAYOUT.runs);
-  await sweepLeftovers(runs);
-  await removeStale(state, [lastRun, lastRun - 1]);
+  await sweepLeftovers(path.join(state, LAYOUT.runs));
+  await removeStale(state, [lastRun, lastRun - 1], lastRun);
   failpoint("recovered");
+  return { last, old, record, lastRun, servedBefore, settings, at, owed: host.owed && options.host !== undefined };
+}
 
-  const n = lastRun + 1;
-  const first = last === undefined && old === undefined;
-  const { due, digests, sites } = await dueSources(options, record, n, first);
-  const t = [performance.now()];
+interface Staged {
+  readonly imported: ImportOpennetResult;
+  readonly due: Partial<Record<Kind, string>>;
+  readonly sites: boolean;
+  readonly snapshotDue: boolean;
+  readonly config: Configured;
+  readonly build: string;
+}
+
+/** Everything of run `n` in its own folder, and the server's configuration (journalled): nothing is committed yet. */
+async function stageRun(options: CycleOptions, state: string, start: Start, n: number, t: number[]): Promise<Staged> {
+  const { last, old, record, lastRun } = start;
+  const { due, digests, sites } = await dueSources(options, record, n, last === undefined && old === undefined);
   const dir = await stage(state, n);
-  const previousDump = last ? path.join(last.dir, LAYOUT.dump) : old?.dump;
-  const imported: ImportOpennetResult = await importOpennet(path.join(dir, LAYOUT.dump), {
+  const imported = await importOpennet(path.join(dir, LAYOUT.dump), {
     ...due,
-    previous: previousDump,
+    previous: last ? path.join(last.dir, LAYOUT.dump) : old?.dump,
     sites: sites ? "detect" : "keep",
-    at,
+    at: start.at,
     timeoutMs: options.timeoutMs,
     warn: options.warn,
     cwd: options.cwd,
@@ -272,7 +326,7 @@ async function run(options: CycleOptions, state: string, serve: string): Promise
   const day = imported.takenAt.slice(0, 10);
   const snapshotDue = record.snapshotDay !== day;
   // The run before the committed one stopped being served a run ago: its build becomes this one's start.
-  const recycled = path.join(runs, runName(lastRun - 1), LAYOUT.build);
+  const recycled = path.join(state, LAYOUT.runs, runName(lastRun - 1), LAYOUT.build);
   const result = await build({
     data: path.join(dir, LAYOUT.dump),
     // validated by the import a moment ago: not read and validated again
@@ -281,16 +335,15 @@ async function run(options: CycleOptions, state: string, serve: string): Promise
     extra: options.extra,
     settings: options.settings,
     map: options.map,
-    carry: last ? path.join(last.dir, LAYOUT.build) : servedBefore,
+    carry: last ? path.join(last.dir, LAYOUT.build) : start.servedBefore,
     snapshot: snapshotDue ? { keep: options.keep, warn: options.warn } : undefined,
     recycle: { from: (await stat(recycled).catch(() => undefined))?.isDirectory() ? recycled : undefined },
   });
   t.push(performance.now()); // built
   failpoint("built");
 
-  let config: Configured = { changed: false };
-  if (options.host)
-    config = await configure(state, n, options.host, options.host.host.config(result.values, options.host.options), host.owed);
+  const hook = options.host;
+  const config = hook ? await configure(state, n, hook, hook.host.config(result.values, hook.options), start.owed) : { changed: false };
   failpoint("configured");
   const sources = { ...record.sources };
   for (const kind of KINDS) {
@@ -304,33 +357,36 @@ async function run(options: CycleOptions, state: string, serve: string): Promise
     sources,
     sitesRun: sites ? n : record.sitesRun,
     snapshotDay: snapshotDue ? day : record.snapshotDay,
-    settings,
+    settings: start.settings,
     build: path.join(LAYOUT.runs, runName(n), LAYOUT.build),
   };
   await writeWhole(path.join(dir, LAYOUT.record), recordText(next));
-  failpoint("recorded");
-  await commit(state, n);
-  failpoint("committed");
+  return { imported, due, sites, snapshotDue, config, build: next.build };
+}
 
-  // Committed: what follows cannot undo the run, and a failure of it is said, not thrown.
-  const servedLink = path.relative(path.dirname(serve), path.join(state, LAYOUT.current, LAYOUT.build));
-  if (servedBefore !== path.join(state, LAYOUT.current, LAYOUT.build)) await repoint(serve, servedLink);
+/** After the commit: the served link, the tidy-up, the reload. A failure here cannot undo the run: it is said, not thrown. */
+async function finish(options: CycleOptions, state: string, serve: string, start: Start, n: number, staged: Staged, t: number[]) {
+  const { servedBefore } = start;
+  const served = path.join(state, LAYOUT.current, LAYOUT.build);
+  if (servedBefore !== served) await repoint(serve, path.relative(path.dirname(serve), served));
   failpoint("linked");
   // An earlier release's builds/ goes a run after the link left it: requests in flight may still read it.
   await settleTop(state, async (builds) => servedBefore !== undefined && path.dirname(servedBefore) === builds);
+  const { config } = staged;
   let reloadFailed: string | undefined;
-  if (options.host && (config.changed || host.owed)) reloadFailed = (await reload(state, options.host)).failed;
+  if (options.host && (config.changed || start.owed)) reloadFailed = (await reload(state, options.host)).failed;
   failpoint("reloaded");
   t.push(performance.now()); // swapped and recorded
-  await removeStale(state, [n, lastRun]).catch((err: Error) => options.warn?.(`could not remove an old run: ${err.message}`));
+  await removeStale(state, [n, start.lastRun], n).catch((err: Error) => options.warn?.(`could not remove an old run: ${err.message}`));
   t.push(performance.now()); // cleaned up
 
   const step = (i: number) => Math.round(t[i + 1] - t[i]) / 1000;
+  const { imported, due, sites, snapshotDue } = staged;
   return {
-    outcome: "published",
-    line: runLine(n, imported, due, sites, snapshotDue, options.host, config, host.owed, reloadFailed),
+    outcome: "published" as const,
+    line: runLine(n, imported, due, sites, snapshotDue, options.host, config, start.owed, reloadFailed),
     run: n,
-    build: next.build,
+    build: staged.build,
     ...(config.refused && { configRefused: `the web server refused the new configuration and keeps the previous one (${config.refused})` }),
     ...(reloadFailed && {
       configRefused:

@@ -115,17 +115,18 @@ export async function settleTop(state: string, serving: (dir: string) => Promise
 }
 
 /**
- * The run folders other than the committed one and the one before it (which requests in flight may
- * still read, and whose build the next run recycles): uncommitted folders of runs that failed or were
- * killed, and runs too old to keep. Removed by detached removers (io/swap.ts) so that a run does not
- * wait for tens of thousands of files to go.
+ * The run folders other than those in `keep` (the committed one and the one before it, which requests
+ * in flight may still read and whose build the next run recycles): folders of runs that were killed
+ * before their commit, and runs too old to keep. Old runs go by detached removers (io/swap.ts), so
+ * that a run does not wait for tens of thousands of files to go.
  */
-export async function removeStale(state: string, keep: readonly number[]): Promise<void> {
+export async function removeStale(state: string, keep: readonly number[], committedRun: number): Promise<void> {
   const runs = path.join(state, LAYOUT.runs);
   for (const name of await readdir(runs).catch(() => [] as string[])) {
     if (!RUN_NAME.test(name) || keep.includes(Number(name))) continue;
     const dir = path.join(runs, name);
-    if (!(await removeInBackground(dir, name))) await rm(dir, { recursive: true, force: true });
+    // A run that never committed goes before this run writes: after a full disk, it holds the room this run needs.
+    if (Number(name) > committedRun || !(await removeInBackground(dir, name))) await rm(dir, { recursive: true, force: true });
   }
 }
 
