@@ -9,6 +9,7 @@ import {
   realpathSync,
   rmSync,
   statSync,
+  symlinkSync,
   writeFileSync,
 } from "node:fs";
 import { userInfo } from "node:os";
@@ -261,8 +262,11 @@ describe("cycle: refusals, skipped runs and a configuration the server refuses",
         mkdirSync(path.join(runs, name, "api"), { recursive: true });
         writeFileSync(path.join(runs, name, "api", "index.json"), "{}");
       }
-      // and the folder of a run that never committed
+      // and the folder of a run that never committed, and the links and files a kill left half made
       mkdirSync(path.join(runs, "00000002", "build"), { recursive: true });
+      const halfMade = [path.join(d, "state", `.current.tmp-${dead}`), path.join(d, `.www.tmp-${dead}`)];
+      for (const link of halfMade) symlinkSync("runs/00000007", link);
+      writeFileSync(path.join(d, "state", `.host-config.json.tmp-${dead}`), "{");
       expect(cli(args(d, "01", "2026-11-20T10:06:00Z")).status).toBe(0);
       expect(
         settled(
@@ -272,6 +276,8 @@ describe("cycle: refusals, skipped runs and a configuration the server refuses",
         ),
       ).toEqual([running, "00000001", "00000002"]);
       expect(readdirSync(path.join(runs, "00000002")).sort()).toEqual(["build", "cycle.json", "dump"]);
+      expect(readdirSync(path.join(d, "state")).filter((n) => n.includes(".tmp-"))).toEqual([]);
+      expect(readdirSync(d).filter((n) => n.includes(".tmp-"))).toEqual([]);
     } finally {
       sleeper.kill();
     }
@@ -353,7 +359,7 @@ describe("cycle: refusals, skipped runs and a configuration the server refuses",
     rmSync(path.join(d, "down"));
     const second = cli([...args(d, "01", "2026-11-20T10:06:00Z"), ...host]);
     expect(second.status).toBe(0);
-    expect(second.stdout).toMatch(/nginx reloaded \(an earlier run's reload had failed\)/);
+    expect(second.stdout).toMatch(/nginx reloaded \(an earlier run had not reloaded it\)/);
     expect(readFileSync(reloads, "utf8")).toBe("x\n");
     expect(existsSync(path.join(d, "state", "host-config.json"))).toBe(false);
     expect(cli([...args(d, "02", "2026-11-20T10:12:00Z"), ...host]).status).toBe(0);

@@ -35,6 +35,7 @@ import {
   runName,
   settleTop,
   stage,
+  sweepTemporaries,
   writeWhole,
   type Committed,
   type Legacy,
@@ -291,6 +292,9 @@ async function begin(options: CycleOptions, state: string, serve: string): Promi
   if (host.note) options.warn?.(host.note);
   if (host.owed && !options.host) await forgetJournal(state);
   await sweepLeftovers(path.join(state, LAYOUT.runs));
+  await sweepTemporaries(state, [LAYOUT.current, LAYOUT.dump, LAYOUT.record, LAYOUT.hostJournal]);
+  await sweepTemporaries(path.dirname(serve), [path.basename(serve)]);
+  if (options.host) await sweepTemporaries(path.dirname(path.resolve(options.host.file)), [path.basename(options.host.file)]);
   await removeStale(state, [lastRun, lastRun - 1], lastRun);
   failpoint("recovered");
   return { last, old, record, lastRun, servedBefore, settings, at, owed: host.owed && options.host !== undefined };
@@ -416,7 +420,7 @@ function runLine(
     `serving ${path.join(LAYOUT.runs, runName(n), LAYOUT.build)}${snapshot ? ", snapshot written" : ""}` +
     (config.refused ? `; ${server} refused the new configuration and keeps the previous one (${config.refused})` : "") +
     (config.changed ? `; ${server} configuration updated${hook?.reload && !reloadFailed ? " and reloaded" : ""}` : "") +
-    (!config.changed && owed && hook?.reload && !reloadFailed ? `; ${server} reloaded (an earlier run's reload had failed)` : "") +
+    (!config.changed && owed && hook?.reload && !reloadFailed ? `; ${server} reloaded (an earlier run had not reloaded it)` : "") +
     (reloadFailed ? `; the reload failed, the next run tries again (${reloadFailed})` : "")
   );
 }

@@ -1,6 +1,7 @@
 import { lstat, mkdir, readdir, readFile, readlink, rename, rm, symlink, writeFile } from "node:fs/promises";
 import path from "node:path";
 import { RefusedOutputError } from "../io/ownership.ts";
+import { alive } from "../io/lock.ts";
 import { removeInBackground } from "../io/swap.ts";
 
 /**
@@ -154,3 +155,17 @@ export const readText = (file: string) =>
     if (err.code === "ENOENT") return undefined;
     throw err;
   });
+
+/**
+ * The temporary links and files (`.<name>.tmp-<pid>`, repoint and writeWhole) that a run killed
+ * between making one and renaming it left in `dir`: only those of `names` (all when absent), and only
+ * of processes that no longer run.
+ */
+export async function sweepTemporaries(dir: string, names?: readonly string[]): Promise<void> {
+  for (const entry of await readdir(dir).catch(() => [] as string[])) {
+    const m = /^\.(.+)\.tmp-(\d+)$/.exec(entry);
+    if (!m || (names && !names.includes(m[1]))) continue;
+    const pid = Number(m[2]);
+    if (pid !== process.pid && !alive(pid)) await rm(path.join(dir, entry), { force: true });
+  }
+}
