@@ -264,7 +264,7 @@ describe("cycle: refusals, skipped runs and a configuration the server refuses",
       }
       // and the folder of a run that never committed, and the links and files a kill left half made
       mkdirSync(path.join(runs, "00000002", "build"), { recursive: true });
-      const halfMade = [path.join(d, "state", `.current.tmp-${dead}`), path.join(d, `.www.tmp-${dead}`)];
+      const halfMade = [path.join(d, "state", `.current.link-${dead}-1`), path.join(d, `.www.link-${dead}-2`)];
       for (const link of halfMade) symlinkSync("runs/00000007", link);
       writeFileSync(path.join(d, "state", `.host-config.json.tmp-${dead}`), "{");
       expect(cli(args(d, "01", "2026-11-20T10:06:00Z")).status).toBe(0);
@@ -276,8 +276,8 @@ describe("cycle: refusals, skipped runs and a configuration the server refuses",
         ),
       ).toEqual([running, "00000001", "00000002"]);
       expect(readdirSync(path.join(runs, "00000002")).sort()).toEqual(["build", "cycle.json", "dump"]);
-      expect(readdirSync(path.join(d, "state")).filter((n) => n.includes(".tmp-"))).toEqual([]);
-      expect(readdirSync(d).filter((n) => n.includes(".tmp-"))).toEqual([]);
+      expect(readdirSync(path.join(d, "state")).filter((n) => /\.(tmp|link)-/.test(n))).toEqual([]);
+      expect(readdirSync(d).filter((n) => /\.(tmp|link)-/.test(n))).toEqual([]);
     } finally {
       sleeper.kill();
     }

@@ -1,10 +1,11 @@
-import { mkdir, readFile, rename, rm, writeFile } from "node:fs/promises";
+import { mkdir, readFile } from "node:fs/promises";
 import path from "node:path";
 import { Argument, type Command } from "commander";
 import { InvalidDumpError } from "../core/problems.ts";
 import { configKind, type ConfigOptions, type Host } from "../hosts/host.ts";
 import { HOST_NAMES, hostNamed } from "../hosts/index.ts";
 import { validate } from "../pipeline.ts";
+import { writeWhole } from "../io/whole.ts";
 import { stopped, UsageError } from "./exit.ts";
 import {
   allWarningsOption,
@@ -110,17 +111,6 @@ export async function configure(host: Host, opts: ConfigFlags, target: string | 
     await writeWhole(c.path, c.text);
   }
   await writeWhole(target, text);
-}
-
-/** Writes a file whole or not at all. */
-async function writeWhole(target: string, text: string): Promise<void> {
-  const tmp = path.join(path.dirname(target), `.${path.basename(target)}.tmp-${process.pid}`);
-  try {
-    await writeFile(tmp, text);
-    await rename(tmp, target);
-  } finally {
-    await rm(tmp, { force: true });
-  }
 }
 
 export function register(program: Command): void {

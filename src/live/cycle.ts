@@ -24,6 +24,7 @@ import {
   type PreviousRecord,
   type Settings,
 } from "./record.ts";
+import { writeWhole } from "../io/whole.ts";
 import { failpoint } from "./failpoint.ts";
 import {
   commit,
@@ -36,7 +37,6 @@ import {
   settleTop,
   stage,
   sweepTemporaries,
-  writeWhole,
   type Committed,
   type Legacy,
 } from "./state.ts";

@@ -4,7 +4,8 @@ import { rm } from "node:fs/promises";
 import path from "node:path";
 import { configKind, type ConfigOptions, type Host } from "../hosts/host.ts";
 import { RefusedOutputError } from "../io/ownership.ts";
-import { LAYOUT, readText, writeWhole } from "./state.ts";
+import { readText, writeWhole } from "../io/whole.ts";
+import { LAYOUT } from "./state.ts";
 
 /** The web server whose configuration follows the build (`host-config <host> --data`). */
 export interface HostHook {

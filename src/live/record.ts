@@ -2,7 +2,7 @@ import { createHash } from "node:crypto";
 import { readFile } from "node:fs/promises";
 import path from "node:path";
 import { RefusedOutputError } from "../io/ownership.ts";
-import { readText } from "./state.ts";
+import { readText } from "../io/whole.ts";
 
 /**
  * The record a run leaves in its folder (`cycle.json`): what the next run decides from. A run's

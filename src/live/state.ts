@@ -1,7 +1,8 @@
-import { lstat, mkdir, readdir, readFile, readlink, rename, rm, symlink, writeFile } from "node:fs/promises";
+import { lstat, mkdir, readdir, readlink, rename, rm } from "node:fs/promises";
 import path from "node:path";
 import { RefusedOutputError } from "../io/ownership.ts";
 import { alive } from "../io/lock.ts";
+import { pointLink } from "../io/link.ts";
 import { removeInBackground } from "../io/swap.ts";
 
 /**
@@ -70,20 +71,9 @@ export async function legacy(state: string): Promise<Legacy | undefined> {
   return { dump: path.join(state, LAYOUT.dump), record: path.join(state, LAYOUT.record), builds: path.join(state, "builds") };
 }
 
-/**
- * Points `link` at `target` in one rename: a reader sees the old target or the new one, never
- * nothing. The temporary link carries the process id, so two writers never share one.
- */
+/** Points `link` at `target` in one rename (io/link.ts): a reader sees the old target or the new one, never nothing. */
 export async function repoint(link: string, target: string): Promise<void> {
-  const tmp = path.join(path.dirname(link), `.${path.basename(link)}.tmp-${process.pid}`);
-  await rm(tmp, { force: true });
-  await symlink(target, tmp);
-  try {
-    await rename(tmp, link);
-  } catch (err) {
-    await rm(tmp, { force: true });
-    throw err;
-  }
+  pointLink(link, target);
 }
 
 /** The commit: `current` names the run's folder from now on. */
@@ -139,33 +129,16 @@ export async function stage(state: string, run: number): Promise<string> {
   return dir;
 }
 
-/** Writes a small file whole or not at all. */
-export async function writeWhole(file: string, text: string): Promise<void> {
-  const tmp = path.join(path.dirname(file), `.${path.basename(file)}.tmp-${process.pid}`);
-  try {
-    await writeFile(tmp, text);
-    await rename(tmp, file);
-  } finally {
-    await rm(tmp, { force: true });
-  }
-}
-
-export const readText = (file: string) =>
-  readFile(file, "utf8").catch((err: NodeJS.ErrnoException) => {
-    if (err.code === "ENOENT") return undefined;
-    throw err;
-  });
-
 /**
- * The temporary links and files (`.<name>.tmp-<pid>`, repoint and writeWhole) that a run killed
- * between making one and renaming it left in `dir`: only those of `names` (all when absent), and only
- * of processes that no longer run.
+ * The temporary links and files (`.<name>.link-<pid>-<time>` of repoint, `.<name>.tmp-<pid>` of
+ * writeWhole) that a run killed between making one and renaming it left in `dir`: only those of
+ * `names` (all when absent), and only of processes that no longer run.
  */
 export async function sweepTemporaries(dir: string, names?: readonly string[]): Promise<void> {
   for (const entry of await readdir(dir).catch(() => [] as string[])) {
-    const m = /^\.(.+)\.tmp-(\d+)$/.exec(entry);
+    const m = /^\.(.+)\.(?:tmp-(\d+)|link-(\d+)-\d+)$/.exec(entry);
     if (!m || (names && !names.includes(m[1]))) continue;
-    const pid = Number(m[2]);
+    const pid = Number(m[2] ?? m[3]);
     if (pid !== process.pid && !alive(pid)) await rm(path.join(dir, entry), { force: true });
   }
 }
