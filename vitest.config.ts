@@ -15,6 +15,7 @@ export const TIERS = {
     "conformance",
     "derive",
     "docs-facts",
+    "events",
     "filter-record",
     "format",
     "layout",

@@ -1,4 +1,5 @@
-import { readFileSync } from "node:fs";
+import { existsSync, readFileSync } from "node:fs";
+import type { ChangeEvent } from "../src/core/history/events.ts";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startPreview, type Preview } from "../src/index.ts";
@@ -85,6 +86,7 @@ interface StepResult {
 const results: StepResult[] = [];
 const dumps = new Map<number, Record<string, unknown>>();
 const link42 = new Map<number, { timestamp: string }>();
+const events = new Map<number, ChangeEvent[]>();
 let dir: string;
 let state: string;
 let serve: string;
@@ -116,6 +118,12 @@ describe("cycle, importing with memory: the recorded sequence of the original's 
         settings: OPTIONS,
       });
       dumps.set(step.step, JSON.parse(readFileSync(path.join(state, "dump", "network.json"), "utf8")) as Record<string, unknown>);
+      const history = path.join(state, "dump", "history", "events.ndjson");
+      const kept = existsSync(history) ? readFileSync(history, "utf8").trim().split("\n").filter(Boolean) : [];
+      events.set(
+        step.step,
+        kept.map((l) => JSON.parse(l) as ChangeEvent).filter((e) => e.at === step.at),
+      );
       const out = serve;
       const expected: Expected[] = readExpected(`${LIVE}steps/${n}/expected-opennet.ndjson.gz`);
       const preview: Preview = await startPreview({ dir: out, port: 0 });
@@ -164,6 +172,37 @@ describe("cycle, importing with memory: the recorded sequence of the original's 
     const first = results[0];
     expect(canonical([...first.ourSites.values()])).toBe(canonical([...first.theirSites.values()]));
     for (const r of results.slice(1)) expect([...r.ourSites]).toEqual([...first.ourSites]);
+  });
+
+  it("records the changes of each step as the sequence's README describes them", () => {
+    // links by their ends, as the README names them; an access point's links go and come with it
+    const of178 = ["192.168.1.6", "192.168.1.13", "192.168.2.19", "192.168.1.46"].map((p) => `${p}-192.168.1.178`);
+    const of36 = ["192.168.1.27-192.168.1.36", "192.168.1.36-192.168.1.160", "192.168.1.36-192.168.1.188", "192.168.1.36-192.168.1.191"];
+    const of64 = ["192.168.2.61-192.168.2.64", "192.168.2.64-192.168.2.65"];
+    const of190 = ["192.168.1.43-192.168.1.190", "192.168.2.46-192.168.1.190"];
+    const dropped02 = ["192.168.10.2-192.168.1.79", "192.168.2.7-192.168.2.41", "192.168.1.66-192.168.1.157"];
+    const silent = [...of36, ...of64];
+    const ap = (kind: string, ips: string[]) => ips.map((ip) => `accesspoint.${kind} ${ip}`);
+    const link = (kind: string, ends: string[]) => ends.map((e) => `link.${kind} ${e}`);
+    const expected: Record<number, string[]> = {
+      0: [],
+      1: [...ap("silent", ["192.168.1.178", "192.168.1.36", "192.168.2.64"]), ...link("lost", [...of178, ...silent])],
+      2: ["accesspoint.appeared 192.168.2.250", "link.appeared 192.168.2.19-192.168.2.250", ...link("lost", dropped02)],
+      3: ["accesspoint.firmware 192.168.1.48"],
+      4: ["accesspoint.back 192.168.1.178", ...link("back", of178)],
+      5: ["accesspoint.silent 192.168.1.190", ...link("lost", of190), "link.back 192.168.2.7-192.168.2.41"],
+      6: [...ap("flapping", ["192.168.1.36", "192.168.2.64"]), ...link("flapping", [...silent, dropped02[0], dropped02[2]])],
+      7: [...ap("flapping", ["192.168.1.190"]), ...link("flapping", of190)],
+      8: [
+        ...ap("offline", ["192.168.1.36", "192.168.2.64", "192.168.1.190"]),
+        ...link("offline", [...silent, ...of190, dropped02[0], dropped02[2]]),
+      ],
+    };
+    const said = (e: ChangeEvent) => (e.subject.type === "link" ? `${e.kind} ${e.subject.ends!.join("-")}` : `${e.kind} ${e.subject.id}`);
+    for (const n of [0, 1, 2, 3, 4, 5, 6, 7, 8]) expect(events.get(n)!.map(said).sort(), `step ${n}`).toEqual([...expected[n]].sort());
+    // ids are stable: the same change has the same id in every later state's history
+    expect(events.get(1)![0].id).toBe("2026-11-20T10:06:00Z/accesspoint.silent/192.168.1.36");
+    expect(events.get(3)![0]).toMatchObject({ before: expect.any(String), after: expect.any(String) });
   });
 
   it("stamps what an import saw with the step's instant and keeps the rest", () => {

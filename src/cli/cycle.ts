@@ -15,6 +15,8 @@ import {
   count,
   defaultStatusOption,
   folderLimitOption,
+  historyDaysOption,
+  retentionOf,
   instant,
   neededOption,
   quietOption,
@@ -55,6 +57,7 @@ interface CycleFlags extends SettingsFlags {
   hostReload?: string;
   force?: boolean;
   reconfigure?: boolean;
+  historyDays?: number;
   quiet?: boolean;
 }
 
@@ -101,6 +104,7 @@ export function register(program: Command): void {
       "--reconfigure",
       "this run's settings (brand, default status, folder limit, community, Freifunk API, tiles, --extra, --host…) replace the ones the state was set up with; without it, other settings are refused",
     )
+    .addOption(historyDaysOption())
     .addOption(quietOption())
     .action(async (opts: CycleFlags) => {
       if ((opts.host === undefined) !== (opts.hostConfig === undefined))
@@ -132,6 +136,7 @@ export function register(program: Command): void {
                   force: opts.force,
                 },
           reconfigure: opts.reconfigure,
+          retention: retentionOf(opts.historyDays),
           warn,
         });
         // The run's one line goes to stdout, for the journal or cron's mail.

@@ -4,7 +4,7 @@ import { BRAND_RULE, isBrand } from "../core/settings.ts";
 import { IMPORT_API_DEFAULTS, importApi } from "../importers/api.ts";
 import { IMPORT_OPENNET_DEFAULTS, importOpennet } from "../importers/opennet/index.ts";
 import { stopped } from "./exit.ts";
-import { count, instant, log, neededOption, quietOption, warn } from "./options.ts";
+import { count, historyDaysOption, instant, log, neededOption, quietOption, retentionOf, warn } from "./options.ts";
 
 /** A whole number from 0 on (retries, milliseconds). */
 function whole(value: string): number {
@@ -115,9 +115,11 @@ export function register(program: Command): void {
       count,
       IMPORT_OPENNET_DEFAULTS.timeoutMs,
     )
+    .addOption(historyDaysOption())
     .addOption(quietOption())
     .action(
       async (opts: {
+        historyDays?: number;
         olsr?: string;
         wiki?: string;
         ondataservice?: string;
@@ -130,7 +132,7 @@ export function register(program: Command): void {
       }) => {
         const existed = existsSync(opts.out);
         try {
-          const r = await importOpennet(opts.out, { ...opts, timeoutMs: opts.timeout, warn });
+          const r = await importOpennet(opts.out, { ...opts, timeoutMs: opts.timeout, retention: retentionOf(opts.historyDays), warn });
           log(
             opts,
             `wrote ${opts.out}: ${r.accesspoints} access points, ${r.interfaces} interfaces, ${r.links} links${r.sites > 0 || opts.sites === "detect" ? `, ${r.sites} sites` : ""}, taken_at ${r.takenAt}, brand ${r.brand}`,

@@ -1,4 +1,5 @@
 import { parseInstant } from "../core/timestamp.ts";
+import { DEFAULT_RETENTION } from "../core/history/events.ts";
 import { type Command, InvalidArgumentError, Option } from "commander";
 import {
   BRAND_RULE,
@@ -163,3 +164,12 @@ export function instant(value: string): string {
     throw new InvalidArgumentError(`${parsed}; give an ISO 8601 instant with a time zone, such as 2026-11-22T11:28:02Z`);
   return value;
 }
+
+/** `--history-days`: how long an import with memory keeps the changes it records (core/history/events.ts). */
+export const historyDaysOption = () =>
+  new Option(
+    "--history-days <days>",
+    `how many days of changes an import with memory keeps (at most ${DEFAULT_RETENTION.max.toLocaleString("en-US")} changes; default: ${DEFAULT_RETENTION.days})`,
+  ).argParser(count);
+
+export const retentionOf = (days: number | undefined) => ({ ...DEFAULT_RETENTION, ...(days !== undefined && { days }) });

@@ -2,6 +2,8 @@ import { readFile } from "node:fs/promises";
 import path from "node:path";
 import { EARLIEST_CREDIBLE } from "../core/evidence.ts";
 import { fileFor } from "../core/routes.ts";
+import { ChangeEvent } from "../core/history/events.ts";
+import { InvalidDumpError, jsonPath, type Problem } from "../core/problems.ts";
 
 /**
  * The `firstseen` of every node in an earlier build's meshviewer file (the output a build replaces,
@@ -27,3 +29,45 @@ export async function readFirstSeen(dir: string | undefined): Promise<ReadonlyMa
   }
   return seen;
 }
+
+/** Where a dump keeps the changes its imports recorded (docs/dump-format.md, "History"). */
+export const EVENTS_FILE = "history/events.ndjson";
+
+/**
+ * The events a dump keeps, oldest first; none when it keeps none. A line that is not an event is bad
+ * input, located by file and line (the history is written by this tool: a hand edit gone wrong).
+ */
+export async function readEvents(dump: string): Promise<ChangeEvent[]> {
+  const file = path.join(dump, EVENTS_FILE);
+  const text = await readFile(file, "utf8").catch((err: NodeJS.ErrnoException) => {
+    if (err.code === "ENOENT") return undefined;
+    throw err;
+  });
+  if (text === undefined) return [];
+  const events: ChangeEvent[] = [];
+  const problems: Problem[] = [];
+  text.split("\n").forEach((line, i) => {
+    if (line.trim() === "") return;
+    let value: unknown;
+    try {
+      value = JSON.parse(line);
+    } catch {
+      problems.push({ severity: "error", source: { file: EVENTS_FILE, line: i + 1 }, path: "$", message: "not JSON" });
+      return;
+    }
+    const parsed = ChangeEvent.safeParse(value);
+    if (parsed.success) events.push(parsed.data);
+    else
+      for (const issue of parsed.error.issues)
+        problems.push({
+          severity: "error",
+          source: { file: EVENTS_FILE, line: i + 1 },
+          path: jsonPath(issue.path),
+          message: issue.message,
+        });
+  });
+  if (problems.length > 0) throw new InvalidDumpError(problems);
+  return events;
+}
+
+export const eventsText = (events: readonly ChangeEvent[]) => events.map((e) => JSON.stringify(e) + "\n").join("");

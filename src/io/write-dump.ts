@@ -1,6 +1,8 @@
 import { mkdir, writeFile } from "node:fs/promises";
 import path from "node:path";
 import { writeMarker } from "./ownership.ts";
+import { EVENTS_FILE, eventsText } from "./history.ts";
+import type { ChangeEvent } from "../core/history/events.ts";
 import { replaceFolder } from "./swap.ts";
 import type { LoadedDump, RawRecord } from "../core/input.ts";
 import { formatProblem } from "../core/problems.ts";
@@ -12,6 +14,8 @@ export interface DumpRecords {
   readonly network: unknown;
   readonly accesspoints: readonly Record<string, unknown>[];
   readonly links: readonly unknown[];
+  /** the changes its imports recorded, oldest first (io/history.ts EVENTS_FILE); absent: none kept */
+  readonly events?: readonly ChangeEvent[];
 }
 
 /** What an importer made: the records, and what the format could not hold, for the user to read. */
@@ -123,6 +127,10 @@ export async function writeDump(out: string, records: DumpRecords): Promise<void
     await writeFile(path.join(tmp, network), JSON.stringify(records.network, null, 2) + "\n");
     await writeFile(path.join(tmp, accesspoints), ndjson(records.accesspoints));
     await writeFile(path.join(tmp, links), ndjson(records.links));
+    if (records.events !== undefined) {
+      await mkdir(path.join(tmp, path.dirname(EVENTS_FILE)));
+      await writeFile(path.join(tmp, EVENTS_FILE), eventsText(records.events));
+    }
     await writeMarker(tmp, "dump");
   });
 }

@@ -10,6 +10,7 @@ import { build } from "../pipeline.ts";
 import { assertFreifunkApi } from "../core/freifunk-api.ts";
 import { NODELIST } from "../core/outputs/nodelist.ts";
 import { CommandError, machineError } from "../core/problems.ts";
+import type { Retention } from "../core/history/events.ts";
 import { assertOurs, configure, forgetJournal, recoverHost, reload, type Configured, type HostHook } from "./host-hook.ts";
 import {
   assertLater,
@@ -82,6 +83,8 @@ export interface CycleOptions {
   readonly host?: HostHook;
   /** this run's settings replace the state's (else a difference is refused) */
   readonly reconfigure?: boolean;
+  /** how long the changes the imports record are kept (core/history/events.ts) */
+  readonly retention?: Retention;
   readonly warn?: (line: string) => void;
   readonly cwd?: string;
   readonly home?: string;
@@ -319,6 +322,7 @@ async function stageRun(options: CycleOptions, state: string, start: Start, n: n
     previous: last ? path.join(last.dir, LAYOUT.dump) : old?.dump,
     sites: sites ? "detect" : "keep",
     at: start.at,
+    retention: options.retention,
     timeoutMs: options.timeoutMs,
     warn: options.warn,
     cwd: options.cwd,

@@ -7,6 +7,8 @@ import { fetchBytes } from "../../io/net.ts";
 import { updateSites } from "../opennet-sites.ts";
 import { modelToDump } from "./dump.ts";
 import { ImportOpennetError } from "./error.ts";
+import { changes, retain, viewOf, type Retention } from "../../core/history/events.ts";
+import { parseInstant, type Instant } from "../../core/timestamp.ts";
 import { OpennetModel } from "./model.ts";
 import { applyOlsr } from "./olsr.ts";
 import { applyOndataservice } from "./ondataservice.ts";
@@ -57,6 +59,8 @@ export interface ImportOpennetOptions {
   readonly at?: string;
   /** time limit for reading a source over HTTP, in milliseconds */
   readonly timeoutMs?: number;
+  /** how long the changes are kept (with `previous`): `--history-days` */
+  readonly retention?: Retention;
   readonly warn?: (line: string) => void;
   readonly cwd?: string;
   readonly home?: string;
@@ -144,7 +148,20 @@ export async function importOpennet(out: string, options: ImportOpennetOptions):
   } else if (sites === "none") {
     for (const ap of model.aps.values()) ap.site = null;
   }
-  const records = modelToDump(model, takenAt, notes, previous?.network, previous !== undefined);
+  const dumped = modelToDump(model, takenAt, notes, previous?.network, previous !== undefined);
+  // With memory, what changed since the previous state, kept for the retention window (core/history/events.ts).
+  const at = parseInstant(takenAt) as Instant;
+  const records =
+    previous === undefined
+      ? dumped
+      : {
+          ...dumped,
+          events: retain(
+            [...previous.events, ...(previous.view ? changes(previous.view, viewOf({ takenAt, ...dumped })) : [])],
+            at,
+            options.retention,
+          ),
+        };
   const counts = await writeImportedDump(out, records, {
     sources: { accesspoints: "accesspoints", links: "links" },
     verdict: "the sources do not make a valid dump",

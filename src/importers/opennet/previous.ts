@@ -5,6 +5,8 @@ import { compareIp } from "../../core/ip.ts";
 import type { Instant } from "../../core/timestamp.ts";
 import { validateDump } from "../../core/validate.ts";
 import { loadDump } from "../../io/load.ts";
+import { readEvents } from "../../io/history.ts";
+import { viewOf, type ChangeEvent, type StateView } from "../../core/history/events.ts";
 import { type Iface, OpennetModel } from "./model.ts";
 
 /**
@@ -17,6 +19,10 @@ import { type Iface, OpennetModel } from "./model.ts";
 
 export interface PreviousState {
   readonly model: OpennetModel;
+  /** what the events compare (core/history/events.ts), when network.json names its instant */
+  readonly view?: StateView;
+  /** the changes the previous imports recorded */
+  readonly events: readonly ChangeEvent[];
   /** network.json's other fields (name, brand, default_status, community), carried into the new dump */
   readonly network: Record<string, unknown>;
 }
@@ -35,6 +41,12 @@ export async function readPrevious(dir: string): Promise<PreviousState> {
     throw new InvalidDumpError(validation.problems.map((p) => ({ ...p, source: { ...p.source, file: `${dir}/${p.source.file}` } })));
   const dump = validation.dump;
   const network = (loaded.network?.value ?? {}) as Record<string, unknown>;
+  const records = (kind: string) => loaded.records.filter((r) => r.kind === kind).map((r) => r.value);
+  const view =
+    typeof network.taken_at === "string"
+      ? viewOf({ takenAt: network.taken_at, accesspoints: records("accesspoint") as Record<string, unknown>[], links: records("link") })
+      : undefined;
+  const events = await readEvents(dir);
   const model = new OpennetModel();
   const ifaces = new Map<number, Iface>();
   // Interfaces are restored in id order, as the original's tables hold them: lookups take the lowest id first.
@@ -78,5 +90,5 @@ export async function readPrevious(dir: string): Promise<PreviousState> {
   model.lastIds.address = Math.max(model.lastIds.address, last?.address ?? 0);
   model.lastIds.link = Math.max(model.lastIds.link, last?.link ?? 0);
   model.lastIds.site = Math.max(greatestSite, last?.site ?? 0);
-  return { model, network };
+  return { model, network, view, events };
 }
