@@ -228,7 +228,7 @@ describe("ways in: the landing page, the API root, JSON 404s", () => {
     const examples = hrefs(page).filter((h) => h.startsWith("/api/") && h !== DOCS_FOLDER);
     // Every endpoint of the API description has its example on the sample network (it has every kind of item),
     // and the OpenAPI document and the NetJSON graph are linked.
-    expect(examples.length).toBe(18);
+    expect(examples.length).toBe(20);
     expect(examples).toEqual(expect.arrayContaining(["/api/v1/openapi.json", "/api/v1/netjson/networkgraph.json"]));
     expect(examples).toEqual(expect.arrayContaining(["/api/v1/", "/api/v1/accesspoint/?status=online", "/api/v1/link/?status=online"]));
     expect(examples.some((h) => h.startsWith("/api/v1/interface/?wifi_ssid="))).toBe(true);
@@ -270,6 +270,8 @@ describe("ways in: the landing page, the API root, JSON 404s", () => {
       "freifunk_nodelist",
       "meshviewer",
       "freifunk_api", // the sample site is built with a Freifunk API template
+      "changes",
+      "feed",
       "map",
       "docs",
     ]);

@@ -6,6 +6,7 @@ import { sortByIp } from "./ip.ts";
 import { isWireless, renderAccesspoint, renderInterface } from "./records.ts";
 import type { Instant } from "./timestamp.ts";
 import { resolveSettings, type SiteSettings } from "./settings.ts";
+import type { ChangeEvent } from "./history/event.ts";
 
 /**
  * Stage 3: indexes over the validated dump. Pure. Each access point and interface is kept as its
@@ -77,6 +78,8 @@ export interface Model {
   readonly sites: readonly SiteEntry[];
   /** by main_ip: the first sighting an earlier build gave each access point, in microseconds (io/history.ts; the meshviewer file) */
   readonly firstSeenBefore?: ReadonlyMap<string, number>;
+  /** what the dump's imports recorded as changed, oldest first (core/history/events.ts; the dump's history/events.ndjson) */
+  readonly events?: readonly ChangeEvent[];
 }
 
 export function buildModel(dump: Dump, given: Partial<SiteSettings> = {}): Model {

@@ -55,6 +55,11 @@ const KINDS: Record<Served, { readonly summary: string; readonly body: string; r
   "accesspoint-detail": { summary: "One access point, by its main_ip or main_ipv6", body: "Accesspoint" },
   "accesspoint-links": { summary: "The links of an access point", body: "LinkList" },
   "accesspoint-interfaces": { summary: "The interfaces of an access point", body: "InterfaceList" },
+  "accesspoint-changes": {
+    summary: "What changed for an access point and its links in the history window, newest first (empty without history)",
+    body: "ChangeList",
+  },
+  changes: { summary: "What changed in the network in the history window, newest first (empty without history)", body: "ChangeList" },
   "interface-list": { summary: "All interfaces", body: "InterfaceList" },
   "interface-detail": { summary: "The interface that holds an address (IPv4 or IPv6)", body: "Interface" },
   "interface-accesspoint": { summary: "The access point of the interface that holds an address", body: "Accesspoint" },

@@ -1,5 +1,16 @@
 import { STATUSES, type Model } from "./model.ts";
-import { DOCS_FOLDER, MAP_FOLDER, pathFormsOf, RULES, SNAPSHOT_DIR, SNAPSHOT_FILES, urlFor, type RouteKind } from "./routes.ts";
+import {
+  DOCS_FOLDER,
+  FILES,
+  fileFor,
+  MAP_FOLDER,
+  pathFormsOf,
+  RULES,
+  SNAPSHOT_DIR,
+  SNAPSHOT_FILES,
+  urlFor,
+  type RouteKind,
+} from "./routes.ts";
 import { FILTERS, LISTS, STATUS } from "./filters/records.ts";
 import { OUTPUTS } from "./outputs/index.ts";
 
@@ -43,6 +54,8 @@ export function apiRoot(model: Model): string {
   root.status_values = [...STATUSES, "all"];
   root.openapi = urlFor("openapi");
   for (const o of OUTPUTS) if (o.present?.(model) ?? true) root[o.rootMember] = urlFor(o.kind);
+  root.changes = urlFor("changes");
+  root.feed = fileFor("changesFeed");
   root.map = MAP_FOLDER;
   root.docs = DOCS_FOLDER;
   root.taken_at = model.takenAt?.text ?? null;
@@ -99,6 +112,12 @@ export function landingExamples(model: Model): Endpoint[] {
       "the interfaces of an access point",
       when(ap, (a) => [urlFor("accesspoint-interfaces", { ip: a.main_ip })]),
     ),
+    row(
+      "accesspoint-changes",
+      "what changed for an access point and its links, newest first",
+      when(ap, (a) => [urlFor("accesspoint-changes", { ip: a.main_ip })]),
+    ),
+    row("changes", "what changed in the network, newest first", [urlFor("changes")]),
     row("interface-list", "all interfaces", listed("interface-list")),
     row(
       "interface-detail",
@@ -202,6 +221,7 @@ export function landingPage(model: Model): string {
     ...OUTPUTS.filter((o) => o.present?.(model) ?? true).map(
       (o) => `<li><a href="${urlFor(o.kind)}"><code>${urlFor(o.kind)}</code></a>: ${o.landing}</li>`,
     ),
+    `<li><a href="${fileFor("changesFeed")}"><code>${fileFor("changesFeed")}</code></a>: what changed, as an Atom feed for feed readers and chat bots (each access point's: <code>${FILES.accesspointFeed.replace(":ip", "&lt;ip&gt;")}</code>).</li>`,
     `<li><a href="${MAP_FOLDER}"><code>${MAP_FOLDER}</code></a>: a map of the access points and links.</li>`,
     `<li><a href="${DOCS_FOLDER}"><code>${DOCS_FOLDER}</code></a>: the API reference, rendered from the OpenAPI document, where requests can be tried.</li>`,
     "</ul>",

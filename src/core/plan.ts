@@ -5,6 +5,8 @@ import { DEFAULT_MAP_SETTINGS, mapPage, type MapSettings } from "./map.ts";
 import { statusOf, type Model } from "./model.ts";
 import { openApiDocument } from "./openapi.ts";
 import { OUTPUTS } from "./outputs/index.ts";
+import type { ChangeEvent } from "./history/events.ts";
+import { atomFeed, changesBody, eventsByAccesspoint } from "./history/render.ts";
 import { apiRoot, landingPage } from "./pages.ts";
 import { renderLink, renderSite } from "./resources.ts";
 import {
@@ -19,6 +21,7 @@ import {
   type Layout,
   type LayoutPlan,
   type Others,
+  urlFor,
   type Rule,
 } from "./routes.ts";
 import type { ResolvedLink } from "./validate.ts";
@@ -57,6 +60,13 @@ function* flatFiles(model: Model, settings: { readonly map?: MapSettings }, rout
   // files are copied by io/map-assets.ts), the reference (Swagger UI's by io/docs-assets.ts).
   yield out(fileFor("openapi"), openApiDocument(model.settings));
   for (const o of OUTPUTS) for (const { file, values, body } of o.bodies(model)) yield out(fileFor(file, values), body);
+  // What changed (core/history/): the network's list and feed here, each access point's beside its detail.
+  const events = model.events ?? [];
+  const name = model.settings.communityName ?? "the mesh network";
+  const feed = (title: string, self: string, about: string, of: readonly ChangeEvent[]) =>
+    atomFeed({ title, self, about, updated: model.takenAt?.text ?? "1970-01-01T00:00:00Z" }, of);
+  yield out(fileFor("changes"), changesBody(events));
+  yield out(fileFor("changesFeed"), feed(`What changed in ${name}`, fileFor("changesFeed"), urlFor("changes"), events));
   yield out(fileFor("map"), mapPage(model, settings.map ?? DEFAULT_MAP_SETTINGS));
   yield out(fileFor("docs"), docsPage());
 
@@ -67,6 +77,7 @@ function* flatFiles(model: Model, settings: { readonly map?: MapSettings }, rout
 
   for (const s of model.sites) yield out(fileFor("siteDetail", { id: String(s.id) }), renderSite(s));
 
+  const byAccesspoint = eventsByAccesspoint(events);
   for (const [ip, a] of model.accesspointByIp) {
     yield out(fileFor("accesspointDetail", { ip }), a.json);
     const links = model.linksByAccesspoint.get(a.main_ip) ?? [];
@@ -79,6 +90,13 @@ function* flatFiles(model: Model, settings: { readonly map?: MapSettings }, rout
       fileFor("accesspointInterfaces", { ip }),
       rendered(a.interfaces, (id) => model.interfaceById.get(id)!.json),
     );
+    const mine = byAccesspoint.get(a.main_ip) ?? [];
+    yield out(fileFor("accesspointChanges", { ip }), changesBody(mine));
+    if (ip === a.main_ip)
+      yield out(
+        fileFor("accesspointFeed", { ip }),
+        feed(`What changed at ${ip}`, fileFor("accesspointFeed", { ip }), urlFor("accesspoint-changes", { ip }), mine),
+      );
   }
 
   for (const [ip, e] of model.interfaceByAddress) {

@@ -4,7 +4,8 @@ import { STATUSES } from "./model.ts";
 import { brandField, DEFAULT_SETTINGS } from "./settings.ts";
 import { listFilters } from "./pages.ts";
 import { OUTPUTS, type OutputSchemaName } from "./outputs/index.ts";
-import { DOCS_FOLDER, ERROR_DETAILS, MAP_FOLDER, NOT_FOUND_BODY, ROUTE_NAMES, urlFor } from "./routes.ts";
+import { ChangeList } from "./history/render.ts";
+import { DOCS_FOLDER, ERROR_DETAILS, fileFor, MAP_FOLDER, NOT_FOUND_BODY, ROUTE_NAMES, urlFor } from "./routes.ts";
 
 /**
  * zod schemas of the response bodies, as records.ts, resources.ts, geojson.ts, pages.ts and the
@@ -151,6 +152,8 @@ const ApiRoot = z.strictObject({
   ...Object.fromEntries(
     OUTPUTS.map((o) => [o.rootMember, "present" in o ? z.literal(urlFor(o.kind)).optional() : z.literal(urlFor(o.kind))]),
   ),
+  changes: z.literal(urlFor("changes")),
+  feed: z.literal(fileFor("changesFeed")).meta({ description: "the changes as an Atom feed" }),
   map: z.literal(MAP_FOLDER).meta({ description: "the map's folder: its page is the folder's index" }),
   docs: z
     .literal(DOCS_FOLDER)
@@ -224,6 +227,7 @@ export const RESPONSE_SCHEMAS = {
   SiteFeature,
   SiteFeatureCollection: featureCollection(SiteFeature),
   ApiRoot,
+  ChangeList,
   ...(Object.fromEntries(OUTPUTS.map((o) => [o.schema.name, o.schema.zod])) as Record<OutputSchemaName, z.ZodType>),
   OpenApiDocument,
   NotFound,

@@ -32,6 +32,9 @@ const API_FILES = {
   /** written only when the list default is a status (`--default-status online`): the default of `/links/` */
   accesspointLinksByStatus: `${API}/accesspoint/:ip/links/_q/status/:status/index.json`,
   accesspointInterfaces: `${API}/accesspoint/:ip/interfaces/index.json`,
+  /** what changed, newest first (core/history/): the network's, and each access point's (its own and its links') */
+  changes: `${API}/changes/index.json`,
+  accesspointChanges: `${API}/accesspoint/:ip/changes/index.json`,
   interfaceDetail: `${API}/interface/:ip/index.json`,
   interfaceAccesspoint: `${API}/interface/:ip/accesspoint/index.json`,
   /** the OpenAPI 3.1 description of the API (openapi.ts) */
@@ -48,6 +51,9 @@ const SITE_FILES = {
   docs: `${DOCS_FOLDER}${FOLDER_INDEX}`,
   docsScript: `${DOCS_FOLDER}docs.js`,
   swaggerUi: `${DOCS_FOLDER}:asset`,
+  /** Atom feeds of the changes: the network's and each access point's (core/history/render.ts) */
+  changesFeed: "/feeds/changes.atom",
+  accesspointFeed: "/feeds/accesspoint/:ip.atom",
   /** the landing page every static host serves at "/" */
   landing: `/${FOLDER_INDEX}`,
   /** the mark of a folder this tool wrote (io/ownership.ts); hidden: hosts and the preview do not serve it */

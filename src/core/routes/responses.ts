@@ -29,6 +29,8 @@ export type RouteKind =
   | "accesspoint-detail"
   | "accesspoint-links"
   | "accesspoint-interfaces"
+  | "accesspoint-changes"
+  | "changes"
   | "interface-list"
   | "interface-detail"
   | "interface-accesspoint"
@@ -47,6 +49,8 @@ export const ROUTE_NAMES: Readonly<Record<RouteKind, string>> = {
   "accesspoint-detail": "Accesspoint Detail",
   "accesspoint-links": "Accesspoint Link List",
   "accesspoint-interfaces": "Accesspoint Interface List",
+  "accesspoint-changes": "Accesspoint Change List",
+  changes: "Change List",
   "interface-list": "Interface List",
   "interface-detail": "Interface Detail",
   "interface-accesspoint": "Interface Accesspoint Detail",

@@ -75,6 +75,7 @@ const BESIDE: Readonly<Record<ResourceName, (list: string, byDefault: DefaultSta
     ...unfiltered("accesspoint-detail", `${list}:ip`, FILES.accesspointDetail),
     ...accesspointLinks(`${list}:ip/links/`, byDefault),
     ...unfiltered("accesspoint-interfaces", `${list}:ip/interfaces/`, FILES.accesspointInterfaces),
+    ...unfiltered("accesspoint-changes", `${list}:ip/changes/`, FILES.accesspointChanges),
   ],
   interface: (list) => [
     ...unfiltered("interface-detail", `${list}:ip`, FILES.interfaceDetail),
@@ -88,6 +89,8 @@ function buildRules(byDefault: DefaultStatus): Rule[] {
     r("api-root", `${API}/`, {}, FILES.apiRoot),
     // Files of their own, not resources of the original: their paths are file names, without a slash.
     r("openapi", FILES.openapi, {}, FILES.openapi),
+    // What changed (core/history/): the whole window, newest first; not filtered.
+    ...unfiltered("changes", `${API}/changes/`, FILES.changes),
     ...OUTPUTS.flatMap(outputRules),
     // Each list's rules from its filter records (filters/), then the paths beside it.
     ...LISTS.flatMap((list) => [...listRules(list, byDefault).rules, ...BESIDE[list.resource](list.path, byDefault)]),
