@@ -13,6 +13,8 @@ const NEEDED = [
   { program: process.env.MESH_API_CADDY ?? "/usr/bin/caddy", pkg: "caddy", test: "test/caddy.test.ts" },
   // systemd-analyze verify checks docs/live.md's units (a container may come without systemd)
   { program: "/usr/bin/systemd-analyze", pkg: "systemd", test: "test/live-setup.test.ts" },
+  // a real feed parser reads the Atom feeds (Debian's Python, not a pyenv one)
+  { program: "/usr/lib/python3/dist-packages/feedparser/__init__.py", pkg: "python3-feedparser", test: "test/history.test.ts" },
 ];
 
 const missing = NEEDED.filter((n) => !existsSync(n.program));

@@ -114,7 +114,7 @@ export function atomFeed(head: FeedHead, events: readonly ChangeEvent[]): string
       `    <id>${entryId(e.id)}</id>`,
       `    <title>${xml(titleOf(e))}</title>`,
       `    <updated>${xml(e.at)}</updated>`,
-      `    <link rel="alternate" type="application/json" href="${xml(subjectUrl(e))}"/>`,
+      `    <link rel="alternate" href="${xml(subjectUrl(e))}"/>`,
       `    <category term="${xml(e.kind)}"/>`,
       `    <summary>${xml(`${e.kind} at ${e.at}${values ? `; ${values}` : ""}`)}</summary>`,
       "  </entry>",
