@@ -34,7 +34,7 @@ export const TIERS = {
   /** the real web servers (Debian's Apache, nginx, Caddy) and Netlify's engines on the generated configurations */
   servers: ["apache", "caddy", "host-config", "netlify", "netlify-edge", "nginx", "rule-limit"],
   /** a headless Chromium on the pages */
-  browser: ["docs", "map"],
+  browser: ["docs", "map", "status"],
   /** other Node.js versions, the installed package and the OpenAPI linter */
   runtimes: ["node-versions", "openapi-lint", "package"],
 } as const;

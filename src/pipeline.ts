@@ -19,7 +19,7 @@ import { loadDump } from "./io/load.ts";
 import type { CheckedDump, Handover } from "./io/write-dump.ts";
 import { assertNotLive, assertReplaceable, owned, RefusedOutputError, resolveReal, writeMarker } from "./io/ownership.ts";
 import { API_DIR, SNAPSHOT_DIR, SNAPSHOT_FILES } from "./core/routes.ts";
-import { readEvents, readFirstSeen } from "./io/history.ts";
+import { readCounts, readEvents, readFirstSeen } from "./io/history.ts";
 import { carrySnapshots, writeSnapshots, type SnapshotWritten } from "./publish/snapshot.ts";
 import { dumpEntry, foreignFiles, readBuildRecord, writeBuildRecord } from "./io/build-record.ts";
 import { copyExtra, listExtra } from "./io/extra.ts";
@@ -209,17 +209,21 @@ export async function build(
     // The first sightings the build being replaced gave (the meshviewer file): carried, as the original's database keeps them.
     const firstSeenBefore = await readFirstSeen(options.carry ?? (existsSync(options.out) ? options.out : undefined));
     // What the dump's imports recorded as changed (its history/; none without one).
-    const events = await readEvents(options.data);
-    const output = await emitTree(layout?.next ?? options.out, allFiles({ ...model, firstSeenBefore, events }, values, options.map), {
-      finish,
-      progress: progress && ((done) => progress({ stage: "writing", done })),
-      lock,
-      removeOld: options.removeOld,
-      recycle: options.recycle,
-      ...(layout && {
-        link: { path: layout.link, name: options.out, text: layout.text, served: layout.served, retire: layout.retire },
-      }),
-    });
+    const [events, counts] = [await readEvents(options.data), await readCounts(options.data)];
+    const output = await emitTree(
+      layout?.next ?? options.out,
+      allFiles({ ...model, firstSeenBefore, events, counts }, values, options.map),
+      {
+        finish,
+        progress: progress && ((done) => progress({ stage: "writing", done })),
+        lock,
+        removeOld: options.removeOld,
+        recycle: options.recycle,
+        ...(layout && {
+          link: { path: layout.link, name: options.out, text: layout.text, served: layout.served, retire: layout.retire },
+        }),
+      },
+    );
     // the operator's extra files are files of the site too
     const files = output.files + (extra?.files.length ?? 0) + (placeholder ? 1 : 0);
     built = true;

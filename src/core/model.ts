@@ -6,7 +6,7 @@ import { sortByIp } from "./ip.ts";
 import { isWireless, renderAccesspoint, renderInterface } from "./records.ts";
 import type { Instant } from "./timestamp.ts";
 import { resolveSettings, type SiteSettings } from "./settings.ts";
-import type { ChangeEvent } from "./history/event.ts";
+import type { ChangeEvent, RunCounts } from "./history/event.ts";
 
 /**
  * Stage 3: indexes over the validated dump. Pure. Each access point and interface is kept as its
@@ -80,6 +80,8 @@ export interface Model {
   readonly firstSeenBefore?: ReadonlyMap<string, number>;
   /** what the dump's imports recorded as changed, oldest first (core/history/events.ts; the dump's history/events.ndjson) */
   readonly events?: readonly ChangeEvent[];
+  /** each import's counts by status, oldest first (the dump's history/counts.ndjson) */
+  readonly counts?: readonly RunCounts[];
 }
 
 export function buildModel(dump: Dump, given: Partial<SiteSettings> = {}): Model {

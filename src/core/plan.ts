@@ -7,6 +7,7 @@ import { openApiDocument } from "./openapi.ts";
 import { OUTPUTS } from "./outputs/index.ts";
 import type { ChangeEvent } from "./history/events.ts";
 import { atomFeed, changesBody, eventsByAccesspoint } from "./history/render.ts";
+import { statusPage } from "./history/status-page.ts";
 import { apiRoot, landingPage } from "./pages.ts";
 import { renderLink, renderSite } from "./resources.ts";
 import {
@@ -67,6 +68,7 @@ function* flatFiles(model: Model, settings: { readonly map?: MapSettings }, rout
     atomFeed({ title, self, about, updated: model.takenAt?.text ?? "1970-01-01T00:00:00Z" }, of);
   yield out(fileFor("changes"), changesBody(events));
   yield out(fileFor("changesFeed"), feed(`What changed in ${name}`, fileFor("changesFeed"), urlFor("changes"), events));
+  yield out(fileFor("status"), statusPage(model, events));
   yield out(fileFor("map"), mapPage(model, settings.map ?? DEFAULT_MAP_SETTINGS));
   yield out(fileFor("docs"), docsPage());
 

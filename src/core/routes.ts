@@ -26,6 +26,7 @@ export {
   HIDDEN,
   isDocsPath,
   MAP_FOLDER,
+  STATUS_FOLDER,
   SNAPSHOT_DIR,
   SNAPSHOT_FILES,
   snapshotArchive,

@@ -2,7 +2,8 @@ import { readFile } from "node:fs/promises";
 import path from "node:path";
 import { EARLIEST_CREDIBLE } from "../core/evidence.ts";
 import { fileFor } from "../core/routes.ts";
-import { ChangeEvent } from "../core/history/events.ts";
+import type { z } from "zod";
+import { ChangeEvent, RunCounts } from "../core/history/event.ts";
 import { InvalidDumpError, jsonPath, type Problem } from "../core/problems.ts";
 
 /**
@@ -38,13 +39,17 @@ export const EVENTS_FILE = "history/events.ndjson";
  * input, located by file and line (the history is written by this tool: a hand edit gone wrong).
  */
 export async function readEvents(dump: string): Promise<ChangeEvent[]> {
-  const file = path.join(dump, EVENTS_FILE);
-  const text = await readFile(file, "utf8").catch((err: NodeJS.ErrnoException) => {
+  return readLines(dump, EVENTS_FILE, ChangeEvent);
+}
+
+/** The records of an NDJSON file of the dump's history, each checked by `schema`; none when the file is absent. */
+async function readLines<T>(dump: string, name: string, schema: z.ZodType<T>): Promise<T[]> {
+  const text = await readFile(path.join(dump, name), "utf8").catch((err: NodeJS.ErrnoException) => {
     if (err.code === "ENOENT") return undefined;
     throw err;
   });
   if (text === undefined) return [];
-  const events: ChangeEvent[] = [];
+  const records: T[] = [];
   const problems: Problem[] = [];
   text.split("\n").forEach((line, i) => {
     if (line.trim() === "") return;
@@ -52,22 +57,27 @@ export async function readEvents(dump: string): Promise<ChangeEvent[]> {
     try {
       value = JSON.parse(line);
     } catch {
-      problems.push({ severity: "error", source: { file: EVENTS_FILE, line: i + 1 }, path: "$", message: "not JSON" });
+      problems.push({ severity: "error", source: { file: name, line: i + 1 }, path: "$", message: "not JSON" });
       return;
     }
-    const parsed = ChangeEvent.safeParse(value);
-    if (parsed.success) events.push(parsed.data);
+    const parsed = schema.safeParse(value);
+    if (parsed.success) records.push(parsed.data);
     else
       for (const issue of parsed.error.issues)
-        problems.push({
-          severity: "error",
-          source: { file: EVENTS_FILE, line: i + 1 },
-          path: jsonPath(issue.path),
-          message: issue.message,
-        });
+        problems.push({ severity: "error", source: { file: name, line: i + 1 }, path: jsonPath(issue.path), message: issue.message });
   });
   if (problems.length > 0) throw new InvalidDumpError(problems);
-  return events;
+  return records;
 }
+
+/** Where a dump keeps each import's counts by status (docs/dump-format.md, "History"). */
+export const COUNTS_FILE = "history/counts.ndjson";
+
+/** The counts a dump keeps, oldest first; none when it keeps none. A bad line is bad input, located. */
+export async function readCounts(dump: string): Promise<RunCounts[]> {
+  return readLines(dump, COUNTS_FILE, RunCounts);
+}
+
+export const countsText = (counts: readonly RunCounts[]) => counts.map((c) => JSON.stringify(c) + "\n").join("");
 
 export const eventsText = (events: readonly ChangeEvent[]) => events.map((e) => JSON.stringify(e) + "\n").join("");

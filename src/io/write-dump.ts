@@ -1,8 +1,8 @@
 import { mkdir, writeFile } from "node:fs/promises";
 import path from "node:path";
 import { writeMarker } from "./ownership.ts";
-import { EVENTS_FILE, eventsText } from "./history.ts";
-import type { ChangeEvent } from "../core/history/events.ts";
+import { COUNTS_FILE, countsText, EVENTS_FILE, eventsText } from "./history.ts";
+import type { ChangeEvent, RunCounts } from "../core/history/event.ts";
 import { replaceFolder } from "./swap.ts";
 import type { LoadedDump, RawRecord } from "../core/input.ts";
 import { formatProblem } from "../core/problems.ts";
@@ -16,6 +16,8 @@ export interface DumpRecords {
   readonly links: readonly unknown[];
   /** the changes its imports recorded, oldest first (io/history.ts EVENTS_FILE); absent: none kept */
   readonly events?: readonly ChangeEvent[];
+  /** each import's counts by status, oldest first (COUNTS_FILE); absent: none kept */
+  readonly counts?: readonly RunCounts[];
 }
 
 /** What an importer made: the records, and what the format could not hold, for the user to read. */
@@ -128,8 +130,12 @@ export async function writeDump(out: string, records: DumpRecords): Promise<void
     await writeFile(path.join(tmp, accesspoints), ndjson(records.accesspoints));
     await writeFile(path.join(tmp, links), ndjson(records.links));
     if (records.events !== undefined) {
-      await mkdir(path.join(tmp, path.dirname(EVENTS_FILE)));
+      await mkdir(path.join(tmp, path.dirname(EVENTS_FILE)), { recursive: true });
       await writeFile(path.join(tmp, EVENTS_FILE), eventsText(records.events));
+    }
+    if (records.counts !== undefined) {
+      await mkdir(path.join(tmp, path.dirname(COUNTS_FILE)), { recursive: true });
+      await writeFile(path.join(tmp, COUNTS_FILE), countsText(records.counts));
     }
     await writeMarker(tmp, "dump");
   });

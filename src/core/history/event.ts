@@ -42,3 +42,9 @@ export const ChangeEvent = z.strictObject({
   after: Json.optional(),
 });
 export type ChangeEvent = z.infer<typeof ChangeEvent>;
+
+const Counts = z.strictObject({ online: z.number().int(), flapping: z.number().int(), offline: z.number().int() });
+
+/** What a state counted by status at its instant: one line a run in the dump's history, for the status page's charts. */
+export const RunCounts = z.strictObject({ at: z.string(), accesspoints: Counts, links: Counts });
+export type RunCounts = z.infer<typeof RunCounts>;

@@ -17,8 +17,8 @@ import { parseInstant, type Instant } from "../timestamp.ts";
  * - values (firmware, site, position, owner, address) and sites compare as the dump holds them.
  */
 
-export { ChangeEvent, EVENT_KINDS, type EventKind } from "./event.ts";
-import { ChangeEvent, type EventKind } from "./event.ts";
+export { ChangeEvent, EVENT_KINDS, RunCounts, type EventKind } from "./event.ts";
+import { ChangeEvent, RunCounts, type EventKind } from "./event.ts";
 
 /** The few values of a state the events compare. */
 export interface StateView {
@@ -203,6 +203,28 @@ export function retain(events: readonly ChangeEvent[], now: Instant, retention: 
   let first = 0;
   while (first < events.length && (instant(events[first].at)?.micros ?? -Infinity) < from) first++;
   return events.slice(Math.max(first, events.length - retention.max));
+}
+
+/** The state's counts by status at its instant. */
+export function countsOf(state: StateView): RunCounts {
+  const count = (stamps: Iterable<Instant | null>) => {
+    const n = { online: 0, flapping: 0, offline: 0 };
+    for (const s of stamps) n[statusOf(s, state.takenAt)]++;
+    return n;
+  };
+  return {
+    at: state.takenAt.text,
+    accesspoints: count([...state.accesspoints.values()].map((a) => a.lastseen)),
+    links: count([...state.links.values()].map((l) => l.timestamp)),
+  };
+}
+
+/** The runs' counts of the window that ends at `now` (oldest first, as retain keeps events). */
+export function retainCounts(counts: readonly RunCounts[], now: Instant, retention: Retention = DEFAULT_RETENTION): RunCounts[] {
+  const from = now.micros - retention.days * 86_400_000_000;
+  let first = 0;
+  while (first < counts.length && (instant(counts[first].at)?.micros ?? -Infinity) < from) first++;
+  return counts.slice(Math.max(first, counts.length - retention.max));
 }
 
 /** A readable line for an event: a feed entry's title, a status page's row. */

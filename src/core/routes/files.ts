@@ -14,6 +14,8 @@ export const HIDDEN = "/.mesh-api";
 export const FOLDER_INDEX = "index.html";
 /** The map's folder: its page is the folder's index. */
 export const MAP_FOLDER = "/map/";
+/** The status page's folder (core/history/status-page.ts): its page is the folder's index. */
+export const STATUS_FOLDER = "/status/";
 /**
  * The API reference's folder (docs.ts): a page and its static files inside the API's path, yet no
  * part of the API. The preview and every host serve it as the site's other files (the folder's
@@ -54,6 +56,8 @@ const SITE_FILES = {
   /** Atom feeds of the changes: the network's and each access point's (core/history/render.ts) */
   changesFeed: "/feeds/changes.atom",
   accesspointFeed: "/feeds/accesspoint/:ip.atom",
+  /** the counts by status over the history window and the newest changes (core/history/status-page.ts) */
+  status: `${STATUS_FOLDER}${FOLDER_INDEX}`,
   /** the landing page every static host serves at "/" */
   landing: `/${FOLDER_INDEX}`,
   /** the mark of a folder this tool wrote (io/ownership.ts); hidden: hosts and the preview do not serve it */

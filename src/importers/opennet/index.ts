@@ -7,7 +7,7 @@ import { fetchBytes } from "../../io/net.ts";
 import { updateSites } from "../opennet-sites.ts";
 import { modelToDump } from "./dump.ts";
 import { ImportOpennetError } from "./error.ts";
-import { changes, retain, viewOf, type Retention } from "../../core/history/events.ts";
+import { changes, countsOf, retain, retainCounts, viewOf, type Retention } from "../../core/history/events.ts";
 import { parseInstant, type Instant } from "../../core/timestamp.ts";
 import { OpennetModel } from "./model.ts";
 import { applyOlsr } from "./olsr.ts";
@@ -151,13 +151,15 @@ export async function importOpennet(out: string, options: ImportOpennetOptions):
   const dumped = modelToDump(model, takenAt, notes, previous?.network, previous !== undefined);
   // With memory, what changed since the previous state, kept for the retention window (core/history/events.ts).
   const at = parseInstant(takenAt) as Instant;
+  const view = previous === undefined ? undefined : viewOf({ takenAt, ...dumped });
   const records =
-    previous === undefined
+    previous === undefined || view === undefined
       ? dumped
       : {
           ...dumped,
-          events: retain(
-            [...previous.events, ...(previous.view ? changes(previous.view, viewOf({ takenAt, ...dumped })) : [])],
+          events: retain([...previous.events, ...(previous.view ? changes(previous.view, view) : [])], at, options.retention),
+          counts: retainCounts(
+            [...previous.counts, ...(previous.counts.length === 0 && previous.view ? [countsOf(previous.view)] : []), countsOf(view)],
             at,
             options.retention,
           ),

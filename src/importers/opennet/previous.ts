@@ -5,8 +5,8 @@ import { compareIp } from "../../core/ip.ts";
 import type { Instant } from "../../core/timestamp.ts";
 import { validateDump } from "../../core/validate.ts";
 import { loadDump } from "../../io/load.ts";
-import { readEvents } from "../../io/history.ts";
-import { viewOf, type ChangeEvent, type StateView } from "../../core/history/events.ts";
+import { readCounts, readEvents } from "../../io/history.ts";
+import { viewOf, type ChangeEvent, type RunCounts, type StateView } from "../../core/history/events.ts";
 import { type Iface, OpennetModel } from "./model.ts";
 
 /**
@@ -23,6 +23,8 @@ export interface PreviousState {
   readonly view?: StateView;
   /** the changes the previous imports recorded */
   readonly events: readonly ChangeEvent[];
+  /** the previous imports' counts by status */
+  readonly counts: readonly RunCounts[];
   /** network.json's other fields (name, brand, default_status, community), carried into the new dump */
   readonly network: Record<string, unknown>;
 }
@@ -47,6 +49,7 @@ export async function readPrevious(dir: string): Promise<PreviousState> {
       ? viewOf({ takenAt: network.taken_at, accesspoints: records("accesspoint") as Record<string, unknown>[], links: records("link") })
       : undefined;
   const events = await readEvents(dir);
+  const counts = await readCounts(dir);
   const model = new OpennetModel();
   const ifaces = new Map<number, Iface>();
   // Interfaces are restored in id order, as the original's tables hold them: lookups take the lowest id first.
@@ -90,5 +93,5 @@ export async function readPrevious(dir: string): Promise<PreviousState> {
   model.lastIds.address = Math.max(model.lastIds.address, last?.address ?? 0);
   model.lastIds.link = Math.max(model.lastIds.link, last?.link ?? 0);
   model.lastIds.site = Math.max(greatestSite, last?.site ?? 0);
-  return { model, network, view, events };
+  return { model, network, view, events, counts };
 }
