@@ -64,10 +64,15 @@ function* flatFiles(model: Model, settings: { readonly map?: MapSettings }, rout
   // What changed (core/history/): the network's list and feed here, each access point's beside its detail.
   const events = model.events ?? [];
   const name = model.settings.communityName ?? "the mesh network";
-  const feed = (title: string, self: string, about: string, of: readonly ChangeEvent[]) =>
-    atomFeed({ title, self, about, updated: model.takenAt?.text ?? "1970-01-01T00:00:00Z" }, of);
+  // A feed's `updated` is its newest entry's; without one, an instant that does not move from run to run
+  // (a quiet access point's feed keeps its bytes, and a recycling build does not rewrite it).
+  const feed = (title: string, self: string, about: string, of: readonly ChangeEvent[], since: string | undefined) =>
+    atomFeed({ title, self, about, updated: since ?? "1970-01-01T00:00:00Z" }, of);
   yield out(fileFor("changes"), changesBody(events));
-  yield out(fileFor("changesFeed"), feed(`What changed in ${name}`, fileFor("changesFeed"), urlFor("changes"), events));
+  yield out(
+    fileFor("changesFeed"),
+    feed(`What changed in ${name}`, fileFor("changesFeed"), urlFor("changes"), events, model.takenAt?.text),
+  );
   yield out(fileFor("status"), statusPage(model, events));
   yield out(fileFor("map"), mapPage(model, settings.map ?? DEFAULT_MAP_SETTINGS));
   yield out(fileFor("docs"), docsPage());
@@ -97,7 +102,7 @@ function* flatFiles(model: Model, settings: { readonly map?: MapSettings }, rout
     if (ip === a.main_ip)
       yield out(
         fileFor("accesspointFeed", { ip }),
-        feed(`What changed at ${ip}`, fileFor("accesspointFeed", { ip }), urlFor("accesspoint-changes", { ip }), mine),
+        feed(`What changed at ${ip}`, fileFor("accesspointFeed", { ip }), urlFor("accesspoint-changes", { ip }), mine, a.first_seen?.text),
       );
   }
 
