@@ -20,6 +20,7 @@ export const TIERS = {
     "format",
     "layout",
     "limits",
+    "metrics",
     "netjson",
     "openapi",
     "pages",

@@ -27,6 +27,7 @@ import { docsAssets } from "./io/docs-assets.ts";
 import { mapAssets } from "./io/map-assets.ts";
 import type { MapSettings } from "./core/map.ts";
 import type { SiteSettings } from "./core/settings.ts";
+import type { CycleHealth } from "./core/history/metrics.ts";
 
 /** The library API: load -> validate -> model -> plan -> emit, one call per command. */
 
@@ -152,6 +153,8 @@ export async function build(
     removeOld?: EmitOptions["removeOld"];
     /** a recyclable output (io/emit.ts), started from an earlier one no longer served: `cycle`'s choice */
     recycle?: EmitOptions["recycle"];
+    /** the health of the cycle making the build, for the metrics file (core/history/metrics.ts); a plain build has none */
+    health?: CycleHealth;
   } & SettingsOptions &
     PipelineOptions &
     CheckedOption,
@@ -212,7 +215,7 @@ export async function build(
     const [events, counts] = [await readEvents(options.data), await readCounts(options.data)];
     const output = await emitTree(
       layout?.next ?? options.out,
-      allFiles({ ...model, firstSeenBefore, events, counts }, values, options.map),
+      allFiles({ ...model, firstSeenBefore, events, counts }, values, options.map, options.health),
       {
         finish,
         progress: progress && ((done) => progress({ stage: "writing", done })),
@@ -310,8 +313,8 @@ async function assertNothingForeign(out: string): Promise<void> {
   );
 }
 
-function* allFiles(model: Model, values: PlaceholderValues, map: MapSettings | undefined) {
-  yield* outputFiles(model, { map });
+function* allFiles(model: Model, values: PlaceholderValues, map: MapSettings | undefined, health: CycleHealth | undefined) {
+  yield* outputFiles(model, { map, health });
   yield* mapAssets();
   yield* docsAssets();
   for (const host of HOSTS) yield* host.files(values);

@@ -28,6 +28,13 @@ export interface AccesspointEntry {
   readonly site: number | null;
   readonly position: PointRecord | null;
   readonly post_address: string | null;
+  /** the record's numbers the metrics file reads (core/history/metrics.ts); null where the record has none */
+  readonly system_load_1min: number | null;
+  /** seconds */
+  readonly system_uptime: number | null;
+  /** in the unit the firmware reports (the API does not say which) */
+  readonly device_memory_available: number | null;
+  readonly device_memory_free: number | null;
   /** interface ids, ascending */
   readonly interfaces: readonly number[];
   /** the access point's API JSON, UTF-8 */
@@ -166,6 +173,10 @@ function accesspointEntry(record: AccesspointRecord, brand: string): Accesspoint
     site: record.site,
     position: record.position,
     post_address: record.post_address,
+    system_load_1min: record.system_load_1min,
+    system_uptime: record.system_uptime,
+    device_memory_available: record.device_memory_available,
+    device_memory_free: record.device_memory_free,
     interfaces: record.interfaces.map((i) => i.id).sort((a, b) => a - b),
     json: Buffer.from(renderAccesspoint(record, brand)),
   };

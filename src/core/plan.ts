@@ -8,6 +8,7 @@ import { OUTPUTS } from "./outputs/index.ts";
 import type { ChangeEvent } from "./history/events.ts";
 import { atomFeed, changesBody, eventsByAccesspoint } from "./history/render.ts";
 import { statusPage } from "./history/status-page.ts";
+import { metricsBody, type CycleHealth } from "./history/metrics.ts";
 import { apiRoot, landingPage } from "./pages.ts";
 import { renderLink, renderSite } from "./resources.ts";
 import {
@@ -38,14 +39,21 @@ export interface OutputFile {
  * table's templates name (fileFor). A generator, so the caller writes as it goes instead of holding
  * every body. Host files (rules, error pages) are the hosts' business, not the plan's.
  */
-export function* outputFiles(model: Model, settings: { readonly map?: MapSettings } = {}): Generator<OutputFile> {
+export function* outputFiles(
+  model: Model,
+  settings: { readonly map?: MapSettings; readonly health?: CycleHealth } = {},
+): Generator<OutputFile> {
   const values = placeholderValues(model);
   const routing = aliasesBody(values, model.settings.defaultStatus);
   for (const file of flatFiles(model, settings, routing)) yield { path: placeFile(file.path, values.layout), body: file.body };
 }
 
 /** The plan's files at their paths in a flat build (routes/layout.ts places them). */
-function* flatFiles(model: Model, settings: { readonly map?: MapSettings }, routing: Body): Generator<OutputFile> {
+function* flatFiles(
+  model: Model,
+  settings: { readonly map?: MapSettings; readonly health?: CycleHealth },
+  routing: Body,
+): Generator<OutputFile> {
   const out = (path: string, body: Body): OutputFile => ({ path, body });
   const link = (l: ResolvedLink) => renderLink(l, model);
   const linkList = (links: readonly ResolvedLink[]) => rendered(links, link);
@@ -74,6 +82,8 @@ function* flatFiles(model: Model, settings: { readonly map?: MapSettings }, rout
     feed(`What changed in ${name}`, fileFor("changesFeed"), urlFor("changes"), events, model.takenAt?.text),
   );
   yield out(fileFor("status"), statusPage(model, events));
+  // The state for Prometheus, with the cycle's health when a cycle makes the build.
+  yield out(fileFor("metrics"), metricsBody(model, settings.health));
   yield out(fileFor("map"), mapPage(model, settings.map ?? DEFAULT_MAP_SETTINGS));
   yield out(fileFor("docs"), docsPage());
 

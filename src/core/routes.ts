@@ -30,6 +30,7 @@ export {
   SNAPSHOT_DIR,
   SNAPSHOT_FILES,
   snapshotArchive,
+  TYPED_FILES,
   type FileName,
 } from "./routes/files.ts";
 export * from "./routes/table.ts";

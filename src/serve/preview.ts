@@ -14,6 +14,7 @@ import {
   FOLDER_INDEX,
   NOT_FOUND_BODY,
   optionsBody,
+  TYPED_FILES,
   type Routing,
 } from "../core/routes.ts";
 
@@ -186,6 +187,9 @@ async function serveStatic(
     return handOver(req, res, file, API_HEADERS["Content-Type"]);
   }
   if (/\.html?$/i.test(file)) return handOver(req, res, file, HTML_TYPE);
+  // A file with a type of its own, whatever its name (the metrics file).
+  const typed = TYPED_FILES.find((t) => t.file === file);
+  if (typed) return handOver(req, res, file, typed.type);
   // Other files (archives, sums, index.json) as http-server types them; ranges allowed (resumed downloads).
   req.url = encodePath(file);
   res.emit("next");

@@ -58,6 +58,8 @@ const SITE_FILES = {
   accesspointFeed: "/feeds/accesspoint/:ip.atom",
   /** the counts by status over the history window and the newest changes (core/history/status-page.ts) */
   status: `${STATUS_FOLDER}${FOLDER_INDEX}`,
+  /** the network's state for Prometheus (core/history/metrics.ts), served with its own type (TYPED_FILES) */
+  metrics: "/metrics",
   /** the landing page every static host serves at "/" */
   landing: `/${FOLDER_INDEX}`,
   /** the mark of a folder this tool wrote (io/ownership.ts); hidden: hosts and the preview do not serve it */
@@ -128,6 +130,18 @@ export const API_SERVED: { readonly folder: string; readonly except: string; rea
   files: OUTPUTS.flatMap((o) => Object.values<string>(o.files)).filter((f) => !f.startsWith(`/${API_DIR}/`)),
 };
 for (const file of API_SERVED.files) if (file.includes(":")) throw new Error(`${file}: an output outside the API has a fixed name`);
+
+/**
+ * The site's files a host serves with a Content-Type of their own, whatever their name says (a name
+ * without an extension gets none from a MIME table): the preview and every host print each as a rule
+ * of their own (hosts/). Outside the API, answered to GET and HEAD as the site's other files.
+ */
+export const TYPED_FILES: readonly { readonly file: string; readonly type: string }[] = [
+  /** the Prometheus text exposition format, version 0.0.4 */
+  { file: SITE_FILES.metrics, type: "text/plain; version=0.0.4" },
+];
+for (const { file } of TYPED_FILES)
+  if (file.includes(":") || file.startsWith(`/${API_DIR}/`)) throw new Error(`${file}: a typed file is a fixed name outside the API`);
 
 /** API_SERVED as fast-glob patterns relative to the output root. */
 export const API_SERVED_GLOBS: readonly string[] = [
