@@ -19,7 +19,9 @@ import { loadDump } from "./io/load.ts";
 import type { CheckedDump, Handover } from "./io/write-dump.ts";
 import { assertNotLive, assertReplaceable, owned, RefusedOutputError, resolveReal, writeMarker } from "./io/ownership.ts";
 import { API_DIR, SNAPSHOT_DIR, SNAPSHOT_FILES } from "./core/routes.ts";
-import { readCounts, readEvents, readFirstSeen } from "./io/history.ts";
+import { readCarriedDays, readCounts, readEvents, readFirstSeen } from "./io/history.ts";
+import { DEFAULT_RETENTION } from "./core/history/events.ts";
+import type { CarriedDays } from "./core/history/daily.ts";
 import { carrySnapshots, writeSnapshots, type SnapshotWritten } from "./publish/snapshot.ts";
 import { dumpEntry, foreignFiles, readBuildRecord, writeBuildRecord } from "./io/build-record.ts";
 import { copyExtra, listExtra } from "./io/extra.ts";
@@ -153,6 +155,8 @@ export async function build(
     removeOld?: EmitOptions["removeOld"];
     /** a recyclable output (io/emit.ts), started from an earlier one no longer served: `cycle`'s choice */
     recycle?: EmitOptions["recycle"];
+    /** how many days of the topology by day a build keeps (--history-days of the imports; default 30) */
+    historyDays?: number;
     /** the health of the cycle making the build, for the metrics file (core/history/metrics.ts); a plain build has none */
     health?: CycleHealth;
   } & SettingsOptions &
@@ -210,12 +214,15 @@ export async function build(
       });
     };
     // The first sightings the build being replaced gave (the meshviewer file): carried, as the original's database keeps them.
-    const firstSeenBefore = await readFirstSeen(options.carry ?? (existsSync(options.out) ? options.out : undefined));
+    const before = options.carry ?? (existsSync(options.out) ? options.out : undefined);
+    const firstSeenBefore = await readFirstSeen(before);
+    // The topology by day the build being replaced kept (core/history/daily.ts), carried as snapshots are.
+    const days = await readCarriedDays(before, options.historyDays ?? DEFAULT_RETENTION.days);
     // What the dump's imports recorded as changed (its history/; none without one).
     const [events, counts] = [await readEvents(options.data), await readCounts(options.data)];
     const output = await emitTree(
       layout?.next ?? options.out,
-      allFiles({ ...model, firstSeenBefore, events, counts }, values, options.map, options.health),
+      allFiles({ ...model, firstSeenBefore, events, counts }, values, options.map, days, options.health),
       {
         finish,
         progress: progress && ((done) => progress({ stage: "writing", done })),
@@ -313,8 +320,14 @@ async function assertNothingForeign(out: string): Promise<void> {
   );
 }
 
-function* allFiles(model: Model, values: PlaceholderValues, map: MapSettings | undefined, health: CycleHealth | undefined) {
-  yield* outputFiles(model, { map, health });
+function* allFiles(
+  model: Model,
+  values: PlaceholderValues,
+  map: MapSettings | undefined,
+  days: CarriedDays,
+  health: CycleHealth | undefined,
+) {
+  yield* outputFiles(model, { map, days, health });
   yield* mapAssets();
   yield* docsAssets();
   for (const host of HOSTS) yield* host.files(values);

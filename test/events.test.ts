@@ -6,6 +6,7 @@ import { parseInstant, type Instant } from "../src/core/timestamp.ts";
 import { readEvents } from "../src/io/history.ts";
 import { InvalidDumpError } from "../src/core/problems.ts";
 import { tempDir } from "./support/tree.ts";
+import { keptDays, netdiff, type Graph } from "../src/core/history/daily.ts";
 
 /**
  * Issue 42, the events' rules (core/history/events.ts) on small states made for each rule; the
@@ -181,5 +182,66 @@ describe("the window of events a dump keeps", () => {
     expect(problems).toContain("history/events.ndjson:2 $.id");
     expect(problems).toContain("history/events.ndjson:3 $");
     expect(await readEvents(tempDir())).toEqual([]);
+  });
+});
+
+describe("the topology by day (core/history/daily.ts)", () => {
+  const graph = (nodes: [string, string][], links: [string, string, number][]): Graph => ({
+    type: "NetworkGraph",
+    protocol: "olsr",
+    version: "1",
+    metric: "etx",
+    nodes: nodes.map(([id, status]) => ({ id, properties: { status, lastseen_timestamp: `${id}-${Math.random()}` } })),
+    links: links.map(([source, target, cost]) => ({ source, target, cost, properties: { timestamp: String(Math.random()) } })),
+  });
+
+  it("diffs as netdiff: added, removed, changed (values but the instants of sightings), null where none", () => {
+    const before = graph(
+      [
+        ["a", "online"],
+        ["b", "online"],
+        ["c", "online"],
+      ],
+      [
+        ["a", "b", 1],
+        ["b", "c", 2],
+      ],
+    );
+    const after = graph(
+      [
+        ["a", "online"],
+        ["b", "flapping"],
+        ["d", "online"],
+      ],
+      [
+        ["b", "a", 1.5],
+        ["a", "d", 1],
+      ],
+    );
+    const d = netdiff(before, after);
+    expect(d.added?.nodes.map((n) => n.id)).toEqual(["d"]);
+    expect(d.added?.links.map((l) => `${l.source}-${l.target}`)).toEqual(["a-d"]);
+    expect(d.removed?.nodes.map((n) => n.id)).toEqual(["c"]);
+    expect(d.removed?.links.map((l) => `${l.source}-${l.target}`)).toEqual(["b-c"]);
+    // b's status changed; a's only sighting changed; the link a-b (either order) changed its cost
+    expect(d.changed?.nodes.map((n) => n.id)).toEqual(["b"]);
+    expect(d.changed?.links.map((l) => l.cost)).toEqual([1.5]);
+    expect(netdiff(before, before)).toEqual({ added: null, removed: null, changed: null });
+  });
+
+  it("keeps the days of the window (11 days: from the 20th to the 30th) and adds today's once, on the first run of the day", () => {
+    const day = (d: string, since: string | null) => ({ day: d, at: `${d}T10:00:00Z`, since });
+    const carried = [day("2026-11-01", null), day("2026-11-20", "2026-11-01"), day("2026-11-29", "2026-11-20")];
+    expect(keptDays(carried, { day: "2026-11-30", at: "2026-11-30T00:06:00Z" }, 11)).toEqual({
+      days: [
+        day("2026-11-20", "2026-11-01"),
+        day("2026-11-29", "2026-11-20"),
+        { day: "2026-11-30", at: "2026-11-30T00:06:00Z", since: "2026-11-29" },
+      ],
+      fresh: true,
+    });
+    expect(keptDays([...carried, day("2026-11-30", "2026-11-29")], { day: "2026-11-30", at: "2026-11-30T18:00:00Z" }, 30).fresh).toBe(
+      false,
+    );
   });
 });

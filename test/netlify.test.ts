@@ -5,7 +5,17 @@ import { build, startPreview, type BuildResult, type Preview } from "../src/inde
 import { netlifyRules, netlifyToml, OWN_RULES } from "../src/hosts/netlify.ts";
 import { tableRequests } from "./support/requests.ts";
 import { placeholderValues } from "../src/core/plan.ts";
-import { API_HEADERS, DOCS_FOLDER, fileFor, NOT_FOUND_BODY, parseRequest, QUERY_PLACEHOLDERS, resolve, RULES } from "../src/core/routes.ts";
+import {
+  API_HEADERS,
+  DOCS_FOLDER,
+  fileFor,
+  NOT_FOUND_BODY,
+  parseRequest,
+  QUERY_PLACEHOLDERS,
+  resolve,
+  RULES,
+  TYPED_FILES,
+} from "../src/core/routes.ts";
 import { isParseableVersion } from "../src/core/version.ts";
 import { checkDeployment, requestsFromTree } from "../src/publish/check.ts";
 import { parseAllRedirects } from "@netlify/redirect-parser";
@@ -293,6 +303,16 @@ describe("Netlify's engine on the deploy's rules: the public sample", () => {
     const missing = s.netlify.answer(`${DOCS_FOLDER}nope.js`);
     if ("error" in missing) throw new Error(missing.error);
     expect([missing.status, missing.body!.toString(), missing.headers["Content-Type"]]).toEqual([404, NOT_FOUND_BODY, "application/json"]);
+  });
+
+  it("answers each file with a type of its own (/metrics) with its bytes, typed by its [[headers]] rule", () => {
+    expect(TYPED_FILES.map((t) => t.file)).toContain(fileFor("metrics"));
+    for (const { file, type } of TYPED_FILES) {
+      const n = s.netlify.answer(file);
+      if ("error" in n) throw new Error(n.error);
+      expect([n.status, n.file, n.headers["Content-Type"]], file).toEqual([200, file, type]);
+      expect(n.body!.equals(readFileSync(path.join(s.out, file))), file).toBe(true);
+    }
   });
 
   it("answers unknown paths outside /api/ with the 404 page, under the application/json header rule", () => {

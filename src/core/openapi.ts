@@ -60,6 +60,16 @@ const KINDS: Record<Served, { readonly summary: string; readonly body: string; r
     body: "ChangeList",
   },
   changes: { summary: "What changed in the network in the history window, newest first (empty without history)", body: "ChangeList" },
+  "netjson-history": {
+    summary: "The days of the history window whose NetworkGraph this site keeps, newest first, each with the instant of its run",
+    body: "NetjsonHistory",
+  },
+  "netjson-day": { summary: "The NetworkGraph of the first run of a day (UTC) of the history window", body: "NetworkGraph" },
+  "netjson-diff": {
+    summary:
+      "What changed since the day before (for the first day of the history: since no network), in netdiff's format: added, removed and changed nodes and links (null where none)",
+    body: "NetjsonDiff",
+  },
   "interface-list": { summary: "All interfaces", body: "InterfaceList" },
   "interface-detail": { summary: "The interface that holds an address (IPv4 or IPv6)", body: "Interface" },
   "interface-accesspoint": { summary: "The access point of the interface that holds an address", body: "Accesspoint" },
@@ -93,6 +103,10 @@ const address = { type: "string", description: "canonical text (IPv4 dotted quad
 const PATH_PARAMETERS: Readonly<Record<string, Parameter>> = {
   ip: pathParameter("ip", "An access point's main_ip or main_ipv6; for an interface, any address it holds.", address),
   id: pathParameter("id", "The id.", { type: "integer", minimum: 0 }),
+  day: pathParameter("day", "A day of the history window (UTC), as the history's index lists it.", {
+    type: "string",
+    pattern: "^\\d{4}-\\d{2}-\\d{2}$",
+  }),
   key: pathParameter("key", "The link's id, or the main_ip of each of its two access points joined by `-` (either order).", {
     type: "string",
     pattern: "^(?:[0-9]+|[^-/]+-[^-/]+)$",

@@ -9,6 +9,8 @@ import type { ChangeEvent } from "./history/events.ts";
 import { atomFeed, changesBody, eventsByAccesspoint } from "./history/render.ts";
 import { statusPage } from "./history/status-page.ts";
 import { metricsBody, type CycleHealth } from "./history/metrics.ts";
+import { dayFiles, NO_DAYS, type CarriedDays } from "./history/daily.ts";
+import { networkGraphBody } from "./netjson.ts";
 import { apiRoot, landingPage } from "./pages.ts";
 import { renderLink, renderSite } from "./resources.ts";
 import {
@@ -41,7 +43,7 @@ export interface OutputFile {
  */
 export function* outputFiles(
   model: Model,
-  settings: { readonly map?: MapSettings; readonly health?: CycleHealth } = {},
+  settings: { readonly map?: MapSettings; readonly days?: CarriedDays; readonly health?: CycleHealth } = {},
 ): Generator<OutputFile> {
   const values = placeholderValues(model);
   const routing = aliasesBody(values, model.settings.defaultStatus);
@@ -51,7 +53,7 @@ export function* outputFiles(
 /** The plan's files at their paths in a flat build (routes/layout.ts places them). */
 function* flatFiles(
   model: Model,
-  settings: { readonly map?: MapSettings; readonly health?: CycleHealth },
+  settings: { readonly map?: MapSettings; readonly days?: CarriedDays; readonly health?: CycleHealth },
   routing: Body,
 ): Generator<OutputFile> {
   const out = (path: string, body: Body): OutputFile => ({ path, body });
@@ -84,6 +86,14 @@ function* flatFiles(
   yield out(fileFor("status"), statusPage(model, events));
   // The state for Prometheus, with the cycle's health when a cycle makes the build.
   yield out(fileFor("metrics"), metricsBody(model, settings.health));
+  // The topology by day: carried from the build before, today's written by the first run of today.
+  for (const f of dayFiles(
+    model.takenAt?.text ?? null,
+    () => networkGraphBody(model),
+    settings.days ?? NO_DAYS,
+    (kind, day) => urlFor(kind, { day }),
+  ))
+    yield out(fileFor(f.file, f.day === undefined ? {} : { day: f.day }), f.body);
   yield out(fileFor("map"), mapPage(model, settings.map ?? DEFAULT_MAP_SETTINGS));
   yield out(fileFor("docs"), docsPage());
 

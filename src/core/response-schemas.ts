@@ -5,6 +5,7 @@ import { brandField, DEFAULT_SETTINGS } from "./settings.ts";
 import { listFilters } from "./pages.ts";
 import { OUTPUTS, type OutputSchemaName } from "./outputs/index.ts";
 import { ChangeList } from "./history/render.ts";
+import { NetworkGraph } from "./outputs/netjson.ts";
 import { DOCS_FOLDER, ERROR_DETAILS, fileFor, MAP_FOLDER, NOT_FOUND_BODY, ROUTE_NAMES, urlFor } from "./routes.ts";
 
 /**
@@ -228,6 +229,22 @@ export const RESPONSE_SCHEMAS = {
   SiteFeatureCollection: featureCollection(SiteFeature),
   ApiRoot,
   ChangeList,
+  NetjsonHistory: z.array(
+    z.strictObject({
+      day: z.string().meta({ description: "YYYY-MM-DD (UTC)" }),
+      at: z.string().meta({ description: "the instant of the run whose graph it is: the first of that day" }),
+      since: z
+        .string()
+        .nullable()
+        .meta({ description: "the day its diff compares with; null for the first day, compared with no network" }),
+      graph: z.string(),
+      diff: z
+        .string()
+        .nullable()
+        .meta({ description: "its diff to the day before it in the history (null only for a day carried without one)" }),
+    }),
+  ),
+  NetjsonDiff: z.strictObject({ added: NetworkGraph.nullable(), removed: NetworkGraph.nullable(), changed: NetworkGraph.nullable() }),
   ...(Object.fromEntries(OUTPUTS.map((o) => [o.schema.name, o.schema.zod])) as Record<OutputSchemaName, z.ZodType>),
   OpenApiDocument,
   NotFound,

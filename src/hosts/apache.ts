@@ -189,6 +189,8 @@ function serverBlock(table: compiled.ServerTable, values: PlaceholderValues | un
     "# The API's headers: on its answers, the 404 page, and every JSON 404 and 400.",
     ...headers("", headerIf, true),
     `Header always set Content-Type ${constant("text/html; charset=utf-8")} env=MESH_HTML`,
+    "# The site's files with a type of their own (staticSection notes each).",
+    ...SERVED.typed.map(({ type }, i) => `Header always set Content-Type ${constant(type)} env=${typedVar(i)}`),
     "",
     "# The internal request answering a redirect or a 405: the build's 404 file, emptied or made the 405's body.",
     "RewriteCond %{ENV:REDIRECT_STATUS} ^(?:301|405)$",
@@ -354,6 +356,9 @@ function keySection(name: string, values: PlaceholderValues | undefined): string
   return [`RewriteCond ${env("MESH_NEED")} !=${name}`, `RewriteRule ^ - [S=${rules.length}]`, ...rules.flat()];
 }
 
+/** The variable noting a request for the site's i-th typed file (SERVED.typed). */
+const typedVar = (i: number) => `MESH_TYPED_${i}`;
+
 function staticSection(): string[] {
   const notFoundPage = rx(`^${regexEscape(SERVED.files.notFoundPage)}$`);
   return [
@@ -371,6 +376,7 @@ function staticSection(): string[] {
     "RewriteRule ^ - [R=405]",
     `RewriteCond $1 !${notFoundPage}`,
     "RewriteRule ^(.*\\.html?)$ - [NC,E=MESH_HTML:1]",
+    ...SERVED.typed.map(({ file }, i) => `RewriteRule ${rx(`^${regexEscape(file)}$`)} - [E=${typedVar(i)}:1]`),
     "RewriteRule ^(.*)$ %{DOCUMENT_ROOT}$1 [L]",
   ];
 }

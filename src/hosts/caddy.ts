@@ -200,6 +200,14 @@ function staticLines(): string[] {
     `\tfile {path}${SERVED.folderIndex}`,
     "}",
     ...route("@mesh_folder ", [...refuse, `rewrite * {path}${SERVED.folderIndex}`, "file_server"]),
+    // The site's files with a type of their own (the path matcher ignores case: the file matcher does not).
+    ...SERVED.typed.flatMap(({ file, type }, i) => [
+      `@mesh_typed_${i} {`,
+      `\tpath ${quote(file)}`,
+      "\tfile {path}",
+      "}",
+      ...route(`@mesh_typed_${i} `, [...refuse, `header Content-Type ${quote(type)}`, "file_server"]),
+    ]),
     "@mesh_file {",
     "\tnot path */",
     "\tfile {path}",

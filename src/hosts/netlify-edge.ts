@@ -4,6 +4,7 @@ import { buildSync } from "esbuild";
 import { API_HEADERS, FILES } from "../core/routes.ts";
 import { config as DECLARED } from "./edge/function.ts";
 import { folderWarnings, refuseServerOptions, type Host } from "./host.ts";
+import { typedHeaders } from "./netlify.ts";
 
 /**
  * Netlify with an edge function (hosts/edge/function.ts): every request is answered by the function,
@@ -74,6 +75,8 @@ export function edgeToml(): string {
     "  [headers.values]",
     ...headers,
     "",
+    "# The site's files with a type of their own (the metrics file), which Netlify serves as they are.",
+    ...typedHeaders(),
   ].join("\n");
 }
 

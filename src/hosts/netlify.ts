@@ -1,7 +1,7 @@
 import type { OutputFile, PlaceholderValues } from "../core/plan.ts";
 import { plural } from "../core/text.ts";
 import { docsFiles } from "../core/docs.ts";
-import { API_HEADERS, API_SERVED, DOCS_FOLDER, fileFor, NOT_FOUND_BODY, RULES, type Rule } from "../core/routes.ts";
+import { API_HEADERS, API_SERVED, DOCS_FOLDER, fileFor, NOT_FOUND_BODY, RULES, TYPED_FILES, type Rule } from "../core/routes.ts";
 import { folderWarnings, refuseServerOptions, type ConfigOptions, type Host, type HostWarning } from "./host.ts";
 import { literals, type Literal } from "./literals.ts";
 
@@ -114,7 +114,19 @@ function renderToml(all: readonly NetlifyLiteral[] | undefined, rules: readonly 
   for (const { file, type } of docsFiles())
     for (const path of file === fileFor("docs") ? [DOCS_FOLDER, file] : [file])
       lines.push("[[headers]]", `  for = ${tomlString(path)}`, "  [headers.values]", `    Content-Type = ${tomlString(type)}`, "");
+  lines.push(...typedHeaders());
   return lines.join("\n");
+}
+
+/** A [[headers]] rule for each of the site's files with a type of its own (TYPED_FILES: the metrics file); both Netlify deploys print them. */
+export function typedHeaders(): string[] {
+  return TYPED_FILES.flatMap(({ file, type }) => [
+    "[[headers]]",
+    `  for = ${tomlString(file)}`,
+    "  [headers.values]",
+    `    Content-Type = ${tomlString(type)}`,
+    "",
+  ]);
 }
 
 export interface DataRules {

@@ -105,10 +105,11 @@ const apiHeaders = (indent = "") => [
 
 const notFound = `return 404 ${str(SERVED.notFound)};`;
 
+const CHARSET = "  charset utf-8;";
 /** The build's files as a static host serves them: a location's body. */
 const STATIC = [
   `  index ${SERVED.folderIndex};`,
-  "  charset utf-8;",
+  CHARSET,
   `  error_page 404 ${LOC.missing};`,
   `  error_page 403 =404 ${LOC.missing};`,
   `  error_page 301 =301 ${LOC.empty};`,
@@ -116,6 +117,15 @@ const STATIC = [
   // Other methods: refused for a file, but what is missing is not found and a folder moves to its slash first.
   '  set $mesh_path "$uri";',
   `  if ($request_method !~ ^(GET|HEAD)$) { rewrite ^ ${LOC.method} last; }`,
+];
+/** A file with a type of its own (TYPED_FILES): the site's file as above, typed whatever its name, with no charset added. */
+const typedLocation = ({ file, type }: { readonly file: string; readonly type: string }) => [
+  `location = ${file} {`,
+  ...STATIC.filter((l) => l !== CHARSET),
+  "  types { }",
+  `  default_type ${str(type)};`,
+  "  charset off;",
+  "}",
 ];
 /** Inside a prefix location (an exact one can hold no other): host and hidden files are not content. */
 const HIDDEN_FILES = `  location ~ "/[._]" { return 404; }`;
@@ -178,6 +188,8 @@ function serverBlock(table: compiled.ServerTable, values: PlaceholderValues | un
     ...STATIC,
     HIDDEN_FILES,
     "}",
+    "# The site's files with a type of their own.",
+    ...SERVED.typed.flatMap(typedLocation),
     `location = ${LOC.method} {`,
     "  internal;",
     `  error_page 404 ${LOC.missing};`,

@@ -10,6 +10,7 @@ import {
   NOT_FOUND_BODY,
   optionsBody,
   ROUTE_NAMES,
+  TYPED_FILES,
 } from "../core/routes.ts";
 
 /** The answers and places every server writes beside the rules (core/routes), as the servers name them. */
@@ -26,6 +27,8 @@ export const SERVED = {
   api: API_SERVED,
   files: FILES,
   folderIndex: FOLDER_INDEX,
+  /** the site's files with a Content-Type of their own (the metrics file): a rule each */
+  typed: TYPED_FILES,
   /** the prefix of paths a server keeps for itself (internal locations), hidden from the build's files */
   hidden: HIDDEN,
 } as const;

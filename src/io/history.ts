@@ -1,9 +1,12 @@
+import { existsSync, readFileSync } from "node:fs";
 import { readFile } from "node:fs/promises";
 import path from "node:path";
 import { EARLIEST_CREDIBLE } from "../core/evidence.ts";
 import { fileFor } from "../core/routes.ts";
 import type { z } from "zod";
 import { ChangeEvent, RunCounts } from "../core/history/event.ts";
+import { NO_DAYS, type CarriedDays, type Day } from "../core/history/daily.ts";
+import type { Body } from "../core/body.ts";
 import { InvalidDumpError, jsonPath, type Problem } from "../core/problems.ts";
 
 /**
@@ -81,3 +84,41 @@ export async function readCounts(dump: string): Promise<RunCounts[]> {
 export const countsText = (counts: readonly RunCounts[]) => counts.map((c) => JSON.stringify(c) + "\n").join("");
 
 export const eventsText = (events: readonly ChangeEvent[]) => events.map((e) => JSON.stringify(e) + "\n").join("");
+
+/**
+ * The history by day that the build at `dir` holds (its index, and each day's graph and diff read when
+ * written), for the build that replaces it (core/history/daily.ts). A build without one, or with an
+ * index that is not ours, carries none.
+ */
+export async function readCarriedDays(dir: string | undefined, windowDays: number): Promise<CarriedDays> {
+  if (dir === undefined) return { ...NO_DAYS, windowDays };
+  const text = await readFile(path.join(dir, fileFor("netjsonHistory")), "utf8").catch(() => undefined);
+  let days: Day[] = [];
+  try {
+    const index = text === undefined ? [] : (JSON.parse(text) as { day?: unknown; at?: unknown; since?: unknown }[]);
+    const isDay = (v: unknown): v is string => typeof v === "string" && /^\d{4}-\d{2}-\d{2}$/.test(v);
+    days = index
+      .filter((d) => isDay(d.day) && typeof d.at === "string" && (d.since === null || isDay(d.since)))
+      .map((d) => ({ day: d.day as string, at: d.at as string, since: (d.since as string | null) ?? null }))
+      .filter((d) => existsSync(path.join(dir, fileFor("netjsonDay", { day: d.day }))));
+  } catch {
+    days = [];
+  }
+  // Read as they are written, so that thirty days of graphs are never held at once.
+  const lazily = (file: string): Body => ({
+    text: {
+      *[Symbol.iterator]() {
+        yield readFileSync(file, "utf8");
+      },
+    },
+  });
+  return {
+    days,
+    windowDays,
+    graph: (day) => lazily(path.join(dir, fileFor("netjsonDay", { day }))),
+    diff: (day) => {
+      const file = path.join(dir, fileFor("netjsonDiff", { day }));
+      return existsSync(file) ? lazily(file) : undefined;
+    },
+  };
+}

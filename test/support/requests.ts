@@ -1,3 +1,4 @@
+import { dayOf } from "../../src/core/history/daily.ts";
 import { beforeValues } from "../../src/core/filters/bounds.ts";
 import { placeholderValues } from "../../src/core/plan.ts";
 import { isOwnKey } from "../../src/core/names.ts";
@@ -33,6 +34,8 @@ export function tableRequests(model: Model, perPlaceholder = 4): TableRequest[] 
   const pathValues: Record<string, readonly string[]> = {
     key: [...some(model.links.map((l) => String(l.id))), ...some([...model.linkByPeers.keys()]), "999999", `${UNKNOWN_IP}-${UNKNOWN_IP}`],
     id: [...some(model.sites.map((s) => String(s.id))), "999999"],
+    // the history by day: the build's own day (its first run), a day it has not, and no day at all
+    day: [...(model.takenAt ? [dayOf(model.takenAt.text)] : []), "2000-01-01", "yesterday"],
   };
   const queryValues: Record<string, readonly string[]> = {
     status: [...STATUSES, "bogus"],

@@ -6,7 +6,17 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { build, startPreview } from "../../src/index.ts";
 import { placeholderValues, type PlaceholderValues } from "../../src/core/plan.ts";
 import { tableRequests } from "./requests.ts";
-import { API, API_HEADERS, API_SERVED, DOCS_FOLDER, fileFor, isDocsPath, NOT_FOUND_BODY, urlFor } from "../../src/core/routes.ts";
+import {
+  API,
+  API_HEADERS,
+  API_SERVED,
+  DOCS_FOLDER,
+  fileFor,
+  isDocsPath,
+  NOT_FOUND_BODY,
+  TYPED_FILES,
+  urlFor,
+} from "../../src/core/routes.ts";
 import { EXPECTED_OPENNET, mismatch, readExpected, type Expected } from "./expected.ts";
 import { hostileDump, hostileTargets, longHostileValues } from "./hostile.ts";
 import { pool, rawRequest, type RawResponse } from "./http.ts";
@@ -186,6 +196,8 @@ export function otherRequests(model: Model): Request[] {
     "/map/map.js",
     "/map/leaflet/leaflet.css",
     "/map/leaflet/",
+    // The site's files with a type of their own (the metrics file).
+    ...TYPED_FILES.map((t) => t.file),
     // The API reference's folder: the site's files inside /api/.
     DOCS_FOLDER.slice(0, -1),
     DOCS_FOLDER,
@@ -316,6 +328,19 @@ export function describeServed(host: ServedHost): void {
       const total = /^total +(\d+) +(\d+) +(\d+) +(\d+)$/m.exec(r.stdout);
       const n = (await requestsFromTree(s.out)).length;
       expect(total?.slice(1).map(Number)).toEqual([n, n, 0, 0]);
+    });
+
+    it("serves each file with a type of its own (/metrics) with that type and its bytes, to GET and HEAD", async () => {
+      expect(TYPED_FILES.map((t) => t.file)).toContain(fileFor("metrics"));
+      for (const { file, type } of TYPED_FILES) {
+        const bytes = readFileSync(path.join(s.out, file));
+        expect(bytes.length).toBeGreaterThan(1000);
+        for (const method of ["GET", "HEAD"]) {
+          const n = await rawRequest(s.server.port, method, file);
+          expect([n.status, n.headers["content-type"]], `${method} ${file}`).toEqual([200, type]);
+          expect(n.body.equals(method === "GET" ? bytes : Buffer.alloc(0)), `${method} ${file}`).toBe(true);
+        }
+      }
     });
 
     it("would notice a wrong answer (the comparison can fail)", async () => {

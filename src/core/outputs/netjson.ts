@@ -11,7 +11,7 @@ const freeObject = z.record(z.string(), z.unknown());
  * NetJSON NetworkGraph (netjson.org, draft 1), generically: the spec's members and no others. The
  * graph module may fill `properties` as it likes; everything else is the spec's.
  */
-const NetworkGraph = z.strictObject({
+export const NetworkGraph = z.strictObject({
   type: z.literal("NetworkGraph"),
   protocol: z.string(),
   version: z.string(),

@@ -36,6 +36,10 @@ const API_FILES = {
   accesspointInterfaces: `${API}/accesspoint/:ip/interfaces/index.json`,
   /** what changed, newest first (core/history/): the network's, and each access point's (its own and its links') */
   changes: `${API}/changes/index.json`,
+  /** the topology by day (core/history/daily.ts): the days, each day's NetworkGraph, and its diff to the day before */
+  netjsonHistory: `${API}/netjson/history/index.json`,
+  netjsonDay: `${API}/netjson/history/:day/index.json`,
+  netjsonDiff: `${API}/netjson/diff/:day/index.json`,
   accesspointChanges: `${API}/accesspoint/:ip/changes/index.json`,
   interfaceDetail: `${API}/interface/:ip/index.json`,
   interfaceAccesspoint: `${API}/interface/:ip/accesspoint/index.json`,

@@ -31,6 +31,9 @@ export type RouteKind =
   | "accesspoint-interfaces"
   | "accesspoint-changes"
   | "changes"
+  | "netjson-history"
+  | "netjson-day"
+  | "netjson-diff"
   | "interface-list"
   | "interface-detail"
   | "interface-accesspoint"
@@ -51,6 +54,9 @@ export const ROUTE_NAMES: Readonly<Record<RouteKind, string>> = {
   "accesspoint-interfaces": "Accesspoint Interface List",
   "accesspoint-changes": "Accesspoint Change List",
   changes: "Change List",
+  "netjson-history": "NetJSON History",
+  "netjson-day": "NetJSON Network Graph Of A Day",
+  "netjson-diff": "NetJSON Diff Of A Day",
   "interface-list": "Interface List",
   "interface-detail": "Interface Detail",
   "interface-accesspoint": "Interface Accesspoint Detail",

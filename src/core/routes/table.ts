@@ -91,6 +91,10 @@ function buildRules(byDefault: DefaultStatus): Rule[] {
     r("openapi", FILES.openapi, {}, FILES.openapi),
     // What changed (core/history/): the whole window, newest first; not filtered.
     ...unfiltered("changes", `${API}/changes/`, FILES.changes),
+    // The topology by day (core/history/daily.ts): the days of the window, a day's graph, its diff to the day before.
+    ...unfiltered("netjson-history", `${API}/netjson/history/`, FILES.netjsonHistory),
+    ...unfiltered("netjson-day", `${API}/netjson/history/:day/`, FILES.netjsonDay),
+    ...unfiltered("netjson-diff", `${API}/netjson/diff/:day/`, FILES.netjsonDiff),
     ...OUTPUTS.flatMap(outputRules),
     // Each list's rules from its filter records (filters/), then the paths beside it.
     ...LISTS.flatMap((list) => [...listRules(list, byDefault).rules, ...BESIDE[list.resource](list.path, byDefault)]),
