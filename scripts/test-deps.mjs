@@ -1,4 +1,4 @@
-// Installs the Debian packages the tests drive (a real browser for the map page, Apache, nginx and Caddy for their configurations) before `npm test`
+// Installs the Debian packages the tests drive (a real browser for the map page, Apache, nginx and Caddy for their configurations, Prometheus for the metrics file) before `npm test`
 // runs them, so that `npm ci && npm test` passes on a fresh machine. Plain JavaScript: it runs before
 // anything is compiled. Without root or password-less sudo it stops with the one command to run.
 import { spawnSync } from "node:child_process";
@@ -15,6 +15,8 @@ const NEEDED = [
   { program: "/usr/bin/systemd-analyze", pkg: "systemd", test: "test/live-setup.test.ts" },
   // a real feed parser reads the Atom feeds (Debian's Python, not a pyenv one)
   { program: "/usr/lib/python3/dist-packages/feedparser/__init__.py", pkg: "python3-feedparser", test: "test/history.test.ts" },
+  // promtool checks the metrics file, and a real Prometheus scrapes it (the package brings both)
+  { program: process.env.MESH_API_PROMETHEUS ?? "/usr/bin/prometheus", pkg: "prometheus", test: "test/prometheus.test.ts" },
 ];
 
 const missing = NEEDED.filter((n) => !existsSync(n.program));

@@ -229,14 +229,22 @@ describe("cycle: refusals, skipped runs and a configuration the server refuses",
     const buildOf = (run: string) => path.join(runs, run, "build");
     expect(cli(args(d)).status).toBe(0);
     expect(cli(args(d, "01", "2026-11-20T10:06:00Z")).status).toBe(0);
-    // the snapshots and the digests the next recycling reads are the cycle's own
+    // the snapshots and the digests the next recycling reads are the cycle's own; the metrics file adds the cycle's health
     const without = (tree: Map<string, string>) =>
-      new Map([...tree].filter(([f]) => !f.startsWith("snapshots/") && f !== FILES.fileDigests.slice(1)));
+      new Map([...tree].filter(([f]) => !f.startsWith("snapshots/") && f !== FILES.fileDigests.slice(1) && f !== FILES.metrics.slice(1)));
+    const metricsOf = (dir: string) => readFileSync(path.join(dir, FILES.metrics), "utf8");
+    const sameMetrics = (cycled: string, plain: string) => {
+      const [c, p] = [metricsOf(cycled), metricsOf(plain)];
+      expect(c.startsWith(p)).toBe(true);
+      expect(c.length).toBeGreaterThan(p.length);
+      for (const line of c.slice(p.length).trimEnd().split("\n")) expect(line).toMatch(/^(# (HELP|TYPE) )?mesh_cycle_/);
+    };
     const fresh = path.join(d, "fresh");
     await build({ data: path.join(d, "state", "dump"), out: fresh });
     const second = without(treeDigest(buildOf("00000002")));
     expect(second.size).toBeGreaterThan(3000);
     expect(second).toEqual(without(treeDigest(fresh)));
+    sameMetrics(buildOf("00000002"), fresh);
     const firstBuild = treeDigest(buildOf("00000001"));
     const recycledFile = statSync(path.join(buildOf("00000001"), "api", "v1", "index.json")).ino;
     expect(cli(args(d, "02", "2026-11-20T10:12:00Z")).status).toBe(0);
@@ -246,6 +254,7 @@ describe("cycle: refusals, skipped runs and a configuration the server refuses",
     await build({ data: path.join(d, "state", "dump"), out: fresh });
     const third = without(treeDigest(buildOf("00000003")));
     expect(third).toEqual(without(treeDigest(fresh)));
+    sameMetrics(buildOf("00000003"), fresh);
     expect(third).not.toEqual(without(firstBuild));
   });
 
@@ -403,13 +412,23 @@ describe("cycle: refusals, skipped runs and a configuration the server refuses",
     const before = stateBytes(d);
     // a run whose build needs other rules (a version changes), so each fault after the build finds the configuration changed
     const next = [...args(d, "01", "2026-11-20T10:06:00Z"), "--ondataservice", `${LIVE}03/ondataservice.db`, ...host];
-    for (const point of ["recovered", "imported", "built", "configured", "recorded"]) {
+    const failures = () => JSON.parse(readFileSync(path.join(d, "state", "failures.json"), "utf8")) as unknown;
+    for (const [i, point] of ["recovered", "imported", "built", "configured", "recorded"].entries()) {
       const r = cli(next, undefined, { MESH_API_FAILPOINT: `${point}:ENOSPC` });
       expect(r.status, point).toBe(4);
       expect(r.stderr).toMatch(/the disk is full .*; the state in .* and the served build were left as they were\n$/);
       expect(stateBytes(d), point).toEqual(before);
       expect(readFileSync(conf, "utf8"), point).toBe(working);
-      expect(readdirSync(path.join(d, "state")).sort(), point).toEqual([".mesh-api-output", "current", "cycle.json", "dump", "runs"]);
+      // beside the transaction, the count of failed runs since the last good one (the metrics file's)
+      expect(readdirSync(path.join(d, "state")).sort(), point).toEqual([
+        ".mesh-api-output",
+        "current",
+        "cycle.json",
+        "dump",
+        "failures.json",
+        "runs",
+      ]);
+      expect(failures(), point).toEqual({ format: "mesh-api-cycle-failures/1", after: 1, failed: i + 1 });
       expect(
         settled(path.join(d, "state", "runs"), (names) => names.length === 1),
         point,
@@ -419,6 +438,9 @@ describe("cycle: refusals, skipped runs and a configuration the server refuses",
     expect(r.status).toBe(0);
     expect(r.stdout).toMatch(/^cycle 2 .*nginx configuration updated/);
     expect(readFileSync(conf, "utf8")).not.toBe(working);
+    // the good run's build says how many failed before it; the count starts again
+    expect(readFileSync(path.join(d, "state", "current", "build", FILES.metrics), "utf8")).toMatch(/^mesh_cycle_failed_runs 5$/m);
+    expect(existsSync(path.join(d, "state", "failures.json"))).toBe(false);
   });
 
   it("keeps only a web server's configuration: Netlify's rules go with a deploy", () => {

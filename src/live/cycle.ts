@@ -11,6 +11,7 @@ import { assertFreifunkApi } from "../core/freifunk-api.ts";
 import { NODELIST } from "../core/outputs/nodelist.ts";
 import { CommandError, machineError } from "../core/problems.ts";
 import type { Retention } from "../core/history/events.ts";
+import type { CycleHealth } from "../core/history/metrics.ts";
 import { assertOurs, configure, forgetJournal, recoverHost, reload, type Configured, type HostHook } from "./host-hook.ts";
 import {
   assertLater,
@@ -25,7 +26,7 @@ import {
   type PreviousRecord,
   type Settings,
 } from "./record.ts";
-import { writeWhole } from "../io/whole.ts";
+import { readText, writeWhole } from "../io/whole.ts";
 import { failpoint } from "./failpoint.ts";
 import {
   commit,
@@ -115,6 +116,43 @@ export class ConfigRefusedError extends CommandError {
 }
 
 const isUrl = (s: string) => /^https?:\/\//i.test(s);
+
+/**
+ * The failed runs since the last good one, for the metrics file: outside the transaction (a failed
+ * run changes nothing inside it), written whole by a run that fails once the state has a good run,
+ * removed by the next good run. `after` names the good run they followed: a count left by a run
+ * before the committed one is stale (the good run after it was killed before it removed the file).
+ */
+const FAILURES = "failures.json";
+
+interface Failures {
+  readonly format: "mesh-api-cycle-failures/1";
+  readonly after: number;
+  readonly failed: number;
+}
+
+/** The runs that failed after the good run `after`; 0 when none did, or the file is stale or unreadable. */
+async function failuresAfter(state: string, after: number): Promise<number> {
+  const text = await readText(path.join(state, FAILURES)).catch(() => undefined);
+  try {
+    const f = JSON.parse(text ?? "null") as Partial<Failures> | null;
+    return f?.format === "mesh-api-cycle-failures/1" && f.after === after && Number.isSafeInteger(f.failed) ? f.failed! : 0;
+  } catch {
+    return 0;
+  }
+}
+
+/** Counts a failed run, when the state has a good run (a failed first run leaves no state). Never throws: the run's own error is what counts. */
+async function countFailure(state: string): Promise<void> {
+  try {
+    const last = await committed(state);
+    if (last === undefined) return;
+    const failures: Failures = { format: "mesh-api-cycle-failures/1", after: last.run, failed: (await failuresAfter(state, last.run)) + 1 };
+    await writeWhole(path.join(state, FAILURES), JSON.stringify(failures) + "\n");
+  } catch {
+    // a full disk or a read-only state: the count is lost, the run's error is reported
+  }
+}
 
 /** What the run's options say about the site, by option: a state records them on its first run (live/record.ts). */
 export function runSettings(options: CycleOptions): Settings {
@@ -227,6 +265,7 @@ export async function cycle(options: CycleOptions): Promise<CycleResult> {
     done = true;
     return result;
   } catch (err) {
+    await countFailure(state);
     throw machineError(err, state);
   } finally {
     // A first run that failed leaves no state behind: the next one starts as the first again.
@@ -270,6 +309,8 @@ async function run(options: CycleOptions, state: string, serve: string): Promise
     throw err;
   }
   failpoint("committed");
+  // the failures counted before this good run are reported by its build: the count starts again
+  await rm(path.join(state, FAILURES), { force: true }).catch(() => {});
   return finish(options, state, serve, start, n, staged, t);
 }
 
@@ -295,7 +336,7 @@ async function begin(options: CycleOptions, state: string, serve: string): Promi
   if (host.note) options.warn?.(host.note);
   if (host.owed && !options.host) await forgetJournal(state);
   await sweepLeftovers(path.join(state, LAYOUT.runs));
-  await sweepTemporaries(state, [LAYOUT.current, LAYOUT.dump, LAYOUT.record, LAYOUT.hostJournal]);
+  await sweepTemporaries(state, [LAYOUT.current, LAYOUT.dump, LAYOUT.record, LAYOUT.hostJournal, FAILURES]);
   await sweepTemporaries(path.dirname(serve), [path.basename(serve)]);
   if (options.host) await sweepTemporaries(path.dirname(path.resolve(options.host.file)), [path.basename(options.host.file)]);
   await removeStale(state, [lastRun, lastRun - 1], lastRun);
@@ -346,6 +387,7 @@ async function stageRun(options: CycleOptions, state: string, start: Start, n: n
     carry: last ? path.join(last.dir, LAYOUT.build) : start.servedBefore,
     snapshot: snapshotDue ? { keep: options.keep, warn: options.warn } : undefined,
     recycle: { from: (await stat(recycled).catch(() => undefined))?.isDirectory() ? recycled : undefined },
+    health: await healthOf(state, record, lastRun, n, due, imported.takenAt),
   });
   t.push(performance.now()); // built
   failpoint("built");
@@ -356,7 +398,7 @@ async function stageRun(options: CycleOptions, state: string, start: Start, n: n
   const sources = { ...record.sources };
   for (const kind of KINDS) {
     const digest = digests[kind] ?? imported.digests[kind];
-    if (due[kind] !== undefined) sources[kind] = { run: n, ...(digest ? { sha256: digest } : {}) };
+    if (due[kind] !== undefined) sources[kind] = { run: n, ...(digest ? { sha256: digest } : {}), at: imported.takenAt };
   }
   const next: CycleRecord = {
     format: "mesh-api-cycle/2",
@@ -367,9 +409,37 @@ async function stageRun(options: CycleOptions, state: string, start: Start, n: n
     snapshotDay: snapshotDue ? day : record.snapshotDay,
     settings: start.settings,
     build: path.join(LAYOUT.runs, runName(n), LAYOUT.build),
+    seconds: Math.round(performance.now() - t[0]) / 1000,
   };
   await writeWhole(path.join(dir, LAYOUT.record), recordText(next));
   return { imported, due, sites, snapshotDue, config, build: next.build };
+}
+
+/**
+ * What the metrics file says of the cycle (core/history/metrics.ts), from the records alone: each
+ * source's last import (this run's instant for the sources it imports, else the instant the record
+ * keeps), the previous good run's duration and the runs that failed since.
+ */
+async function healthOf(
+  state: string,
+  record: PreviousRecord,
+  lastRun: number,
+  n: number,
+  due: Partial<Record<Kind, string>>,
+  at: string,
+): Promise<CycleHealth> {
+  const sources = KINDS.flatMap((kind) => {
+    const last = record.sources[kind];
+    // an earlier release's record keeps no instant: the last run's is the one of a source it imported
+    const when = due[kind] !== undefined ? at : (last?.at ?? (last?.run === record.runs ? record.at : undefined));
+    return when === undefined ? [] : [{ source: kind, at: when }];
+  });
+  return {
+    run: n,
+    sources,
+    ...(record.seconds !== undefined && { previousRunSeconds: record.seconds }),
+    failedRuns: lastRun > 0 ? await failuresAfter(state, lastRun) : 0,
+  };
 }
 
 /** After the commit: the served link, the tidy-up, the reload. A failure here cannot undo the run: it is said, not thrown. */

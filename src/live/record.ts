@@ -26,6 +26,8 @@ export interface SourceRecord {
   readonly run: number;
   /** the sha256 of the bytes that import read (a file, or the answer of an address) */
   readonly sha256?: string;
+  /** the instant of that run (its `at`); absent in a record of an earlier release */
+  readonly at?: string;
 }
 
 export interface CycleRecord {
@@ -39,6 +41,8 @@ export interface CycleRecord {
   readonly settings: Settings;
   /** the build served, relative to the state folder */
   readonly build: string;
+  /** how long the run took from its import to this record, in seconds (the metrics file's; absent in earlier releases' records) */
+  readonly seconds?: number;
 }
 
 /** What an earlier release recorded (format 1): no instant and no settings. */
