@@ -161,13 +161,13 @@ function* metricLines(model: Model, health: CycleHealth | undefined): Generator<
   yield* family(
     "mesh_accesspoint_device_memory_available",
     "gauge",
-    "The access point's memory (device_memory_available) as it last reported it, in the firmware's unit (Opennet's: kilobytes).",
+    "The access point's memory (device_memory_available) as it last reported it, in the firmware's unit (the API does not state it; Opennet's values read as kilobytes).",
     perAccesspoint(model, (ap) => ap.device_memory_available),
   );
   yield* family(
     "mesh_accesspoint_device_memory_free",
     "gauge",
-    "The access point's free memory (device_memory_free) as it last reported it, in the firmware's unit (Opennet's: kilobytes).",
+    "The access point's free memory (device_memory_free) as it last reported it, in the firmware's unit (the API does not state it; Opennet's values read as kilobytes).",
     perAccesspoint(model, (ap) => ap.device_memory_free),
   );
 
