@@ -387,6 +387,7 @@ async function stageRun(options: CycleOptions, state: string, start: Start, n: n
     carry: last ? path.join(last.dir, LAYOUT.build) : start.servedBefore,
     snapshot: snapshotDue ? { keep: options.keep, warn: options.warn } : undefined,
     recycle: { from: (await stat(recycled).catch(() => undefined))?.isDirectory() ? recycled : undefined },
+    historyDays: options.retention?.days,
     health: await healthOf(state, record, lastRun, n, due, imported.takenAt),
   });
   t.push(performance.now()); // built
