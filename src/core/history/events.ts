@@ -194,15 +194,20 @@ export interface Retention {
 export const DEFAULT_RETENTION: Retention = { days: 30, max: 100_000 };
 
 /**
- * The events of the window that ends at `now`, at most `max`. The history is kept oldest first (each
- * import appends at a later instant), so the events that left the window are a prefix: only those
- * are read, which keeps a run's cost independent of the history's length.
+ * The lines of a history (events, or each import's counts) in the window that ends at `now`, at most
+ * `max`. A history is kept oldest first (each import appends at a later instant), so the lines that
+ * left the window are a prefix: only those are read, which keeps a run's cost independent of the
+ * history's length.
  */
-export function retain(events: readonly ChangeEvent[], now: Instant, retention: Retention = DEFAULT_RETENTION): ChangeEvent[] {
+export function retain<T extends { readonly at: string }>(
+  lines: readonly T[],
+  now: Instant,
+  retention: Retention = DEFAULT_RETENTION,
+): T[] {
   const from = now.micros - retention.days * 86_400_000_000;
   let first = 0;
-  while (first < events.length && (instant(events[first].at)?.micros ?? -Infinity) < from) first++;
-  return events.slice(Math.max(first, events.length - retention.max));
+  while (first < lines.length && (instant(lines[first].at)?.micros ?? -Infinity) < from) first++;
+  return lines.slice(Math.max(first, lines.length - retention.max));
 }
 
 /** The state's counts by status at its instant. */
@@ -217,14 +222,6 @@ export function countsOf(state: StateView): RunCounts {
     accesspoints: count([...state.accesspoints.values()].map((a) => a.lastseen)),
     links: count([...state.links.values()].map((l) => l.timestamp)),
   };
-}
-
-/** The runs' counts of the window that ends at `now` (oldest first, as retain keeps events). */
-export function retainCounts(counts: readonly RunCounts[], now: Instant, retention: Retention = DEFAULT_RETENTION): RunCounts[] {
-  const from = now.micros - retention.days * 86_400_000_000;
-  let first = 0;
-  while (first < counts.length && (instant(counts[first].at)?.micros ?? -Infinity) < from) first++;
-  return counts.slice(Math.max(first, counts.length - retention.max));
 }
 
 /** A readable line for an event: a feed entry's title, a status page's row. */

@@ -7,7 +7,7 @@ import { fetchBytes } from "../../io/net.ts";
 import { updateSites } from "../opennet-sites.ts";
 import { modelToDump } from "./dump.ts";
 import { ImportOpennetError } from "./error.ts";
-import { changes, countsOf, retain, retainCounts, viewOf, type Retention } from "../../core/history/events.ts";
+import { changes, countsOf, retain, viewOf, type Retention } from "../../core/history/events.ts";
 import { parseInstant, type Instant } from "../../core/timestamp.ts";
 import { OpennetModel } from "./model.ts";
 import { applyOlsr } from "./olsr.ts";
@@ -158,7 +158,7 @@ export async function importOpennet(out: string, options: ImportOpennetOptions):
       : {
           ...dumped,
           events: retain([...previous.events, ...(previous.view ? changes(previous.view, view) : [])], at, options.retention),
-          counts: retainCounts(
+          counts: retain(
             [...previous.counts, ...(previous.counts.length === 0 && previous.view ? [countsOf(previous.view)] : []), countsOf(view)],
             at,
             options.retention,
