@@ -18,7 +18,7 @@ import { createRequire } from "node:module";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { rawSources } from "../src/gen/raw.ts";
-import { synthesize, type SynthDump } from "../src/gen/synth.ts";
+import { mulberry32, synthesize, type SynthDump } from "../src/gen/synth.ts";
 import { FAILPOINTS, type Failpoint } from "../src/live/failpoint.ts";
 import { runName } from "../src/live/state.ts";
 import { rawRequest } from "./support/http.ts";
@@ -59,18 +59,6 @@ const APS = 300;
 const LANES = 4;
 const TIMER_KILLS = 3;
 const AS_ROOT = process.getuid?.() === 0;
-
-/** A small PRNG (mulberry32): the same faults for the same seed. */
-function mulberry32(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 type Fault =
   | { readonly kind: "failpoint"; readonly point: Failpoint }

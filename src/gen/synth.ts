@@ -246,7 +246,8 @@ function round6(x: number): number {
   return Math.round(x * 1e6) / 1e6;
 }
 
-function mulberry32(seed: number): () => number {
+/** A small seeded PRNG (mulberry32): the same draws for the same seed. */
+export function mulberry32(seed: number): () => number {
   let a = seed >>> 0;
   return () => {
     a = (a + 0x6d2b79f5) >>> 0;

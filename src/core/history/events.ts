@@ -210,17 +210,25 @@ export function retain<T extends { readonly at: string }>(
   return lines.slice(Math.max(first, lines.length - retention.max));
 }
 
+/** How many of these sightings have each status at `takenAt` (model.ts statusOf). */
+export function countByStatus(stamps: Iterable<Instant | null>, takenAt: Instant | null): Record<Status, number> {
+  const n = { online: 0, flapping: 0, offline: 0 };
+  for (const s of stamps) n[statusOf(s, takenAt)]++;
+  return n;
+}
+
 /** The state's counts by status at its instant. */
 export function countsOf(state: StateView): RunCounts {
-  const count = (stamps: Iterable<Instant | null>) => {
-    const n = { online: 0, flapping: 0, offline: 0 };
-    for (const s of stamps) n[statusOf(s, state.takenAt)]++;
-    return n;
-  };
   return {
     at: state.takenAt.text,
-    accesspoints: count([...state.accesspoints.values()].map((a) => a.lastseen)),
-    links: count([...state.links.values()].map((l) => l.timestamp)),
+    accesspoints: countByStatus(
+      [...state.accesspoints.values()].map((a) => a.lastseen),
+      state.takenAt,
+    ),
+    links: countByStatus(
+      [...state.links.values()].map((l) => l.timestamp),
+      state.takenAt,
+    ),
   };
 }
 

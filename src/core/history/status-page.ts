@@ -1,10 +1,10 @@
 import type { Model, Status } from "../model.ts";
-import { statusOf, STATUSES } from "../model.ts";
+import { STATUSES } from "../model.ts";
 import { html, page } from "../pages.ts";
 import { fileFor, urlFor } from "../routes.ts";
 import type { ChangeEvent, RunCounts } from "./event.ts";
 import { newestFirst, subjectUrl } from "./render.ts";
-import { titleOf } from "./events.ts";
+import { countByStatus, titleOf } from "./events.ts";
 
 /**
  * `/status/`: the counts by status over the history window, as charts drawn in inline SVG, and the
@@ -20,15 +20,16 @@ export function countsSeries(model: Model): RunCounts[] {
   const counts = [...(model.counts ?? [])];
   const at = model.takenAt?.text;
   if (at !== undefined && counts.at(-1)?.at !== at) {
-    const tally = (stamps: Iterable<Parameters<typeof statusOf>[0]>) => {
-      const n = { online: 0, flapping: 0, offline: 0 };
-      for (const s of stamps) n[statusOf(s, model.takenAt)]++;
-      return n;
-    };
     counts.push({
       at,
-      accesspoints: tally(model.accesspoints.map((a) => a.lastseen_timestamp)),
-      links: tally(model.links.map((l) => l.timestamp)),
+      accesspoints: countByStatus(
+        model.accesspoints.map((a) => a.lastseen_timestamp),
+        model.takenAt,
+      ),
+      links: countByStatus(
+        model.links.map((l) => l.timestamp),
+        model.takenAt,
+      ),
     });
   }
   return counts;
