@@ -3,6 +3,8 @@ import { mkdirSync, readdirSync } from "node:fs";
 import path from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import { ended, EXIT, stopped } from "../src/cli/exit.ts";
+import { VERSION } from "../src/cli/version.ts";
+import { InputError } from "../src/core/problems.ts";
 import { cli, tempDir, treeDigest } from "./support/tree.ts";
 
 /**
@@ -10,6 +12,9 @@ import { cli, tempDir, treeDigest } from "./support/tree.ts";
  * system), it says so in one sentence with the path and what was left as it was, and exits 4, not 1
  * ("invalid input"). A real full disk: a small tmpfs, which only root may mount (CI runs as root).
  */
+
+/** The real program with one more command that fails as a bug would (test/fixtures/bug-cli.ts). */
+const BUG_CLI = new URL("./fixtures/bug-cli.ts", import.meta.url).pathname;
 
 const errno = (code: string, extra: Record<string, unknown> = {}) =>
   Object.assign(new Error(`${code}: system words`), { code, errno: -1, syscall: "write", ...extra });
@@ -45,12 +50,65 @@ describe("the machine's errors", () => {
     );
   });
 
-  it("other errors keep their codes", () => {
-    expect(end(caught(() => stopped(new Error("broken"), {}, "nothing written", "dist")))).toEqual({
+  it("the system's errors about what was given stay failures of input", () => {
+    expect(end(caught(() => stopped(errno("ENOENT", { path: "/x" }), {}, "nothing written", "dist")))).toEqual({
       code: EXIT.invalid,
-      text: "mesh-api: broken\n",
+      text: "mesh-api: ENOENT: system words; nothing written\n",
     });
-    expect(end(errno("ENOENT", { path: "/x" })).code).toBe(EXIT.invalid);
+    // fetch's TypeError over a refused connection is the address's fault, not a bug
+    expect(end(new TypeError("fetch failed", { cause: errno("ECONNREFUSED") })).code).toBe(EXIT.invalid);
+    expect(end(new InputError("a bad snapshot index")).code).toBe(EXIT.invalid);
+  });
+});
+
+describe("a bug of mesh-api (issue 43)", () => {
+  const bug = () => new TypeError("Cannot read properties of undefined (reading 'main_ip')", { cause: new RangeError("deeper") });
+
+  it("says it is one, how to report it, and exits 70; the stack only on request", () => {
+    let text = "";
+    const code = ended(
+      caught(() => stopped(bug(), {}, "dist left unchanged", "dist")),
+      (t) => void (text += t),
+      false,
+    );
+    expect(code).toBe(EXIT.bug);
+    expect(code).toBe(70);
+    expect(text).toBe(
+      "mesh-api: internal error: Cannot read properties of undefined (reading 'main_ip')\n" +
+        `This is a bug of mesh-api ${VERSION}, not a problem of what it was given (dist left unchanged). ` +
+        "Please report it with the command you ran and what the same command prints with --debug (or MESH_API_DEBUG=1).\n",
+    );
+    expect(text).not.toContain("    at ");
+  });
+
+  it("with debug, the stack and every cause", () => {
+    let text = "";
+    expect(ended(bug(), (t) => void (text += t), true)).toBe(70);
+    expect(text).toMatch(/^TypeError: Cannot read properties of undefined \(reading 'main_ip'\)\n {4}at /m);
+    expect(text).toMatch(/^caused by: RangeError: deeper\n {4}at /m);
+    // an input error too shows its causes on request, and keeps its code
+    text = "";
+    expect(ended(new InputError("the source failed", { cause: bug() }), (t) => void (text += t), true)).toBe(EXIT.invalid);
+    expect(text).toMatch(/^mesh-api: the source failed\n/);
+    expect(text).toMatch(/^caused by: TypeError: Cannot read properties/m);
+  });
+
+  it("the command line: exit 70, --debug after the command's name or MESH_API_DEBUG=1 prints the stack", () => {
+    const run = (args: string[], env: Record<string, string> = {}) =>
+      spawnSync(process.execPath, ["--import", "tsx", BUG_CLI, ...args], { encoding: "utf8", env: { ...process.env, ...env } });
+    const plain = run(["explode"]);
+    expect(plain.status).toBe(70);
+    expect(plain.stderr).toMatch(/^mesh-api: internal error: exploded on purpose\nThis is a bug of mesh-api /);
+    expect(plain.stderr).not.toContain("    at ");
+    for (const r of [run(["explode", "--debug"]), run(["--debug", "explode"]), run(["explode"], { MESH_API_DEBUG: "1" })]) {
+      expect(r.status).toBe(70);
+      expect(r.stderr).toMatch(/^TypeError: exploded on purpose\n {4}at .*bug-cli\.ts/m);
+      expect(r.stderr).toContain("caused by: Error: the cause");
+    }
+    // every real command takes --debug after its name; an input error keeps exit 1 with it
+    const missing = cli(["validate", "--data", path.join(tempDir(), "no-such-dump"), "--debug"]);
+    expect(missing.status).not.toBe(70);
+    expect(missing.stderr).not.toContain("internal error");
   });
 });
 

@@ -1,5 +1,4 @@
-import { readFileSync } from "node:fs";
-import { Command } from "commander";
+import { Command, Option } from "commander";
 import { checkNeeded } from "./options.ts";
 import { register as build } from "./build.ts";
 import { register as check } from "./check.ts";
@@ -12,8 +11,11 @@ import { register as preview } from "./preview.ts";
 import { register as snapshot } from "./snapshot.ts";
 import { register as validate } from "./validate.ts";
 
-// Two levels below the package root both as source (src/cli/) and compiled (lib/cli/).
-const { version } = JSON.parse(readFileSync(new URL("../../package.json", import.meta.url), "utf8")) as { version: string };
+import { DEBUG_ENV } from "./exit.ts";
+import { VERSION } from "./version.ts";
+
+/** `--debug`, on the program and on every command (after the command's name too): the stack of an error. */
+const debugOption = () => new Option("--debug", `print an error's stack and causes (as ${DEBUG_ENV}=1 does)`);
 
 /**
  * The command line as commander sees it, every command registered, without running anything: main.ts
@@ -22,12 +24,19 @@ const { version } = JSON.parse(readFileSync(new URL("../../package.json", import
 export function createProgram(): Command {
   const program = new Command("mesh-api")
     .description("Build a static copy of the Mesh Network Topology Read API v1 from raw topology dumps")
-    .version(version, "-V, --version", "print the version")
+    .version(VERSION, "-V, --version", "print the version")
+    .addOption(debugOption())
     .exitOverride()
     .configureOutput({ writeErr: (s) => process.stderr.write(s) })
-    .hook("preAction", (_, command) => checkNeeded(command));
+    .hook("preAction", (_, command) => {
+      // the debug switch as an environment variable, so that exit.ts reads one place whatever threw
+      if (program.opts().debug || command.opts().debug) process.env[DEBUG_ENV] = "1";
+      checkNeeded(command);
+    });
   for (const register of [build, validate, snapshot, check, fetchDump, importCommand, cycle, preview, hostConfig, netlifyConfig])
     register(program);
+  const everyCommand = (c: Command): Command[] => [c, ...c.commands.flatMap(everyCommand)];
+  for (const c of everyCommand(program).slice(1)) if (!c.options.some((o) => o.long === "--debug")) c.addOption(debugOption().hideHelp());
   // commander's own help command reads one name, so `help import opennet` showed the import group.
   program.helpCommand(false);
   program

@@ -58,6 +58,19 @@ export abstract class CommandError extends Error {
   abstract readonly ending: Ending;
 }
 
+/**
+ * Bad input or a source that failed, said in one sentence (exit 1): what a command throws for a
+ * reason of the data's or the source's. Anything thrown that is neither a CommandError nor the
+ * system's error about a path or a connection is a bug of mesh-api (cli/exit.ts).
+ */
+export class InputError extends CommandError {
+  readonly ending = "input";
+  constructor(message: string, options?: { cause?: unknown }) {
+    super(message, options);
+    this.name = "InputError";
+  }
+}
+
 /** Thrown for invalid input; carries every problem found, so the CLI can list them all. */
 export class InvalidDumpError extends CommandError {
   readonly ending = "input";
@@ -74,8 +87,8 @@ export class InvalidDumpError extends CommandError {
  */
 export class UsageError extends CommandError {
   readonly ending = "usage";
-  constructor(message: string) {
-    super(message);
+  constructor(message: string, options?: ErrorOptions) {
+    super(message, options);
     this.name = "UsageError";
   }
 }

@@ -42,8 +42,8 @@ const LIST_NOUNS: Readonly<Record<ApiListName, string>> = {
 /** The base URL's answer is not what the API gives: the CLI prints the message and exits 1. */
 export class ImportApiError extends CommandError {
   readonly ending = "input";
-  constructor(message: string) {
-    super(message);
+  constructor(message: string, options?: ErrorOptions) {
+    super(message, options);
     this.name = "ImportApiError";
   }
 }
@@ -131,7 +131,7 @@ export async function importApi(base: string, out: string, options: ImportApiOpt
     records = apiToDump(lists as ApiLists, { brand: options.brand, takenAt, name: options.name ?? published.name });
   } catch (err) {
     if (err instanceof ApiShapeError)
-      throw new ImportApiError(`${urls[err.list]} ${err.message}; is ${base} the Mesh Network Topology API?`);
+      throw new ImportApiError(`${urls[err.list]} ${err.message}; is ${base} the Mesh Network Topology API?`, { cause: err });
     throw err;
   }
   if (published.communityUrl !== undefined) (records.network as Record<string, unknown>).community_url = published.communityUrl;

@@ -48,8 +48,8 @@ export interface FetchDumpOptions {
 /** The download, its checksum or the archive is at fault: the CLI prints the message and exits 1. */
 export class FetchDumpError extends CommandError {
   readonly ending = "input";
-  constructor(message: string) {
-    super(message);
+  constructor(message: string, options?: ErrorOptions) {
+    super(message, options);
     this.name = "FetchDumpError";
   }
 }
@@ -100,7 +100,7 @@ export async function fetchDump(url: string, out: string, options: FetchDumpOpti
         await mkdir(unpacked);
         files = await extractArchive(createReadStream(download), unpacked);
       } catch (err) {
-        if (err instanceof ArchiveError) throw new FetchDumpError(`${url}: ${err.message}`);
+        if (err instanceof ArchiveError) throw new FetchDumpError(`${url}: ${err.message}`, { cause: err });
         throw err;
       }
       const dir = await dumpRoot(unpacked, url);
@@ -158,7 +158,7 @@ async function get(url: string): Promise<Response> {
   try {
     return await fetch(url);
   } catch (err) {
-    throw new FetchDumpError(`${url}: ${networkCause(err)}`);
+    throw new FetchDumpError(`${url}: ${networkCause(err)}`, { cause: err });
   }
 }
 
@@ -182,7 +182,7 @@ async function downloadTo(url: string, file: string): Promise<{ sha256: string; 
     await pipeline(Readable.fromWeb(res.body as WebReadableStream), tap, createWriteStream(file));
   } catch (err) {
     if ((err as NodeJS.ErrnoException).syscall && !isNetworkCode((err as NodeJS.ErrnoException).code)) throw err; // the disk, not the download
-    throw new FetchDumpError(`${url}: the download broke off after ${bytes} bytes: ${networkCause(err)}`);
+    throw new FetchDumpError(`${url}: the download broke off after ${bytes} bytes: ${networkCause(err)}`, { cause: err });
   }
   return { sha256: hash.digest("hex"), bytes };
 }
@@ -226,7 +226,7 @@ async function readSmall(res: Response, url: string): Promise<string> {
   try {
     body = await readCapped(res, MAX_SUMS_BYTES);
   } catch (err) {
-    throw new FetchDumpError(`${url}: ${networkCause(err)}`);
+    throw new FetchDumpError(`${url}: ${networkCause(err)}`, { cause: err });
   }
   if (!body.ok)
     throw new FetchDumpError(`${url} is not a checksum file (${body.declared ? body.length : `more than ${MAX_SUMS_BYTES}`} bytes)`);

@@ -8,7 +8,7 @@ import { lineAndColumn } from "./load.ts";
  */
 export async function readJsonObject(file: string, option: string): Promise<Record<string, unknown>> {
   const text = await readFile(file, "utf8").catch((err: NodeJS.ErrnoException) => {
-    throw new UsageError(`${option} ${file}: cannot read it (${err.code ?? err.message})`);
+    throw new UsageError(`${option} ${file}: cannot read it (${err.code ?? err.message})`, { cause: err });
   });
   let value: unknown;
   try {

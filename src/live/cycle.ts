@@ -224,7 +224,7 @@ async function dueSources(options: CycleOptions, record: PreviousRecord, run: nu
     const last = record.sources[kind];
     if (spec.every === "changed") {
       digests[kind] = await sha256(spec.source).catch((err: NodeJS.ErrnoException) => {
-        throw new ImportOpennetError(`--${kind} ${spec.source}: cannot read it (${err.code ?? err.message})`);
+        throw new ImportOpennetError(`--${kind} ${spec.source}: cannot read it (${err.code ?? err.message})`, { cause: err });
       });
       if (first || last?.sha256 !== digests[kind]) due[kind] = spec.source;
     } else if (first || last === undefined || run - last.run >= spec.every) {

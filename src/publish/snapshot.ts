@@ -1,3 +1,4 @@
+import { InputError } from "../core/problems.ts";
 import { createHash } from "node:crypto";
 import { createReadStream, createWriteStream } from "node:fs";
 import { copyFile, link, mkdir, readdir, readFile, rm, stat, writeFile } from "node:fs/promises";
@@ -135,13 +136,13 @@ async function openPrevious(where: string): Promise<PreviousSource> {
   if (/^https?:\/\//.test(where)) {
     const indexUrl = where.endsWith(".json") ? where : `${where.replace(/\/?$/, "/")}${SNAPSHOT_FILES.index}`;
     const res = await fetch(indexUrl);
-    if (!res.ok) throw new Error(`previous snapshot index ${indexUrl}: HTTP ${res.status}`);
+    if (!res.ok) throw new InputError(`previous snapshot index ${indexUrl}: HTTP ${res.status}`);
     const index = parseIndex(await res.text(), indexUrl);
     return {
       index,
       async fetchTo(file, dest) {
         const r = await fetch(new URL(encodeURIComponent(file), indexUrl));
-        if (!r.ok || !r.body) throw new Error(`${file}: HTTP ${r.status}`);
+        if (!r.ok || !r.body) throw new InputError(`${file}: HTTP ${r.status}`);
         await pipeline(Readable.fromWeb(r.body as import("node:stream/web").ReadableStream), createWriteStream(dest));
       },
     };
@@ -172,22 +173,28 @@ async function linkOrCopy(source: string, dest: string): Promise<void> {
 }
 
 function parseIndex(text: string, where: string): SnapshotIndex {
-  const index = JSON.parse(text) as SnapshotIndex;
-  if (index?.format !== "mesh-api-snapshots/1" || !Array.isArray(index.snapshots)) throw new Error(`${where} is not a snapshot index`);
+  let index: SnapshotIndex;
+  try {
+    index = JSON.parse(text) as SnapshotIndex;
+  } catch (err) {
+    throw new InputError(`${where} is not a snapshot index: ${(err as Error).message}`, { cause: err });
+  }
+  if (index?.format !== "mesh-api-snapshots/1" || !Array.isArray(index.snapshots)) throw new InputError(`${where} is not a snapshot index`);
   return index;
 }
 
 /** Copies or downloads an earlier snapshot's archives and checks them against the index. */
 async function carry(source: PreviousSource, entry: SnapshotEntry, dir: string): Promise<boolean> {
   for (const f of entry.files) {
-    if (!SNAPSHOT_FILES.archive.test(f.file)) throw new Error(`unexpected file name ${JSON.stringify(f.file)}`);
+    if (!SNAPSHOT_FILES.archive.test(f.file))
+      throw new InputError(`unexpected file name ${JSON.stringify(f.file)} in the previous snapshots' index`);
     const dest = path.join(dir, f.file);
     await source.fetchTo(f.file, dest);
     const sha256 = await sha256Of(dest);
     const bytes = (await stat(dest)).size;
     if (sha256 !== f.sha256 || bytes !== f.bytes) {
       await rm(dest, { force: true });
-      throw new Error(`${f.file} does not match its index entry (sha256 ${sha256}, ${bytes} bytes)`);
+      throw new InputError(`${f.file} does not match its index entry (sha256 ${sha256}, ${bytes} bytes)`);
     }
   }
   return true;

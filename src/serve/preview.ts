@@ -1,3 +1,4 @@
+import { InputError } from "../core/problems.ts";
 import { stat } from "node:fs/promises";
 import type { IncomingMessage, ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
@@ -43,7 +44,7 @@ export interface Preview {
 export async function startPreview(options: PreviewOptions): Promise<Preview> {
   const root = path.resolve(options.dir);
   const rootStat = await stat(root).catch(() => undefined);
-  if (!rootStat?.isDirectory()) throw new Error(`nothing to serve: ${options.dir} is not a directory (run the build first)`);
+  if (!rootStat?.isDirectory()) throw new InputError(`nothing to serve: ${options.dir} is not a directory (run the build first)`);
 
   // The build's filter aliases and route table (its list default).
   const routing = await liveRouting(root);

@@ -2,8 +2,8 @@ import { CommandError } from "../../core/problems.ts";
 /** A source the import cannot read: the CLI prints the message and exits 1. */
 export class ImportOpennetError extends CommandError {
   readonly ending = "input";
-  constructor(message: string) {
-    super(message);
+  constructor(message: string, options?: ErrorOptions) {
+    super(message, options);
     this.name = "ImportOpennetError";
   }
 }

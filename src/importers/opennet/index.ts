@@ -96,7 +96,9 @@ async function read(source: string, what: string, timeoutMs: number, url?: (sour
   try {
     return await readFile(source);
   } catch (err) {
-    throw new ImportOpennetError(`${source}: cannot read it (${(err as NodeJS.ErrnoException).code ?? (err as Error).message})`);
+    throw new ImportOpennetError(`${source}: cannot read it (${(err as NodeJS.ErrnoException).code ?? (err as Error).message})`, {
+      cause: err,
+    });
   }
 }
 
