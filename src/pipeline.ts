@@ -7,8 +7,7 @@ import { buildModel, type Model } from "./core/model.ts";
 import { snapshotListing } from "./core/pages.ts";
 import { outputFiles, placeholderValues, type PlaceholderValues } from "./core/plan.ts";
 import { InvalidDumpError, type Problem } from "./core/problems.ts";
-import { assertFreifunkApi } from "./core/freifunk-api.ts";
-import { freifunkApiInput } from "./core/outputs/freifunk-api.ts";
+import { assertOutputSettings } from "./core/outputs/settings.ts";
 import { createValidator } from "./core/validate.ts";
 import { hostReport, type HostReport, type HostWarning } from "./hosts/host.ts";
 import { HOSTS } from "./hosts/index.ts";
@@ -19,7 +18,8 @@ import { loadDump } from "./io/load.ts";
 import type { CheckedDump, Handover } from "./io/write-dump.ts";
 import { assertNotLive, assertReplaceable, owned, RefusedOutputError, resolveReal, writeMarker } from "./io/ownership.ts";
 import { API_DIR, SNAPSHOT_DIR, SNAPSHOT_FILES } from "./core/routes.ts";
-import { readCarriedDays, readCounts, readEvents, readFirstSeen } from "./io/history.ts";
+import { readCarriedDays, readCounts, readEvents } from "./io/history.ts";
+import { carriedBy, earlierOf } from "./io/earlier.ts";
 import { DEFAULT_RETENTION } from "./core/history/events.ts";
 import type { CarriedDays } from "./core/history/daily.ts";
 import { carrySnapshots, writeSnapshots, type SnapshotWritten } from "./publish/snapshot.ts";
@@ -182,8 +182,7 @@ export async function build(
     const result = await validate(options);
     if (!result.model || !result.values) throw new InvalidDumpError(result.problems);
     const { model, values } = result;
-    const freifunkApi = freifunkApiInput(model);
-    if (freifunkApi) assertFreifunkApi(freifunkApi);
+    assertOutputSettings(model.settings.outputs, model.takenAt?.text ?? null);
     const { snapshot, progress } = options;
     const dump = await dumpEntry(options.data, result.dumpFiles);
     let written: SnapshotWritten | undefined;
@@ -213,16 +212,16 @@ export async function build(
         dist: dir,
       });
     };
-    // The first sightings the build being replaced gave (the meshviewer file): carried, as the original's database keeps them.
+    // What each output carries from the build being replaced (meshviewer's first sightings), as the original's database kept it.
     const before = options.carry ?? (existsSync(options.out) ? options.out : undefined);
-    const firstSeenBefore = await readFirstSeen(before);
+    const carried = await carriedBy(earlierOf(before, options.data));
     // The topology by day the build being replaced kept (core/history/daily.ts), carried as snapshots are.
     const days = await readCarriedDays(before, options.historyDays ?? DEFAULT_RETENTION.days);
     // What the dump's imports recorded as changed (its history/; none without one).
     const [events, counts] = [await readEvents(options.data), await readCounts(options.data)];
     const output = await emitTree(
       layout?.next ?? options.out,
-      allFiles({ ...model, firstSeenBefore, events, counts }, values, options.map, days, options.health),
+      allFiles({ ...model, carried, events, counts }, values, options.map, days, options.health),
       {
         finish,
         progress: progress && ((done) => progress({ stage: "writing", done })),

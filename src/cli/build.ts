@@ -1,7 +1,6 @@
 import { existsSync } from "node:fs";
-import { InvalidArgumentError, type Command } from "commander";
+import type { Command } from "commander";
 import { DEFAULTS } from "../core/defaults.ts";
-import { DEFAULT_MAP_SETTINGS } from "../core/map.ts";
 import { build } from "../pipeline.ts";
 import { stopped, UsageError } from "./exit.ts";
 import { snapshotLine } from "./snapshot.ts";
@@ -9,19 +8,14 @@ import { invocation, netlifyTomlRefusal, shellWord } from "./host-config.ts";
 import { megabytes, plural, progressLine, seconds, warningCount } from "./format.ts";
 import {
   allWarningsOption,
-  brandOption,
   count,
-  defaultStatusOption,
-  folderLimitOption,
-  communityNameOption,
-  communityUrlOption,
-  freifunkApiOf,
-  freifunkApiOptions,
   log,
+  mapOf,
   quietOption,
   report,
-  settingsOf,
+  siteSettingsOf,
   warn,
+  withSiteOptions,
   type SettingsFlags,
 } from "./options.ts";
 
@@ -36,48 +30,19 @@ interface BuildOptions extends SettingsFlags {
   tilesAttribution?: string;
   quiet?: boolean;
   allWarnings?: boolean;
-  freifunkApi?: string;
-  siteUrl?: string;
 }
-
-/** A Leaflet tile URL template: http(s), with the {z}, {x} and {y} Leaflet fills. */
-export function tiles(value: string): string {
-  let url: URL | undefined;
-  try {
-    url = new URL(value.replace(/[{}]/g, (c) => (c === "{" ? "%7B" : "%7D")));
-  } catch {
-    url = undefined;
-  }
-  if (!url || !/^https?:$/.test(url.protocol) || !["{z}", "{x}", "{y}"].every((p) => value.includes(p)))
-    throw new InvalidArgumentError("a tile URL is http(s) with {z}, {x} and {y}, e.g. https://tile.openstreetmap.org/{z}/{x}/{y}.png");
-  return value;
-}
-
-/** The map's tiles and their credit as the command line gives them. */
-export const mapOf = (opts: { tiles: string; tilesAttribution?: string }) => ({
-  tiles: opts.tiles,
-  attribution: opts.tilesAttribution ?? (opts.tiles === DEFAULT_MAP_SETTINGS.tiles ? DEFAULT_MAP_SETTINGS.attribution : ""),
-});
 
 export function register(program: Command): void {
-  program
-    .command("build")
-    .description("validate the dump and write every API response under <out>/api/v1/")
-    .option("--data <dir>", "dump directory", DEFAULTS.data)
-    .option("--out <dir>", "output directory: absent, empty, or an earlier build (replaced atomically)", DEFAULTS.dist)
-    .option("--extra <dir>", "a folder of your own files for the site (robots.txt, about/, .well-known/), copied into every build")
-    .option("--snapshot", "also write a downloadable snapshot under <out>/snapshots/ (the earlier ones are always kept)")
-    .option("--previous <dir-or-url>", "with --snapshot: earlier snapshots to carry forward (default: those in <out>)")
-    .option("--keep <n>", "with --snapshot: how many snapshots to keep", count, DEFAULTS.keep)
-    .option("--tiles <url>", "background tiles of the map at /map/ (a Leaflet URL template)", tiles, DEFAULT_MAP_SETTINGS.tiles)
-    .option("--tiles-attribution <html>", "the credit the tile server asks for (default: OpenStreetMap's, with the default tiles)")
-    .addOption(brandOption())
-    .addOption(defaultStatusOption())
-    .addOption(folderLimitOption())
-    .addOption(communityNameOption())
-    .addOption(communityUrlOption())
-    .addOption(freifunkApiOptions()[0])
-    .addOption(freifunkApiOptions()[1])
+  withSiteOptions(
+    program
+      .command("build")
+      .description("validate the dump and write every API response under <out>/api/v1/")
+      .option("--data <dir>", "dump directory", DEFAULTS.data)
+      .option("--out <dir>", "output directory: absent, empty, or an earlier build (replaced atomically)", DEFAULTS.dist)
+      .option("--snapshot", "also write a downloadable snapshot under <out>/snapshots/ (the earlier ones are always kept)")
+      .option("--previous <dir-or-url>", "with --snapshot: earlier snapshots to carry forward (default: those in <out>)")
+      .option("--keep <n>", "with --snapshot: how many snapshots to keep", count, DEFAULTS.keep),
+  )
     .addOption(allWarningsOption())
     .addOption(quietOption())
     .action(async (opts: BuildOptions, command: Command) => {
@@ -100,7 +65,7 @@ export function register(program: Command): void {
           data: opts.data,
           out: opts.out,
           extra: opts.extra,
-          settings: { ...settingsOf(opts), ...(await freifunkApiOf(opts)) },
+          settings: await siteSettingsOf(opts),
           snapshot: opts.snapshot ? settings : undefined,
           map: mapOf(opts),
           progress: progress?.update,

@@ -1,26 +1,19 @@
 import { type Command, InvalidArgumentError, Option } from "commander";
 import { DEFAULTS } from "../core/defaults.ts";
-import { DEFAULT_MAP_SETTINGS } from "../core/map.ts";
 import { hostNamed, SERVER_NAMES } from "../hosts/index.ts";
 import { IMPORT_OPENNET_DEFAULTS } from "../importers/opennet/index.ts";
 import { ConfigRefusedError, cycle, type Rate } from "../live/cycle.ts";
-import { mapOf, tiles } from "./build.ts";
 import { stopped } from "./exit.ts";
 import {
-  brandOption,
-  communityNameOption,
-  communityUrlOption,
-  freifunkApiOf,
-  freifunkApiOptions,
   count,
-  defaultStatusOption,
-  folderLimitOption,
   historyDaysOption,
+  mapOf,
+  siteSettingsOf,
+  withSiteOptions,
   retentionOf,
   instant,
   neededOption,
   quietOption,
-  settingsOf,
   warn,
   type SettingsFlags,
 } from "./options.ts";
@@ -34,8 +27,6 @@ function rate(value: string): Rate {
 }
 
 interface CycleFlags extends SettingsFlags {
-  freifunkApi?: string;
-  siteUrl?: string;
   state: string;
   serve: string;
   olsr?: string;
@@ -62,7 +53,7 @@ interface CycleFlags extends SettingsFlags {
 }
 
 export function register(program: Command): void {
-  program
+  const command = program
     .command("cycle")
     .description(
       "one run of the periodic job that replaces the original server (for a systemd timer or cron every few minutes): import the due sources " +
@@ -84,17 +75,8 @@ export function register(program: Command): void {
     .option("--sites-every <n>", "update the sites every nth run (and on the first)", count, 10)
     .option("--at <instant>", "the import's instant (default: now); for replaying recorded sources", instant)
     .option("--timeout <ms>", "time limit for a source read over HTTP, in milliseconds", count, IMPORT_OPENNET_DEFAULTS.timeoutMs)
-    .option("--extra <dir>", "a folder of your own files for the site, copied into every build")
-    .option("--keep <n>", "how many daily snapshots to keep", count, DEFAULTS.keep)
-    .option("--tiles <url>", "background tiles of the map at /map/ (a Leaflet URL template)", tiles, DEFAULT_MAP_SETTINGS.tiles)
-    .option("--tiles-attribution <html>", "the credit the tile server asks for")
-    .addOption(brandOption())
-    .addOption(defaultStatusOption())
-    .addOption(folderLimitOption())
-    .addOption(communityNameOption())
-    .addOption(communityUrlOption())
-    .addOption(freifunkApiOptions()[0])
-    .addOption(freifunkApiOptions()[1])
+    .option("--keep <n>", "how many daily snapshots to keep", count, DEFAULTS.keep);
+  withSiteOptions(command)
     .addOption(new Option("--host <server>", "the web server whose configuration follows the data").choices(SERVER_NAMES))
     .option("--host-config <file>", "with --host: the file the server includes, rewritten when a build needs other rules")
     .option("--host-test <command>", "with --host: a shell command that exits 0 when the server accepts the new file (nginx -t)")
@@ -122,7 +104,7 @@ export function register(program: Command): void {
           timeoutMs: opts.timeout,
           extra: opts.extra,
           keep: opts.keep,
-          settings: { ...settingsOf(opts), ...(await freifunkApiOf(opts)) },
+          settings: await siteSettingsOf(opts),
           map: mapOf(opts),
           host:
             opts.host === undefined

@@ -13,6 +13,9 @@ import {
 } from "../core/settings.ts";
 import { formatProblem, UsageError, type Problem } from "../core/problems.ts";
 import { readJsonObject } from "../io/template.ts";
+import { DEFAULT_MAP_SETTINGS } from "../core/map.ts";
+import { OUTPUTS } from "../core/outputs/index.ts";
+import type { OptionValue, OutputOption } from "../core/outputs/output.ts";
 import type { HostWarning } from "../hosts/host.ts";
 import { SHOWN_PER_KIND, warningLines } from "./format.ts";
 
@@ -103,30 +106,83 @@ export const communityUrlOption = () =>
     return value;
   });
 
-/** The community's Freifunk API file: its template and the site's address for the nodelist's entry. */
-export const freifunkApiOptions = () => [
-  new Option(
-    "--freifunk-api <file>",
-    "write the community's Freifunk API file to /freifunk/api.json: your template (name, location, contact) with the live state and the nodelist",
-  ),
-  new Option("--site-url <url>", "with --freifunk-api: the address this site is published at (its nodelist goes into nodeMaps)").argParser(
-    (value: string) => {
-      if (!COMMUNITY_URL_PATTERN.test(value))
-        throw new InvalidArgumentError("a site URL is an http(s) address, e.g. https://api.example.org/");
+/** An output's option (outputs/output.ts) as commander's, its value checked as the output declares it. */
+function outputOption(o: OutputOption): Option {
+  const option = new Option(o.flags, o.description);
+  if (o.value === "count") option.argParser(count);
+  if (o.value === "url")
+    option.argParser((value: string) => {
+      if (!COMMUNITY_URL_PATTERN.test(value)) throw new InvalidArgumentError("an http(s) address, e.g. https://api.example.org/");
       return value;
-    },
-  ),
+    });
+  return option;
+}
+
+/** The options' long flags, as commander names their values. */
+const attribute = (flags: string) => new Option(flags).attributeName();
+
+/**
+ * The site's options, one group that `build` and `cycle` both take: the settings every build has
+ * (settings.ts), the map's tiles, and every output's own options (outputs/).
+ */
+export const siteOptions = (): Option[] => [
+  new Option("--extra <dir>", "a folder of your own files for the site (robots.txt, about/, .well-known/), copied into every build"),
+  new Option("--tiles <url>", "background tiles of the map at /map/ (a Leaflet URL template)")
+    .argParser(tiles)
+    .default(DEFAULT_MAP_SETTINGS.tiles),
+  new Option("--tiles-attribution <html>", "the credit the tile server asks for (default: OpenStreetMap's, with the default tiles)"),
+  brandOption(),
+  defaultStatusOption(),
+  folderLimitOption(),
+  communityNameOption(),
+  communityUrlOption(),
+  ...OUTPUTS.flatMap((o) => (o.options ?? []).map(outputOption)),
 ];
 
-/** The Freifunk API settings the options give, read before any work. */
-export async function freifunkApiOf(opts: { freifunkApi?: string; siteUrl?: string }): Promise<Partial<SiteSettings>> {
-  if (opts.freifunkApi === undefined) {
-    if (opts.siteUrl !== undefined) throw new UsageError("--site-url is for the Freifunk API file: give --freifunk-api <template> too");
-    return {};
-  }
-  const template = await readJsonObject(opts.freifunkApi, "--freifunk-api");
-  return { freifunkApi: { source: opts.freifunkApi, template, siteUrl: opts.siteUrl ?? null } };
+/** A command with the site options (siteOptions) after those it has. */
+export function withSiteOptions(command: Command): Command {
+  for (const option of siteOptions()) command.addOption(option);
+  return command;
 }
+
+/** What the site options give: every setting the command line names, each output's read (a file's JSON) and made by its record. */
+export async function siteSettingsOf(opts: SettingsFlags): Promise<Partial<SiteSettings>> {
+  const given = opts as SettingsFlags & Readonly<Record<string, unknown>>;
+  const outputs: Record<string, unknown> = {};
+  for (const o of OUTPUTS) {
+    const values: Record<string, OptionValue | undefined> = {};
+    for (const option of o.options ?? []) {
+      const long = option.flags.split(" ")[0];
+      const value = given[attribute(option.flags)] as string | number | undefined;
+      values[long] =
+        value === undefined || option.value !== "json-file"
+          ? value
+          : { source: String(value), object: await readJsonObject(String(value), long) };
+    }
+    const settings = o.settings?.(values) ?? null;
+    if (settings !== null) outputs[o.kind] = settings;
+  }
+  return { ...settingsOf(opts), ...(Object.keys(outputs).length > 0 && { outputs }) };
+}
+
+/** A Leaflet tile URL template: http(s), with the {z}, {x} and {y} Leaflet fills. */
+export function tiles(value: string): string {
+  let url: URL | undefined;
+  try {
+    url = new URL(value.replace(/[{}]/g, (c) => (c === "{" ? "%7B" : "%7D")));
+  } catch {
+    url = undefined;
+  }
+  if (!url || !/^https?:$/.test(url.protocol) || !["{z}", "{x}", "{y}"].every((p) => value.includes(p)))
+    throw new InvalidArgumentError("a tile URL is http(s) with {z}, {x} and {y}, e.g. https://tile.openstreetmap.org/{z}/{x}/{y}.png");
+  return value;
+}
+
+/** The map's tiles and their credit as the command line gives them. */
+export const mapOf = (opts: { tiles: string; tilesAttribution?: string }) => ({
+  tiles: opts.tiles,
+  attribution: opts.tilesAttribution ?? (opts.tiles === DEFAULT_MAP_SETTINGS.tiles ? DEFAULT_MAP_SETTINGS.attribution : ""),
+});
 
 export interface SettingsFlags {
   readonly brand?: string;

@@ -83,8 +83,8 @@ export interface Model {
   /** by "<main_ip a>-<main_ip b>" in both orders: the link with the lowest id */
   readonly linkByPeers: ReadonlyMap<string, ResolvedLink>;
   readonly sites: readonly SiteEntry[];
-  /** by main_ip: the first sighting an earlier build gave each access point, in microseconds (io/history.ts; the meshviewer file) */
-  readonly firstSeenBefore?: ReadonlyMap<string, number>;
+  /** what each output carries from the build this one replaces or the dump, by the output's kind (outputs/output.ts carry) */
+  readonly carried?: ReadonlyMap<string, unknown>;
   /** what the dump's imports recorded as changed, oldest first (core/history/events.ts; the dump's history/events.ndjson) */
   readonly events?: readonly ChangeEvent[];
   /** each import's counts by status, oldest first (the dump's history/counts.ndjson) */
@@ -180,21 +180,6 @@ function accesspointEntry(record: AccesspointRecord, brand: string): Accesspoint
     interfaces: record.interfaces.map((i) => i.id).sort((a, b) => a - b),
     json: Buffer.from(renderAccesspoint(record, brand)),
   };
-}
-
-/**
- * When the network first saw an access point, in microseconds: when an import with memory saw it
- * appear, else the earliest its record shows it existed; never later than the first sighting an
- * earlier build gave it (io/history.ts). Null for one never seen. The meshviewer file's firstseen and
- * the nodelist's firstcontact (docs/freifunk.md).
- */
-export function firstSeenOf(ap: AccesspointEntry, model: Model): number | null {
-  let first = ap.first_seen?.micros ?? ap.existed_by;
-  if (first === null) return null;
-  // The meshviewer file keeps milliseconds: an earlier build's instant counts when it is earlier at that precision.
-  const before = model.firstSeenBefore?.get(ap.main_ip);
-  if (before !== undefined && before < Math.floor(first / 1000) * 1000) first = before;
-  return Math.min(first, ap.lastseen_timestamp?.micros ?? Infinity);
 }
 
 const MINUTE = 60_000_000;

@@ -1,5 +1,3 @@
-import type { FreifunkApiSettings } from "./freifunk-api.ts";
-
 /**
  * What a community decides about its API beyond its data: the brand its field names carry and what a
  * list answers without a `status` parameter. A dump's network.json may name both; a build's options
@@ -18,8 +16,11 @@ export interface SiteSettings {
   readonly communityName: string | null;
   /** the community's web address in the Freifunk nodelist (`community.href`); null leaves the member out */
   readonly communityUrl: string | null;
-  /** the community's Freifunk API file to write (`build --freifunk-api`, freifunk-api.ts); null writes none */
-  readonly freifunkApi: FreifunkApiSettings | null;
+  /**
+   * each output's own settings, by its kind, from the options it adds (outputs/output.ts): the output
+   * reads its own; one not asked for has none (the Freifunk API file without --freifunk-api)
+   */
+  readonly outputs: Readonly<Record<string, unknown>>;
   /**
    * the most entries a folder of the build holds: a folder of details or filter values with more is
    * split into shards (routes/layout.ts). A static host may refuse a deploy with too many files in one
@@ -37,7 +38,7 @@ export const DEFAULT_SETTINGS: SiteSettings = {
   defaultStatus: "all",
   communityName: null,
   communityUrl: null,
-  freifunkApi: null,
+  outputs: {},
   folderLimit: 50_000,
 };
 
@@ -74,7 +75,7 @@ export function resolveSettings(given: Partial<SiteSettings>, dump: DumpSettings
     defaultStatus: given.defaultStatus ?? dump.defaultStatus ?? DEFAULT_SETTINGS.defaultStatus,
     communityName: given.communityName ?? dump.communityName ?? dump.name ?? DEFAULT_SETTINGS.communityName,
     communityUrl: given.communityUrl ?? dump.communityUrl ?? DEFAULT_SETTINGS.communityUrl,
-    freifunkApi: given.freifunkApi ?? DEFAULT_SETTINGS.freifunkApi,
+    outputs: given.outputs ?? DEFAULT_SETTINGS.outputs,
     folderLimit: given.folderLimit ?? DEFAULT_SETTINGS.folderLimit,
   };
 }

@@ -7,8 +7,7 @@ import { LockedError, lockOutput } from "../io/lock.ts";
 import { sweepLeftovers } from "../io/swap.ts";
 import { assertReplaceable, owned, RefusedOutputError, writeMarker } from "../io/ownership.ts";
 import { build } from "../pipeline.ts";
-import { assertFreifunkApi } from "../core/freifunk-api.ts";
-import { NODELIST } from "../core/outputs/nodelist.ts";
+import { assertOutputSettings, recordedOptions } from "../core/outputs/settings.ts";
 import { CommandError, machineError } from "../core/problems.ts";
 import type { Retention } from "../core/history/events.ts";
 import type { CycleHealth } from "../core/history/metrics.ts";
@@ -164,8 +163,7 @@ export function runSettings(options: CycleOptions): Settings {
     "--folder-limit": str(s.folderLimit),
     "--community-name": str(s.communityName),
     "--community-url": str(s.communityUrl),
-    "--freifunk-api": str(s.freifunkApi?.source),
-    "--site-url": str(s.freifunkApi?.siteUrl),
+    ...recordedOptions(s.outputs),
     "--tiles": str(options.map?.tiles),
     "--tiles-attribution": str(options.map?.attribution),
     "--extra": options.extra === undefined ? null : path.resolve(options.cwd ?? process.cwd(), options.extra),
@@ -183,15 +181,8 @@ function assertOptions(options: CycleOptions): void {
     if (spec?.every === "changed" && isUrl(spec.source))
       throw new RefusedOutputError(`--${kind}-every changed needs a file; ${spec.source} is read over HTTP: give a number of runs`);
   }
-  // A template the build would refuse is refused before any work.
-  const ff = options.settings?.freifunkApi;
-  if (ff)
-    assertFreifunkApi({
-      settings: ff,
-      takenAt: options.at ?? new Date().toISOString(),
-      online: 0,
-      nodelistPath: NODELIST.files.freifunkNodelist,
-    });
+  // Settings the build would refuse (a Freifunk API template) are refused before any work.
+  assertOutputSettings(options.settings?.outputs, options.at ?? new Date().toISOString());
 }
 
 /**

@@ -16,15 +16,17 @@ export interface SampleSite {
  * form of the route table write the file, which only an operator's template makes.
  */
 export const FREIFUNK_API_SETTINGS = {
-  freifunkApi: {
-    source: "community.json",
-    template: {
-      name: "Freifunk Test",
-      url: "https://example.org/",
-      location: { city: "Rostock", geoCode: { lat: 54.09, lon: 12.12 } },
-      contact: { email: "mesh@example.org" },
+  outputs: {
+    "freifunk-api": {
+      source: "community.json",
+      template: {
+        name: "Freifunk Test",
+        url: "https://example.org/",
+        location: { city: "Rostock", geoCode: { lat: 54.09, lon: 12.12 } },
+        contact: { email: "mesh@example.org" },
+      },
+      siteUrl: "https://api.example.org/",
     },
-    siteUrl: "https://api.example.org/",
   },
 } as const;
 

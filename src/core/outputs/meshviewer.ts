@@ -1,8 +1,8 @@
 import { z } from "zod";
 import { rendered, type EnclosedList } from "../body.ts";
-import { bootMicros } from "../evidence.ts";
 import { canonicalIp, compareIp } from "../ip.ts";
-import { firstSeenOf, statusOf, type AccesspointEntry, type Model } from "../model.ts";
+import { bootMicros, EARLIEST_CREDIBLE } from "../evidence.ts";
+import { statusOf, type AccesspointEntry, type Model } from "../model.ts";
 import { pyFloat } from "../pyfloat.ts";
 import { str } from "../records.ts";
 import { linkFacts } from "../resources.ts";
@@ -69,16 +69,58 @@ const Meshviewer = z.strictObject({
  */
 const time = (micros: number) => new Date(Math.floor(micros / 1000)).toISOString();
 
+const KIND = "meshviewer";
+const FILE = "/data/meshviewer.json";
+
+/**
+ * The `firstseen` of every node in an earlier build's meshviewer file (the output a build replaces,
+ * or the build a cycle served), in microseconds by node id: the previous state that saw each node, so
+ * that a node keeps the first sighting a build once gave it (docs/freifunk.md). An unreadable or
+ * absent file is no history.
+ */
+export function firstSeenIn(text: string | undefined): ReadonlyMap<string, number> {
+  const seen = new Map<string, number>();
+  if (text === undefined) return seen;
+  try {
+    const parsed = JSON.parse(text) as { nodes?: unknown };
+    if (!Array.isArray(parsed.nodes)) return seen;
+    for (const node of parsed.nodes as { node_id?: unknown; firstseen?: unknown }[]) {
+      if (typeof node?.node_id !== "string" || typeof node.firstseen !== "string") continue;
+      const micros = Date.parse(node.firstseen) * 1000;
+      if (Number.isFinite(micros) && micros >= EARLIEST_CREDIBLE) seen.set(node.node_id, micros);
+    }
+  } catch {
+    // not JSON: no history
+  }
+  return seen;
+}
+
+/**
+ * When the network first saw an access point, in microseconds: when an import with memory saw it
+ * appear, else the earliest its record shows it existed; never later than the first sighting an
+ * earlier build gave it (what this output carries). Null for one never seen. The meshviewer file's
+ * firstseen and the nodelist's firstcontact (docs/freifunk.md).
+ */
+export function firstSeenOf(ap: AccesspointEntry, model: Model): number | null {
+  let first = ap.first_seen?.micros ?? ap.existed_by;
+  if (first === null) return null;
+  // The meshviewer file keeps milliseconds: an earlier build's instant counts when it is earlier at that precision.
+  const before = (model.carried?.get(KIND) as ReadonlyMap<string, number> | undefined)?.get(ap.main_ip);
+  if (before !== undefined && before < Math.floor(first / 1000) * 1000) first = before;
+  return Math.min(first, ap.lastseen_timestamp?.micros ?? Infinity);
+}
+
 export const MESHVIEWER = outputRecord({
-  kind: "meshviewer",
+  kind: KIND,
   name: "Meshviewer Data",
   summary: "The network as meshviewer data (yanic's ffrgb format), for meshviewer",
-  files: { meshviewer: "/data/meshviewer.json" },
+  files: { meshviewer: FILE },
   file: "meshviewer",
   rootMember: "meshviewer",
   landing:
     "the network as meshviewer reads it (yanic's \"ffrgb\" format): point a meshviewer's <code>dataPath</code> at <code>/data/</code>.",
   schema: { name: "Meshviewer", zod: Meshviewer },
+  carry: async (earlier) => firstSeenIn(await earlier.buildText(FILE)),
   *bodies(model) {
     yield { file: "meshviewer", body: meshviewerBody(model) };
   },

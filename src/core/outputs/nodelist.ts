@@ -1,6 +1,7 @@
 import { z } from "zod";
 import { rendered, type EnclosedList } from "../body.ts";
-import { firstSeenOf, statusOf, type AccesspointEntry, type Model } from "../model.ts";
+import { statusOf, type AccesspointEntry, type Model } from "../model.ts";
+import { firstSeenOf } from "./meshviewer.ts";
 import { formatMicros } from "../timestamp.ts";
 import { pyFloat } from "../pyfloat.ts";
 import { str } from "../records.ts";

@@ -3,6 +3,34 @@ import type { Body } from "../body.ts";
 import type { Model } from "../model.ts";
 
 /**
+ * An option an output adds to `build` and `cycle`, as data: the command line makes commander's option
+ * of it and reads its value (cli/options.ts siteOptions), the cycle records it among its settings.
+ */
+export interface OutputOption {
+  /** the long flag and its value as commander spells them: "--freifunk-api <file>" */
+  readonly flags: string;
+  readonly description: string;
+  /** how the value is read: a JSON object from a file (read before any work), an http(s) address, a whole number from 1 */
+  readonly value: "json-file" | "url" | "count";
+  /** its value in the output's settings, as the cycle records and compares it (null: not given) */
+  recorded(settings: unknown): string | null;
+}
+
+/** A value as the command line read it: a json-file's path and object, a url, a count. */
+export type OptionValue = string | number | { readonly source: string; readonly object: Record<string, unknown> };
+
+/**
+ * What an output may read of what came before this build, for the state it carries (io/earlier.ts):
+ * the build this one replaces (the one served, for a cycle) and the dump being built.
+ */
+export interface Earlier {
+  /** a file of the build being replaced, by its path in the build; undefined when absent, or without one */
+  buildText(file: string): Promise<string | undefined>;
+  /** a file of the dump, by its path in the dump; undefined when absent */
+  dumpText(file: string): Promise<string | undefined>;
+}
+
+/**
  * One output of a build that is not a resource of the API: a file (or a file per status) with one
  * record that everything else reads. The route table (routes.ts) takes its kind, name, files and URL
  * forms; the plan its bodies; the OpenAPI document its summary and response schema; the API root and
@@ -33,6 +61,18 @@ export interface OutputRecord<Kind extends string = string, Name extends string 
    * root and the landing page name it only then; the route table always routes it (a 404 without it)
    */
   present?(model: Model): boolean;
+  /** options it adds to `build` and `cycle` (both read one group: cli/options.ts siteOptions) */
+  readonly options?: readonly OutputOption[];
+  /**
+   * its settings from its options' values (by long flag, undefined when not given), or null when it is
+   * not asked for; kept in the site settings' `outputs` under its kind. A combination that makes no
+   * sense is a UsageError naming the options.
+   */
+  settings?(values: Readonly<Record<string, OptionValue | undefined>>): unknown;
+  /** its settings checked before any work, at the data's instant (or the cycle's, before its state is touched) */
+  assertSettings?(settings: unknown, at: string | null): void;
+  /** the state it carries from the build it replaces or the dump (as the original's database kept it); in the model's `carried` */
+  carry?(earlier: Earlier): Promise<unknown>;
   /** its bodies, from the model: written as they come, each list rendered as it is written (body.ts) */
   bodies(model: Model): Iterable<{ readonly file: Name; readonly values?: Readonly<Record<string, string>>; readonly body: Body }>;
 }
