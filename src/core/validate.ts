@@ -92,8 +92,8 @@ function rejectedOf(kind: RawRecord["kind"], source: Source, value: unknown): Re
 
 export function createValidator(): DumpValidator {
   const problems: Problem[] = [];
-  const aps: { source: Source; ap: AccesspointRecord }[] = [];
-  const links: { source: Source; link: LinkRecord }[] = [];
+  const aps: SourcedAccesspoint[] = [];
+  const links: SourcedLink[] = [];
   const rejected: Rejected[] = [];
   return {
     accept(record) {
@@ -111,62 +111,101 @@ export function createValidator(): DumpValidator {
   };
 }
 
+interface SourcedAccesspoint {
+  source: Source;
+  ap: AccesspointRecord;
+}
+
+interface SourcedLink {
+  source: Source;
+  link: LinkRecord;
+}
+
+/** Adds the checks' errors and warnings to the list of problems. */
+interface Report {
+  error(source: Source, path: string, message: string): void;
+  warning(kind: string, source: Source, path: string, message: string): void;
+}
+
+/** Which access point has each interface and which interfaces hold each address, read from the access points. */
+interface AccesspointIndex {
+  /** interface id → the main_ip of the first access point that has it */
+  readonly ownerOfInterface: ReadonlyMap<number, string>;
+  readonly holders: Groups<string, { ifaceId: number; source: Source; path: string }>;
+}
+
+/** Says why a link's endpoint may be missing: the refused or unreadable access point record that held it. */
+interface Consequences {
+  ofInterface(id: number): string;
+  ofAddress(address: string): string;
+}
+
+/** The links whose two endpoints were found, and the links between each pair of access points. */
+interface LinkIndex {
+  readonly resolved: ResolvedLink[];
+  readonly pairs: Groups<string, { id: number; source: Source }>;
+}
+
+/** The checks across records, once every record was checked against its schema. */
 function crossCheck(
   loaded: LoadedDump,
-  aps: { source: Source; ap: AccesspointRecord }[],
-  links: { source: Source; link: LinkRecord }[],
+  aps: SourcedAccesspoint[],
+  links: SourcedLink[],
   problems: Problem[],
   rejected: readonly Rejected[] = [],
 ): Validation {
   problems.push(...loaded.problems);
-  const error = (source: Source, path: string, message: string) => problems.push({ severity: "error", source, path, message });
-  const warning = (kind: string, source: Source, path: string, message: string) =>
-    problems.push({ severity: "warning", kind, source, path, message });
-
-  let network: z.output<typeof networkSchema> | undefined;
-  if (loaded.network) network = check(networkSchema, "network", loaded.network.source, loaded.network.value, problems);
-
+  const report = reportInto(problems);
+  const network = loaded.network ? check(networkSchema, "network", loaded.network.source, loaded.network.value, problems) : undefined;
+  // Uniqueness keeps the first occurrence in file order: the checks below read the records in that order.
   aps.sort((a, b) => compareSources(a.source, b.source));
   links.sort((a, b) => compareSources(a.source, b.source));
+  // The order of the steps is the order of problems with the same source and path (the sort below is stable).
+  checkLinkIds(links, rejected, report);
+  const index = indexAccesspoints(aps, report);
+  const holderOfAddress = holderOfEachAddress(index.holders, report);
+  const { resolved, pairs } = resolveLinks(links, index.ownerOfInterface, holderOfAddress, consequences(loaded, rejected), report);
+  const linkOfPeers = linkOfEachPair(pairs, report);
 
-  // Uniqueness: the first occurrence in file order keeps the value, later ones are errors.
-  const unique = <K>(what: string) => {
-    const seen = new Map<K, Source>();
-    return (key: K | null, source: Source, path: string) => {
-      if (key === null) return;
-      const first = seen.get(key);
-      if (first) error(source, path, `duplicate ${what} ${JSON.stringify(key)} (first used at ${formatSource(first)})`);
-      else seen.set(key, source);
-    };
+  problems.sort((a, b) => compareSources(a.source, b.source) || (a.path < b.path ? -1 : a.path > b.path ? 1 : 0));
+  if (problems.some((p) => p.severity === "error")) return { problems };
+  return { problems, dump: dumpOf(network, aps, resolved, holderOfAddress, linkOfPeers) };
+}
+
+function reportInto(problems: Problem[]): Report {
+  return {
+    error: (source, path, message) => problems.push({ severity: "error", source, path, message }),
+    warning: (kind, source, path, message) => problems.push({ severity: "warning", kind, source, path, message }),
   };
-  const mainIp = unique<string>("main_ip");
-  const mainIpv6 = unique<string>("main_ipv6");
-  const interfaceId = unique<number>("interface id");
-  const addressId = unique<number>("address id");
-  const linkId = unique<number>("link id");
+}
 
-  // Link ids in file order, the refused records' too: a record with an error must not hide a duplicate.
+/** Reports each later use of a key: the first occurrence (in the order of the calls) keeps the value. */
+function uniqueness<K>(what: string, report: Report): (key: K | null, source: Source, path: string) => void {
+  const seen = new Map<K, Source>();
+  return (key, source, path) => {
+    if (key === null) return;
+    const first = seen.get(key);
+    if (first) report.error(source, path, `duplicate ${what} ${JSON.stringify(key)} (first used at ${formatSource(first)})`);
+    else seen.set(key, source);
+  };
+}
+
+/** Link ids in file order, the refused records' too: a record with an error must not hide a duplicate. */
+function checkLinkIds(links: readonly SourcedLink[], rejected: readonly Rejected[], report: Report): void {
+  const linkId = uniqueness<number>("link id", report);
   const linkIds = [
     ...links.map(({ source, link }) => ({ source, id: link.id })),
     ...rejected.flatMap((r) => (r.ids.link === undefined ? [] : [{ source: r.source, id: r.ids.link }])),
   ].sort((a, b) => compareSources(a.source, b.source));
   for (const { source, id } of linkIds) linkId(id, source, "$.id");
-  // What links may name of an access point record that was refused or could not be read: their
-  // errors are its consequences, and say so.
-  const refusedInterface = new Map<number, Source>();
-  const refusedAddress = new Map<string, Source>();
-  for (const r of rejected) {
-    for (const id of r.ids.interfaces) if (!refusedInterface.has(id)) refusedInterface.set(id, r.source);
-    for (const a of r.ids.addresses) if (!refusedAddress.has(a)) refusedAddress.set(a, r.source);
-  }
-  const unreadable = loaded.problems.find((p) => p.source.file.startsWith("accesspoints/"))?.source;
-  const consequence = (found: Source | undefined) =>
-    found
-      ? ` (a consequence of the error in the access point record at ${formatSource(found)})`
-      : unreadable
-        ? ` (perhaps a consequence of the unreadable access point record at ${formatSource(unreadable)})`
-        : "";
+}
 
+/** Checks that main addresses, interface ids and address ids are unique, and finds who holds what. */
+function indexAccesspoints(aps: readonly SourcedAccesspoint[], report: Report): AccesspointIndex {
+  const mainIp = uniqueness<string>("main_ip", report);
+  const mainIpv6 = uniqueness<string>("main_ipv6", report);
+  const interfaceId = uniqueness<number>("interface id", report);
+  const addressId = uniqueness<number>("address id", report);
   const ownerOfInterface = new Map<number, string>();
   const holders = new Groups<string, { ifaceId: number; source: Source; path: string }>();
   for (const { source, ap } of aps) {
@@ -181,11 +220,16 @@ function crossCheck(
       });
     });
   }
+  return { ownerOfInterface, holders };
+}
+
+/** An address held by several interfaces belongs to the lowest interface id, with a warning. */
+function holderOfEachAddress(holders: AccesspointIndex["holders"], report: Report): Map<string, number> {
   for (const [address, list] of holders) {
     const ids = [...new Set(list.map((h) => h.ifaceId))].sort((a, b) => a - b);
     if (ids.length > 1) {
       const last = list[list.length - 1];
-      warning(
+      report.warning(
         "shared address",
         last.source,
         last.path,
@@ -193,69 +237,107 @@ function crossCheck(
       );
     }
   }
-  const holderOfAddress = new Map([...holders].map(([address, list]) => [address, Math.min(...list.map((h) => h.ifaceId))]));
-  const holderOf = (address: string) => holderOfAddress.get(address);
+  return new Map([...holders].map(([address, list]) => [address, Math.min(...list.map((h) => h.ifaceId))]));
+}
 
+/**
+ * What links may name of an access point record that was refused or could not be read: their errors
+ * are its consequences, and say so.
+ */
+function consequences(loaded: LoadedDump, rejected: readonly Rejected[]): Consequences {
+  const refusedInterface = new Map<number, Source>();
+  const refusedAddress = new Map<string, Source>();
+  for (const r of rejected) {
+    for (const id of r.ids.interfaces) if (!refusedInterface.has(id)) refusedInterface.set(id, r.source);
+    for (const a of r.ids.addresses) if (!refusedAddress.has(a)) refusedAddress.set(a, r.source);
+  }
+  const unreadable = loaded.problems.find((p) => p.source.file.startsWith("accesspoints/"))?.source;
+  const consequence = (found: Source | undefined) =>
+    found
+      ? ` (a consequence of the error in the access point record at ${formatSource(found)})`
+      : unreadable
+        ? ` (perhaps a consequence of the unreadable access point record at ${formatSource(unreadable)})`
+        : "";
+  return {
+    ofInterface: (id) => consequence(refusedInterface.get(id)),
+    ofAddress: (address) => consequence(refusedAddress.get(address)),
+  };
+}
+
+/** Each link's endpoints as interface ids; a link with an endpoint that names nothing is an error and left out. */
+function resolveLinks(
+  links: readonly SourcedLink[],
+  ownerOfInterface: ReadonlyMap<number, string>,
+  holderOfAddress: ReadonlyMap<string, number>,
+  consequence: Consequences,
+  report: Report,
+): LinkIndex {
   const resolved: ResolvedLink[] = [];
   const pairs = new Groups<string, { id: number; source: Source }>();
   for (const { source, link } of links) {
     const endpoints: { interfaceId: number; quality: number }[] = [];
     link.endpoints.forEach((e, i) => {
-      const id = e.interface ?? holderOf(e.address!);
+      const id = e.interface ?? holderOfAddress.get(e.address!);
       if (id === undefined)
-        error(
+        report.error(
           source,
           `$.endpoints[${i}].address`,
-          `no interface holds the address ${e.address}${consequence(refusedAddress.get(e.address!))}`,
+          `no interface holds the address ${e.address}${consequence.ofAddress(e.address!)}`,
         );
       else if (!ownerOfInterface.has(id))
-        error(source, `$.endpoints[${i}].interface`, `no interface has the id ${id}${consequence(refusedInterface.get(id))}`);
+        report.error(source, `$.endpoints[${i}].interface`, `no interface has the id ${id}${consequence.ofInterface(id)}`);
       else endpoints.push({ interfaceId: id, quality: e.quality });
     });
     if (endpoints.length !== 2) continue;
     resolved.push({ id: link.id, timestamp: link.timestamp, endpoints });
     const [a, b] = endpoints.map((e) => ownerOfInterface.get(e.interfaceId)!);
-    if (a !== b) {
-      const key = peersKey(a, b);
-      pairs.add(key, { id: link.id, source });
-    }
+    if (a !== b) pairs.add(peersKey(a, b), { id: link.id, source });
   }
+  return { resolved, pairs };
+}
+
+/** Two access points joined by several links are joined, for the link-by-peers route, by the lowest link id, with a warning. */
+function linkOfEachPair(pairs: LinkIndex["pairs"], report: Report): Map<string, number> {
   const linkOfPeers = new Map<string, number>();
   for (const [key, list] of pairs) {
     const ids = list.map((l) => l.id).sort((a, b) => a - b);
     linkOfPeers.set(key, ids[0]);
     if (list.length < 2) continue;
     const last = list[list.length - 1];
-    warning(
+    report.warning(
       "shared link peers",
       last.source,
       "$",
       `links ${ids.join(", ")} all join ${key.replace(" ", " and ")}; the link by peers is link ${ids[0]}`,
     );
   }
+  return linkOfPeers;
+}
 
-  problems.sort((a, b) => compareSources(a.source, b.source) || (a.path < b.path ? -1 : a.path > b.path ? 1 : 0));
-  if (problems.some((p) => p.severity === "error")) return { problems };
-
+/** The checked dump: network.json's settings, access points by main_ip, links by id. */
+function dumpOf(
+  network: z.output<typeof networkSchema> | undefined,
+  aps: readonly SourcedAccesspoint[],
+  resolved: ResolvedLink[],
+  holderOfAddress: ReadonlyMap<string, number>,
+  linkOfPeers: ReadonlyMap<string, number>,
+): Dump {
   const accesspoints = sortByIp(
     aps.map((a) => a.ap),
     (a) => a.main_ip,
   );
   resolved.sort((a, b) => a.id - b.id);
   return {
-    problems,
-    dump: {
-      name: network?.name ?? null,
-      brand: network?.brand ?? null,
-      defaultStatus: network?.default_status ?? null,
-      communityName: network?.community_name ?? null,
-      communityUrl: network?.community_url ?? null,
-      takenAt: network?.taken_at ?? latestTimestamp(accesspoints, resolved),
-      accesspoints,
-      links: resolved,
-      holderOfAddress,
-      linkOfPeers,
-    },
+    name: network?.name ?? null,
+    brand: network?.brand ?? null,
+    defaultStatus: network?.default_status ?? null,
+    communityName: network?.community_name ?? null,
+    communityUrl: network?.community_url ?? null,
+    takenAt: network?.taken_at ?? latestTimestamp(accesspoints, resolved),
+    accesspoints,
+    links: resolved,
+    holderOfAddress,
+    linkOfPeers,
   };
 }
 
