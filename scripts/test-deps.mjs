@@ -1,16 +1,20 @@
-// Installs the Debian packages the tests drive (a real browser for the map page, Apache, nginx and Caddy for their configurations, Prometheus for the metrics file) before `npm test`
+// Installs the Debian packages the tests drive (a real browser for the map page, each server host's web server for its configurations, Prometheus for the metrics file) before `npm test`
 // runs them, so that `npm ci && npm test` passes on a fresh machine. Plain JavaScript: it runs before
-// anything is compiled. Without root or password-less sudo it stops with the one command to run.
+// anything is compiled, and reads the hosts' needs from their records (Host.test in src/hosts/host.ts)
+// through tsx, which npm ci installs. Without root or password-less sudo it stops with the one command to run.
 import { spawnSync } from "node:child_process";
 import { existsSync } from "node:fs";
+import { tsImport } from "tsx/esm/api";
 
-/** What the tests need: the program each test looks for, and the Debian package that brings it. */
+const { HOSTS } = await tsImport("../src/hosts/index.ts", import.meta.url);
+
+/** What the tests need: the program each test looks for (an environment variable may name another), and the Debian package that brings it. */
 const NEEDED = [
   { program: process.env.MESH_API_CHROMIUM ?? "/usr/bin/chromium", pkg: "chromium", test: "test/map.test.ts" },
-  { program: process.env.MESH_API_NGINX ?? "/usr/sbin/nginx", pkg: "nginx", test: "test/nginx.test.ts" },
-  // Its postinst starts the apache2 service on port 80 with `|| true`: where that port is taken (nginx's own service), the install still succeeds.
-  { program: process.env.MESH_API_APACHE ?? "/usr/sbin/apache2", pkg: "apache2", test: "test/apache.test.ts" },
-  { program: process.env.MESH_API_CADDY ?? "/usr/bin/caddy", pkg: "caddy", test: "test/caddy.test.ts" },
+  // the web server each server host's test starts (Host.test.program)
+  ...HOSTS.flatMap(({ test: { file, program } }) =>
+    program ? [{ program: process.env[program.env] ?? program.path, pkg: program.debian, test: `test/${file}.test.ts` }] : [],
+  ),
   // systemd-analyze verify checks docs/live.md's units (a container may come without systemd)
   { program: "/usr/bin/systemd-analyze", pkg: "systemd", test: "test/live-setup.test.ts" },
   // a real feed parser reads the Atom feeds (Debian's Python, not a pyenv one)

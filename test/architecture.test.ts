@@ -2,6 +2,7 @@ import { readFileSync } from "node:fs";
 import path from "node:path";
 import fg from "fast-glob";
 import { describe, expect, it } from "vitest";
+import { HOST_NAMES, HOSTS } from "../src/hosts/index.ts";
 import { ROOT } from "./support/tree.ts";
 
 /**
@@ -42,8 +43,11 @@ const ALLOWED: Record<string, readonly string[]> = {
 /** core computes; it does not touch the file system, the network or processes. */
 const IMPURE = /^node:(fs|fs\/promises|http|https|net|child_process|dns|tls|worker_threads|os)$|^(fast-glob|http-server|tar-stream)$/;
 
-/** The hosts there are or will be (hosts/index.ts lists those implemented). */
-const HOST_NAMES_PATTERN = /netlify|nginx|apache|caddy|cloudflare|github pages/i;
+/** The hosts there are (hosts/index.ts) or will be. */
+const HOST_NAMES_PATTERN = new RegExp(
+  [...HOST_NAMES, "cloudflare", "github pages"].map((n) => n.replace(/[.*+?^${}()|[\]\\]/g, "\\$&")).join("|"),
+  "i",
+);
 
 describe("the layers of src/", () => {
   it("every file lies in a known layer", () => {
@@ -132,5 +136,34 @@ describe("the test tiers (vitest.config.ts)", () => {
     expect(names.filter((n) => !tests.has(n))).toEqual([]);
     expect(names.length).toBe(new Set(names).size);
     expect(tests.size - names.length).toBeGreaterThan(0);
+  });
+
+  it("hold each host's test in the tier its record names (Host.test)", async () => {
+    const { TIERS } = await import("../vitest.config.ts");
+    const tiers: Record<string, readonly string[]> = TIERS;
+    const misplaced = HOSTS.filter((h) => !tiers[h.test.tier]?.includes(h.test.file));
+    expect(misplaced.map((h) => `${h.name}: ${h.test.file} is not in TIERS.${h.test.tier}`)).toEqual([]);
+  });
+});
+
+describe("the programs the hosts' tests start (Host.test.program, installed by scripts/test-deps.mjs)", () => {
+  const programs = HOSTS.flatMap((h) => (h.test.program ? [{ host: h.name, ...h.test.program }] : []));
+
+  it("every server host's test starts a real server: its record names the program, the variable naming another, its Debian package", () => {
+    expect(HOSTS.filter((h) => h.server && !h.test.program).map((h) => h.name)).toEqual([]);
+    const wrong = programs.filter(
+      (p) => !path.isAbsolute(p.path) || !/^MESH_API_[A-Z0-9_]+$/.test(p.env) || !/^[a-z0-9][a-z0-9.+-]+$/.test(p.debian),
+    );
+    expect(wrong).toEqual([]);
+    expect(new Set(programs.map((p) => p.env)).size).toBe(programs.length);
+  });
+
+  it("are the programs test/ starts, where the records say (process.env.<env> ?? <path>)", () => {
+    const text = fg
+      .sync(["*.ts", "support/*.ts"], { cwd: path.join(ROOT, "test") })
+      .map((f) => readFileSync(path.join(ROOT, "test", f), "utf8"))
+      .join("\n");
+    const unused = programs.filter((p) => !text.includes(`process.env.${p.env} ?? ${JSON.stringify(p.path)}`));
+    expect(unused.map((p) => `${p.host}: process.env.${p.env} ?? ${JSON.stringify(p.path)}`)).toEqual([]);
   });
 });

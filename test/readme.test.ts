@@ -3,6 +3,7 @@ import path from "node:path";
 import type { Command, Option } from "commander";
 import { describe, expect, it } from "vitest";
 import { createProgram } from "../src/cli/program.ts";
+import { HOST_NAMES } from "../src/hosts/index.ts";
 import { ROOT } from "./support/tree.ts";
 
 /**
@@ -183,5 +184,49 @@ describe("the commands the README and docs/ show", () => {
       ["check has no option --bogus"],
       ["check takes at most 1 argument, not 2"],
     ]);
+  });
+});
+
+/**
+ * The hosts the README names: the choices of the commands table's `host-config a|b|…` line, the list
+ * after its "today", and those whose configuration the "## Hosting" table's code spans ask for
+ * (`host-config <host> …`, or a command `<host>-config`: netlify-config is `host-config netlify`).
+ */
+function readmeHosts(markdown: string): { synopsis: string[]; today: string[]; table: string[] } {
+  const synopsis = /^\| `host-config ((?:[\w-]+\\\|)*[\w-]+)/m.exec(markdown)?.[1].split("\\|") ?? [];
+  const todayList = /\(today ((?:`[\w-]+`(?:, | and )?)+)/.exec(markdown)?.[1] ?? "";
+  const today = [...todayList.matchAll(/`([\w-]+)`/g)].map((m) => m[1]);
+  const section = markdown.split(/^## Hosting$/m)[1] ?? "";
+  const rows = section.split(/\n\s*\n/).find((block) => block.trimStart().startsWith("|")) ?? "";
+  const table = new Set<string>();
+  for (const [, span] of rows.matchAll(/`([^`]+)`/g)) {
+    const [command, host] = span.split(/\s+/);
+    if (command === "host-config" && host) table.add(host);
+    const own = /^([\w-]+)-config$/.exec(command)?.[1];
+    if (own && commandNames.includes(command) && HOST_NAMES.includes(own)) table.add(own);
+  }
+  return { synopsis, today, table: [...table] };
+}
+
+describe("the README's hosts", () => {
+  const sorted = (names: readonly string[]) => [...names].sort();
+
+  it("are every host of the registry (HOSTS): in host-config's line of the commands table, and in the hosting table, which says how to configure each", () => {
+    const shownHosts = readmeHosts(readFileSync(path.join(ROOT, "README.md"), "utf8"));
+    expect(sorted(shownHosts.synopsis)).toEqual(sorted(HOST_NAMES));
+    expect(sorted(shownHosts.today)).toEqual(sorted(HOST_NAMES));
+    expect(sorted(shownHosts.table)).toEqual(sorted(HOST_NAMES));
+  });
+
+  it("would miss a host the README leaves out", () => {
+    const readme = readFileSync(path.join(ROOT, "README.md"), "utf8");
+    const without = readme.replace("\\|caddy [", " [").replace(" and `caddy`", "").replace("`host-config caddy --data`", "the route");
+    expect(without).not.toBe(readme);
+    const all = readmeHosts(readme);
+    const shownHosts = readmeHosts(without);
+    for (const list of ["synopsis", "today", "table"] as const) {
+      expect(all[list]).toContain("caddy");
+      expect(shownHosts[list]).toEqual(all[list].filter((h) => h !== "caddy"));
+    }
   });
 });

@@ -387,7 +387,16 @@ function staticSection(): string[] {
  * `--standalone --root <dir> --port <n>` a configuration running Apache alone (its files under `apache2 -d`).
  */
 export const apache: Host = serverHost(
-  { name: "apache", block: "block for your <VirtualHost>", changesUser: true, limits: APACHE_LIMITS, fits: fitsApache },
+  {
+    name: "apache",
+    block: "block for your <VirtualHost>",
+    changesUser: true,
+    limits: APACHE_LIMITS,
+    fits: fitsApache,
+    // The package's postinst starts the apache2 service on port 80 with `|| true`: where that port is taken
+    // (nginx's own service), scripts/test-deps.mjs's install still succeeds.
+    test: { file: "apache", tier: "servers", program: { path: "/usr/sbin/apache2", env: "MESH_API_APACHE", debian: "apache2" } },
+  },
   (values, standalone) => apacheConfig(values, standalone && { standalone }),
 );
 

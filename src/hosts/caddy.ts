@@ -286,7 +286,13 @@ function keyLines(name: string, values: PlaceholderValues | undefined): string[]
  * for the operator's site block, or with `--standalone --root <dir> --port <n>` a Caddyfile of its own.
  */
 export const caddy: Host = serverHost(
-  { name: "caddy", block: "route for your site block", changesUser: false, limits: CADDY_LIMITS },
+  {
+    name: "caddy",
+    block: "route for your site block",
+    changesUser: false,
+    limits: CADDY_LIMITS,
+    test: { file: "caddy", tier: "servers", program: { path: "/usr/bin/caddy", env: "MESH_API_CADDY", debian: "caddy" } },
+  },
   (values, standalone) => caddyConfig(values, standalone && { standalone }),
 );
 

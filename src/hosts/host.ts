@@ -67,7 +67,7 @@ export function standaloneOf(options: ConfigOptions, block: string, changesUser:
  * A place a build is served from. Everything it knows comes from the typed plan data (the present
  * filter values, their aliases and the route table of the build: PlaceholderValues), and the
  * literal rules every host needs come from hosts/literals.ts; how it writes them is its own.
- * Adding a host is one file implementing this and one line in hosts/index.ts (docs/development.md).
+ * Adding a host is one file implementing this, one line in hosts/index.ts and its test (docs/development.md).
  */
 export interface Host {
   /** as `mesh-api host-config <name>` names it */
@@ -77,6 +77,8 @@ export interface Host {
    * platform a build is deployed to (its rules go with each deploy).
    */
   readonly server: boolean;
+  /** how mesh-api's own tests try it (not used when mesh-api runs) */
+  readonly test: HostTest;
   /** the files it adds to a build beside the API (Netlify: `_redirects` and the 404 page) */
   files(input: PlaceholderValues): Iterable<OutputFile>;
   /**
@@ -100,6 +102,27 @@ export interface Host {
    * a later --write knows it may replace it.
    */
   companions?(): readonly { readonly path: string; readonly text: string }[];
+}
+
+/**
+ * How mesh-api's own tests try a host: its test file and the tier of vitest.config.ts that lists it
+ * (test/architecture.test.ts checks TIERS against them), and the real server it starts, which
+ * scripts/test-deps.mjs installs before `npm test`.
+ */
+export interface HostTest {
+  /** the test file, test/<file>.test.ts */
+  readonly file: string;
+  /** the tier of vitest.config.ts it runs in: servers, the tier of the real web servers and Netlify's engines */
+  readonly tier: "servers";
+  /** the program the test starts, from Debian (none for a platform whose engine comes from npm) */
+  readonly program?: {
+    /** where Debian's package puts it */
+    readonly path: string;
+    /** the environment variable naming another one to test instead (MESH_API_NGINX=/opt/nginx/sbin/nginx) */
+    readonly env: string;
+    /** the Debian package that brings it */
+    readonly debian: string;
+  };
 }
 
 /** How the command line that printed a hint is run where it printed it: a hint must work there. */
@@ -139,6 +162,8 @@ export interface ServerSpec {
   readonly limits: { readonly caseFolding: string; readonly longValue?: string };
   /** whether its syntax and limits carry a value's pattern (hosts/patterns.ts overlong); without it, every pattern */
   readonly fits?: (pattern: string) => boolean;
+  /** how the tests run it (Host.test) */
+  readonly test: HostTest;
 }
 
 /** A web server as a Host: nothing in the build, the configuration `host-config` prints, and its limits. */
@@ -147,10 +172,11 @@ export function serverHost(
   /** its configuration for a build of these values (without them, the route table's rules alone) */
   print: (values: PlaceholderValues | undefined, standalone: Standalone | undefined) => string,
 ): Host {
-  const { name, limits, fits } = spec;
+  const { name, limits, fits, test } = spec;
   return {
     name,
     server: true,
+    test,
     files: () => [],
     config: (input, options = {}) => print(input, standaloneOf(options, spec.block, spec.changesUser)),
     limits: (values) => [

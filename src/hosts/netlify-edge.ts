@@ -83,6 +83,8 @@ export function edgeToml(): string {
 export const netlifyEdge: Host = {
   name: "netlify-edge",
   server: false,
+  // the function runs in Deno (from npm)
+  test: { file: "netlify-edge", tier: "servers" },
   // The build's routing copy is the plan's (core/plan.ts); the function needs nothing else.
   files: () => [],
   config(_input, options = {}) {

@@ -310,6 +310,8 @@ export function netlifyRules(input: PlaceholderValues): DataRules {
 export const netlify: Host = {
   name: "netlify",
   server: false,
+  // its own routing engine (netlify-redirector, from npm) replays the requests
+  test: { file: "netlify", tier: "servers" },
   files: (input) => hostFiles(netlifyRules(input)),
   config(input, options: ConfigOptions = {}) {
     // Netlify serves the deploy itself: there is no server to run, nor a folder or port to give it.

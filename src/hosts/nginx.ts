@@ -350,7 +350,14 @@ function hardwareAddressKey(): string[] {
  * `--standalone --root <dir> --port <n>` a configuration running nginx alone (relative paths under its `-p` prefix).
  */
 export const nginx: Host = serverHost(
-  { name: "nginx", block: "block for your server {}", changesUser: true, limits: NGINX_LIMITS, fits: fitsNginx },
+  {
+    name: "nginx",
+    block: "block for your server {}",
+    changesUser: true,
+    limits: NGINX_LIMITS,
+    fits: fitsNginx,
+    test: { file: "nginx", tier: "servers", program: { path: "/usr/sbin/nginx", env: "MESH_API_NGINX", debian: "nginx" } },
+  },
   (values, standalone) => nginxConfig(values, standalone && { standalone }),
 );
 
