@@ -46,135 +46,10 @@ const LAN_RANGES: readonly (readonly [number, number])[] = [
 export const SYNTH_MAX_APS = LAN_RANGES.reduce((n, [, blocks]) => n + blocks, 0) / 2;
 
 export function synthesize(options: SynthOptions): SynthDump {
-  if (!Number.isInteger(options.aps) || options.aps < 0 || options.aps > SYNTH_MAX_APS) {
-    throw new RangeError(
-      `the number of access points must be a whole number from 0 to ${SYNTH_MAX_APS} (the room in the address plan), not ${options.aps}`,
-    );
-  }
-  const rand = mulberry32(options.seed);
-  const pick = <T>(items: readonly T[]) => items[Math.floor(rand() * items.length)];
-  const hex = (n: number) => Array.from({ length: n }, () => Math.floor(rand() * 16).toString(16)).join("");
-  const mac = () => {
-    const text = Array.from({ length: 6 }, () => hex(2)).join(":");
-    return rand() < 0.3 ? text.toUpperCase() : text;
-  };
-  const quality = () => Math.round((0.05 + rand() * 0.95) * 1000) / 1000;
-  const at = (ageMicros: number) => formatMicros(Math.round(TAKEN_AT - ageMicros));
-
-  const accesspoints: Record<string, unknown>[] = [];
-  const links: Record<string, unknown>[] = [];
-  const radios: { ap: number; iface: number; address: string }[][] = [];
-  let ifaceId = 0;
-  let addressId = 0;
-  let siteId = 0;
-  let siteLeft = 0;
-  let cluster = { lon: 7.62, lat: 51.96 };
-  for (let i = 0; i < options.aps; i++) {
-    if (i % 40 === 0) cluster = { lon: 6.5 + rand() * 2.5, lat: 51.2 + rand() * 1.5 };
-    const main = mainIpv4(i);
-    const v6 = rand() < 0.2 ? `fd00:${(i >> 16).toString(16)}::${(i & 0xffff).toString(16)}:1` : null;
-    if (siteLeft === 0 && rand() < 0.15) [siteId, siteLeft] = [siteId + 1, 4 + Math.floor(rand() * 4)];
-    const site = siteLeft > 0 ? siteId : null;
-    if (siteLeft > 0) siteLeft--;
-    const age = pick([60e6 * 3, 60e6 * 12, 3600e6 * 20, 86400e6 * 4, 86400e6 * 90, -1]);
-    const reporting = rand() < 0.6;
-    const version = reporting ? pick(VERSIONS) : null;
-    const interfaces: Record<string, unknown>[] = [];
-    const apRadios: { ap: number; iface: number; address: string }[] = [];
-    const count = 1 + Math.floor(rand() * 3);
-    for (let k = 0; k < count; k++) {
-      const wireless = k === 0 || rand() < 0.4;
-      const address = k === 0 ? main : lanIpv4(2 * i + k - 1);
-      const addresses = [{ id: ++addressId, address, netmask_prefixlen: k === 0 ? 16 : 30 }];
-      if (k === 0 && v6) addresses.push({ id: ++addressId, address: v6, netmask_prefixlen: 64 });
-      const id = ++ifaceId;
-      interfaces.push({
-        id,
-        if_name: wireless ? `wlan${k}` : k === 1 ? "eth0" : `tap${k}`,
-        if_hwaddress: k === 2 && !wireless ? null : mac(),
-        addresses,
-        wifi:
-          wireless && reporting
-            ? {
-                wifi_ssid: pick(SSIDS),
-                wifi_bssid: mac(),
-                wifi_driver: "nl80211",
-                wifi_hwmode: pick(["802.11bgn", "802.11an", "802.11acn"]),
-                wifi_mode: pick(["master", "client", "adhoc"]),
-                wifi_channel: pick([1, 6, 11, 36, 108]),
-                wifi_freq: pick([2412, "2437.000", 5180, "5.540"]),
-                wifi_transmit_power: Math.floor(rand() * 20),
-                wifi_signal: -40 - Math.floor(rand() * 50),
-                wifi_noise: -95,
-                wifi_bitrate: pick([54, "130.0", 0]),
-                wifi_crypt: "Plain",
-                wifi_vaps_enabled: rand() < 0.5,
-              }
-            : null,
-      });
-      apRadios.push({ ap: i, iface: id, address });
-    }
-    radios.push(apRadios);
-    const positioned = rand() < 0.9;
-    const load = () => Math.round(rand() * 300) / 100;
-    accesspoints.push({
-      main_ip: main,
-      main_ipv6: v6,
-      post_address: rand() < 0.8 ? `${pick(STREETS)} ${1 + Math.floor(rand() * 90)}` : "",
-      antenna: pick(["", "integriert", "2x2 MIMO", "Sektor 120°"]),
-      position: positioned
-        ? { type: "Point", coordinates: [round6(cluster.lon + (rand() - 0.5) * 0.02), round6(cluster.lat + (rand() - 0.5) * 0.02)] }
-        : null,
-      owner: pick(["Verein", "privat", "Stadtwerke"]),
-      device_model: pick(MODELS),
-      lastseen_timestamp: age < 0 ? null : at(age + rand() * 60e6),
-      ...(reporting
-        ? {
-            device_board: pick(["ath79", "ramips"]),
-            device_architecture: "",
-            device_cpu: "MIPS 24Kc V7.4",
-            device_memory_available: 20000 + Math.floor(rand() * 100000),
-            device_memory_free: Math.floor(rand() * 20000),
-            system_kernel: "Linux 5.15.150",
-            system_watchdog_enabled: rand() < 0.7,
-            system_uptime: Math.floor(rand() * 1e7),
-            system_load_1min: load(),
-            system_load_5min: load(),
-            system_load_15min: load(),
-            firmware_release_name: "OpenWrt 23.05",
-            firmware_install_timestamp: "2025-03-14",
-            mesh_version: version,
-            mesh_id: `${1 + (i >> 8)}.${i & 255}`,
-            olsrd_running: true,
-            olsrd_main_ip: main,
-          }
-        : {}),
-      site,
-      interfaces,
-    });
-  }
-  // Links: each access point to one to three of the previous few in its cluster, each peer once (a
-  // set, and only to earlier ones), so no two links join the same pair. Endpoints named by address
-  // reach the intended interface because no address is held twice.
-  let linkId = 0;
-  for (let i = 1; i < radios.length; i++) {
-    const peers = new Set<number>();
-    for (let p = 1 + Math.floor(rand() * 3); p > 0; p--) peers.add(Math.max(Math.floor(i / 40) * 40, i - 1 - Math.floor(rand() * 6)));
-    for (const j of peers) {
-      if (j === i) continue;
-      const a = pick(radios[i]);
-      const b = pick(radios[j]);
-      const ref = (r: { iface: number; address: string }) => (rand() < 0.5 ? { interface: r.iface } : { address: r.address });
-      links.push({
-        id: ++linkId,
-        timestamp: at(pick([60e6 * 2, 60e6 * 10, 86400e6 * 2, 86400e6 * 60])),
-        endpoints: [
-          { ...ref(a), quality: quality() },
-          { ...ref(b), quality: quality() },
-        ],
-      });
-    }
-  }
+  assertRoomFor(options.aps);
+  const draw = drawsOf(mulberry32(options.seed));
+  const { accesspoints, radios } = synthAccesspoints(options.aps, draw);
+  const links = synthLinks(radios, draw);
   return {
     network: {
       format: NETWORK_FORMAT,
@@ -183,6 +58,245 @@ export function synthesize(options: SynthOptions): SynthDump {
     },
     accesspoints,
     links,
+  };
+}
+
+/**
+ * The seeded random draws. Every value of the network is drawn from one sequence, so the steps below
+ * draw in a fixed order: changing the order of two draws changes the network of every seed.
+ */
+interface Draws {
+  /** from 0 (included) to 1 */
+  rand(): number;
+  pick<T>(items: readonly T[]): T;
+  /** a MAC address, upper case now and then */
+  mac(): string;
+  /** a link quality, 0.05 to 1 in steps of 0.001 */
+  quality(): number;
+}
+
+/** One of an access point's interfaces that links may join, by id or by address. */
+interface Radio {
+  readonly ap: number;
+  readonly iface: number;
+  readonly address: string;
+}
+
+/** What is drawn of an access point before its interfaces. */
+interface AccesspointPlan {
+  readonly index: number;
+  readonly main: string;
+  readonly v6: string | null;
+  readonly site: number | null;
+  /** micros before TAKEN_AT it was last seen, -1: never */
+  readonly age: number;
+  /** whether it reports device, system and wifi details */
+  readonly reporting: boolean;
+  readonly version: string | null;
+  /** the centre of its cluster */
+  readonly cluster: Centre;
+}
+
+interface Centre {
+  readonly lon: number;
+  readonly lat: number;
+}
+
+/** The ids handed out so far, shared by all access points: interface and address ids are unique in the dump. */
+interface IdCounters {
+  iface: number;
+  address: number;
+}
+
+function assertRoomFor(aps: number): void {
+  if (!Number.isInteger(aps) || aps < 0 || aps > SYNTH_MAX_APS) {
+    throw new RangeError(
+      `the number of access points must be a whole number from 0 to ${SYNTH_MAX_APS} (the room in the address plan), not ${aps}`,
+    );
+  }
+}
+
+function drawsOf(rand: () => number): Draws {
+  const pick = <T>(items: readonly T[]) => items[Math.floor(rand() * items.length)];
+  const hex = (n: number) => Array.from({ length: n }, () => Math.floor(rand() * 16).toString(16)).join("");
+  return {
+    rand,
+    pick,
+    mac: () => {
+      const text = Array.from({ length: 6 }, () => hex(2)).join(":");
+      return rand() < 0.3 ? text.toUpperCase() : text;
+    },
+    quality: () => Math.round((0.05 + rand() * 0.95) * 1000) / 1000,
+  };
+}
+
+/** A timestamp `ageMicros` before the dump was taken. */
+function ago(ageMicros: number): string {
+  return formatMicros(Math.round(TAKEN_AT - ageMicros));
+}
+
+/** The access points, in clusters of 40, and the radios of each (by index) for the links. */
+function synthAccesspoints(count: number, draw: Draws): { accesspoints: Record<string, unknown>[]; radios: Radio[][] } {
+  const accesspoints: Record<string, unknown>[] = [];
+  const radios: Radio[][] = [];
+  const ids: IdCounters = { iface: 0, address: 0 };
+  const nextSite = siteRuns(draw);
+  let cluster: Centre = { lon: 7.62, lat: 51.96 };
+  for (let i = 0; i < count; i++) {
+    if (i % 40 === 0) cluster = { lon: 6.5 + draw.rand() * 2.5, lat: 51.2 + draw.rand() * 1.5 };
+    const plan = planAccesspoint(i, cluster, nextSite, draw);
+    const { interfaces, radios: own } = synthInterfaces(plan, ids, draw);
+    radios.push(own);
+    accesspoints.push(accesspointRecord(plan, interfaces, draw));
+  }
+  return { accesspoints, radios };
+}
+
+/**
+ * Sites as runs of consecutive access points: after one ends, the next access point starts another
+ * of 4-7 members now and then (so neighbours share a site). Returns the next access point's site.
+ */
+function siteRuns(draw: Draws): () => number | null {
+  let siteId = 0;
+  let siteLeft = 0;
+  return () => {
+    if (siteLeft === 0 && draw.rand() < 0.15) [siteId, siteLeft] = [siteId + 1, 4 + Math.floor(draw.rand() * 4)];
+    const site = siteLeft > 0 ? siteId : null;
+    if (siteLeft > 0) siteLeft--;
+    return site;
+  };
+}
+
+function planAccesspoint(i: number, cluster: Centre, nextSite: () => number | null, draw: Draws): AccesspointPlan {
+  const main = mainIpv4(i);
+  const v6 = draw.rand() < 0.2 ? `fd00:${(i >> 16).toString(16)}::${(i & 0xffff).toString(16)}:1` : null;
+  const site = nextSite();
+  const age = draw.pick([60e6 * 3, 60e6 * 12, 3600e6 * 20, 86400e6 * 4, 86400e6 * 90, -1]);
+  const reporting = draw.rand() < 0.6;
+  const version = reporting ? draw.pick(VERSIONS) : null;
+  return { index: i, main, v6, site, age, reporting, version, cluster };
+}
+
+/** 1-3 interfaces: the first wireless and holding the main addresses, the others on the access point's own /30 blocks. */
+function synthInterfaces(plan: AccesspointPlan, ids: IdCounters, draw: Draws): { interfaces: Record<string, unknown>[]; radios: Radio[] } {
+  const interfaces: Record<string, unknown>[] = [];
+  const radios: Radio[] = [];
+  const count = 1 + Math.floor(draw.rand() * 3);
+  for (let k = 0; k < count; k++) {
+    const wireless = k === 0 || draw.rand() < 0.4;
+    const address = k === 0 ? plan.main : lanIpv4(2 * plan.index + k - 1);
+    const addresses = [{ id: ++ids.address, address, netmask_prefixlen: k === 0 ? 16 : 30 }];
+    if (k === 0 && plan.v6) addresses.push({ id: ++ids.address, address: plan.v6, netmask_prefixlen: 64 });
+    const id = ++ids.iface;
+    interfaces.push({
+      id,
+      if_name: wireless ? `wlan${k}` : k === 1 ? "eth0" : `tap${k}`,
+      if_hwaddress: k === 2 && !wireless ? null : draw.mac(),
+      addresses,
+      // only access points that report details report their radios' wifi
+      wifi: wireless && plan.reporting ? wifiRecord(draw) : null,
+    });
+    radios.push({ ap: plan.index, iface: id, address });
+  }
+  return { interfaces, radios };
+}
+
+function wifiRecord(draw: Draws): Record<string, unknown> {
+  return {
+    wifi_ssid: draw.pick(SSIDS),
+    wifi_bssid: draw.mac(),
+    wifi_driver: "nl80211",
+    wifi_hwmode: draw.pick(["802.11bgn", "802.11an", "802.11acn"]),
+    wifi_mode: draw.pick(["master", "client", "adhoc"]),
+    wifi_channel: draw.pick([1, 6, 11, 36, 108]),
+    // numbers and numeric text alike, as firmware reports them
+    wifi_freq: draw.pick([2412, "2437.000", 5180, "5.540"]),
+    wifi_transmit_power: Math.floor(draw.rand() * 20),
+    wifi_signal: -40 - Math.floor(draw.rand() * 50),
+    wifi_noise: -95,
+    wifi_bitrate: draw.pick([54, "130.0", 0]),
+    wifi_crypt: "Plain",
+    wifi_vaps_enabled: draw.rand() < 0.5,
+  };
+}
+
+function accesspointRecord(plan: AccesspointPlan, interfaces: Record<string, unknown>[], draw: Draws): Record<string, unknown> {
+  const positioned = draw.rand() < 0.9;
+  return {
+    main_ip: plan.main,
+    main_ipv6: plan.v6,
+    post_address: draw.rand() < 0.8 ? `${draw.pick(STREETS)} ${1 + Math.floor(draw.rand() * 90)}` : "",
+    antenna: draw.pick(["", "integriert", "2x2 MIMO", "Sektor 120°"]),
+    position: positioned
+      ? {
+          type: "Point",
+          coordinates: [round6(plan.cluster.lon + (draw.rand() - 0.5) * 0.02), round6(plan.cluster.lat + (draw.rand() - 0.5) * 0.02)],
+        }
+      : null,
+    owner: draw.pick(["Verein", "privat", "Stadtwerke"]),
+    device_model: draw.pick(MODELS),
+    lastseen_timestamp: plan.age < 0 ? null : ago(plan.age + draw.rand() * 60e6),
+    ...(plan.reporting ? reportedDetails(plan, draw) : {}),
+    site: plan.site,
+    interfaces,
+  };
+}
+
+/** What an access point that runs the reporting firmware says of its device and system. */
+function reportedDetails(plan: AccesspointPlan, draw: Draws): Record<string, unknown> {
+  const load = () => Math.round(draw.rand() * 300) / 100;
+  return {
+    device_board: draw.pick(["ath79", "ramips"]),
+    device_architecture: "",
+    device_cpu: "MIPS 24Kc V7.4",
+    device_memory_available: 20000 + Math.floor(draw.rand() * 100000),
+    device_memory_free: Math.floor(draw.rand() * 20000),
+    system_kernel: "Linux 5.15.150",
+    system_watchdog_enabled: draw.rand() < 0.7,
+    system_uptime: Math.floor(draw.rand() * 1e7),
+    system_load_1min: load(),
+    system_load_5min: load(),
+    system_load_15min: load(),
+    firmware_release_name: "OpenWrt 23.05",
+    firmware_install_timestamp: "2025-03-14",
+    mesh_version: plan.version,
+    mesh_id: `${1 + (plan.index >> 8)}.${plan.index & 255}`,
+    olsrd_running: true,
+    olsrd_main_ip: plan.main,
+  };
+}
+
+/**
+ * Links: each access point to one to three of the previous few in its cluster, each peer once (a
+ * set, and only to earlier ones), so no two links join the same pair. Endpoints named by address
+ * reach the intended interface because no address is held twice.
+ */
+function synthLinks(radios: readonly (readonly Radio[])[], draw: Draws): Record<string, unknown>[] {
+  const links: Record<string, unknown>[] = [];
+  for (let i = 1; i < radios.length; i++) {
+    const peers = new Set<number>();
+    for (let p = 1 + Math.floor(draw.rand() * 3); p > 0; p--)
+      peers.add(Math.max(Math.floor(i / 40) * 40, i - 1 - Math.floor(draw.rand() * 6)));
+    for (const j of peers) {
+      if (j === i) continue;
+      const a = draw.pick(radios[i]);
+      const b = draw.pick(radios[j]);
+      links.push(linkRecord(links.length + 1, a, b, draw));
+    }
+  }
+  return links;
+}
+
+/** A link between two radios, each endpoint named by interface id or by address (half and half). */
+function linkRecord(id: number, a: Radio, b: Radio, draw: Draws): Record<string, unknown> {
+  const ref = (r: Radio) => (draw.rand() < 0.5 ? { interface: r.iface } : { address: r.address });
+  return {
+    id,
+    timestamp: ago(draw.pick([60e6 * 2, 60e6 * 10, 86400e6 * 2, 86400e6 * 60])),
+    endpoints: [
+      { ...ref(a), quality: draw.quality() },
+      { ...ref(b), quality: draw.quality() },
+    ],
   };
 }
 
