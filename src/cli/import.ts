@@ -1,8 +1,8 @@
 import { existsSync } from "node:fs";
 import { type Command, InvalidArgumentError, Option } from "commander";
 import { BRAND_RULE, isBrand } from "../core/settings.ts";
-import { IMPORT_API_DEFAULTS, importApi } from "../importers/api.ts";
-import { IMPORT_OPENNET_DEFAULTS, importOpennet } from "../importers/opennet/index.ts";
+import { IMPORT_API_DEFAULTS, importApi, type ImportApiResult } from "../importers/api.ts";
+import { IMPORT_OPENNET_DEFAULTS, importOpennet, type ImportOpennetResult } from "../importers/opennet/index.ts";
 import { stopped } from "./exit.ts";
 import { count, historyDaysOption, instant, log, neededOption, quietOption, retentionOf, warn } from "./options.ts";
 
@@ -20,15 +20,46 @@ function brand(value: string): string {
 
 export function register(program: Command): void {
   const imp = program.command("import").description("make a dump from another source of topology data");
+  registerApi(imp);
+  registerOpennet(imp);
+}
+
+const OUT_FLAGS = "--out <dump-dir>";
+const OUT_DESCRIPTION = "folder to write the dump into (replaced only when absent, empty, or written by mesh-api before)";
+
+interface ApiCommandOptions {
+  out: string;
+  brand?: string;
+  at?: string;
+  maxBytes: number;
+  timeout: number;
+  retries: number;
+  retryDelay: number;
+  quiet?: boolean;
+}
+
+interface OpennetCommandOptions {
+  historyDays?: number;
+  olsr?: string;
+  wiki?: string;
+  ondataservice?: string;
+  previous?: string;
+  out: string;
+  at?: string;
+  sites?: "none" | "detect" | "keep";
+  timeout: number;
+  quiet?: boolean;
+}
+
+function registerApi(imp: Command): void {
   imp
     .command("api")
     .description(
       "mirror a running instance of the original dynamic API (Geronimo) into a dump: reads its access point (with and without status), interface, link and site lists and writes them into --out atomically",
     )
     .argument("<base-url>", "the API's address (its /api/v1/ lists are read)")
-    .addOption(
-      neededOption("--out <dump-dir>", "folder to write the dump into (replaced only when absent, empty, or written by mesh-api before)"),
-    )
+    // needed, not required: commander checks required options before the arguments, and a missing <base-url> comes first
+    .addOption(neededOption(OUT_FLAGS, OUT_DESCRIPTION))
     .option(
       "--brand <prefix>",
       "the brand prefix of the API's brand fields, mapped to mesh_ and named in network.json (default: detected from the field names)",
@@ -44,23 +75,11 @@ export function register(program: Command): void {
         .default(IMPORT_API_DEFAULTS.retryDelayMs),
     )
     .addOption(quietOption())
-    .action(
-      async (
-        base: string,
-        opts: {
-          out: string;
-          brand?: string;
-          at?: string;
-          maxBytes: number;
-          timeout: number;
-          retries: number;
-          retryDelay: number;
-          quiet?: boolean;
-        },
-      ) => {
-        const existed = existsSync(opts.out);
-        try {
-          const r = await importApi(base, opts.out, {
+    .action((base: string, opts: ApiCommandOptions) =>
+      importInto(
+        opts,
+        () =>
+          importApi(base, opts.out, {
             brand: opts.brand,
             at: opts.at,
             maxBytes: opts.maxBytes,
@@ -69,19 +88,13 @@ export function register(program: Command): void {
             retryDelayMs: opts.retryDelay,
             log: (line) => log(opts, line),
             warn,
-          });
-          // what network.json now says, so that a build's surprising field names or lists can be traced to the import
-          const brand =
-            r.brand === undefined ? ", no brand" : `, brand ${r.brand}${r.brand === "mesh" ? "" : ` (its ${r.brand}_ fields as mesh_)`}`;
-          log(
-            opts,
-            `wrote ${opts.out}: ${r.accesspoints} access points, ${r.interfaces} interfaces, ${r.links} links, taken_at ${r.takenAt}${brand}, default_status ${r.defaultStatus ?? "not recorded"}`,
-          );
-        } catch (err) {
-          stopped(err, opts, `no dump was written${existed ? ` and ${opts.out} was left as it was` : ""}`, opts.out);
-        }
-      },
+          }),
+        (r) => apiSummary(opts.out, r),
+      ),
     );
+}
+
+function registerOpennet(imp: Command): void {
   imp
     .command("opennet")
     .description(
@@ -97,7 +110,7 @@ export function register(program: Command): void {
       "--previous <dump-dir>",
       "the dump the previous import wrote: this import updates it as the original updates its database (ids kept, nothing dropped, timestamps of what the sources do not show kept); may be --out itself",
     )
-    .requiredOption("--out <dump-dir>", "folder to write the dump into (replaced only when absent, empty, or written by mesh-api before)")
+    .requiredOption(OUT_FLAGS, OUT_DESCRIPTION)
     .option(
       "--at <instant>",
       "the import's instant: taken_at, and lastseen and link timestamps of what OLSR shows, an ISO 8601 instant (default: now)",
@@ -117,29 +130,39 @@ export function register(program: Command): void {
     )
     .addOption(historyDaysOption())
     .addOption(quietOption())
-    .action(
-      async (opts: {
-        historyDays?: number;
-        olsr?: string;
-        wiki?: string;
-        ondataservice?: string;
-        previous?: string;
-        out: string;
-        at?: string;
-        sites?: "none" | "detect" | "keep";
-        timeout: number;
-        quiet?: boolean;
-      }) => {
-        const existed = existsSync(opts.out);
-        try {
-          const r = await importOpennet(opts.out, { ...opts, timeoutMs: opts.timeout, retention: retentionOf(opts.historyDays), warn });
-          log(
-            opts,
-            `wrote ${opts.out}: ${r.accesspoints} access points, ${r.interfaces} interfaces, ${r.links} links${r.sites > 0 || opts.sites === "detect" ? `, ${r.sites} sites` : ""}, taken_at ${r.takenAt}, brand ${r.brand}`,
-          );
-        } catch (err) {
-          stopped(err, opts, `no dump was written${existed ? ` and ${opts.out} was left as it was` : ""}`, opts.out);
-        }
-      },
+    .action((opts: OpennetCommandOptions) =>
+      importInto(
+        opts,
+        () => importOpennet(opts.out, { ...opts, timeoutMs: opts.timeout, retention: retentionOf(opts.historyDays), warn }),
+        (r) => opennetSummary(opts, r),
+      ),
     );
+}
+
+/**
+ * Runs an import that writes the dump `opts.out` and prints `summary` of its result. An import
+ * writes its dump whole or not at all, so a failure says which: nothing written, and the folder
+ * that was there left as it was.
+ */
+async function importInto<R>(opts: { out: string; quiet?: boolean }, run: () => Promise<R>, summary: (result: R) => string): Promise<void> {
+  const existed = existsSync(opts.out);
+  try {
+    const r = await run();
+    log(opts, summary(r));
+  } catch (err) {
+    stopped(err, opts, `no dump was written${existed ? ` and ${opts.out} was left as it was` : ""}`, opts.out);
+  }
+}
+
+/** What network.json now says, so that a build's surprising field names or lists can be traced to the import. */
+function apiSummary(out: string, r: ImportApiResult): string {
+  const brand =
+    r.brand === undefined ? ", no brand" : `, brand ${r.brand}${r.brand === "mesh" ? "" : ` (its ${r.brand}_ fields as mesh_)`}`;
+  return `wrote ${out}: ${r.accesspoints} access points, ${r.interfaces} interfaces, ${r.links} links, taken_at ${r.takenAt}${brand}, default_status ${r.defaultStatus ?? "not recorded"}`;
+}
+
+function opennetSummary(opts: OpennetCommandOptions, r: ImportOpennetResult): string {
+  // sites are counted when there are some, or when they were asked for
+  const sites = r.sites > 0 || opts.sites === "detect" ? `, ${r.sites} sites` : "";
+  return `wrote ${opts.out}: ${r.accesspoints} access points, ${r.interfaces} interfaces, ${r.links} links${sites}, taken_at ${r.takenAt}, brand ${r.brand}`;
 }
