@@ -3,7 +3,7 @@ import { WIFI_FIELDS } from "../../core/fields.ts";
 import { canonicalIp } from "../../core/ip.ts";
 import { mac, NODE_FIELDS, parseFloatPy, pyStr, truthy, WIFI_COLUMNS } from "./convert.ts";
 import { located } from "./error.ts";
-import type { Address, Iface, OpennetModel } from "./model.ts";
+import type { Address, Ap, Iface, OpennetModel } from "./model.ts";
 
 /** The third source, the ondataservice SQLite database: what the nodes report of themselves (device, firmware, interfaces, wifi). */
 
@@ -13,7 +13,15 @@ interface SqlJsDatabase {
 }
 type InitSqlJs = () => Promise<{ Database: new (data: Uint8Array) => SqlJsDatabase }>;
 
-function ifaceAddress(text: string): { address: string; prefix: number } | "skip" | undefined {
+type Row = Record<string, unknown>;
+
+/** An address of an interface as ifaces.ip_addr gives it, with its prefix length. */
+interface IfaceAddress {
+  readonly address: string;
+  readonly prefix: number;
+}
+
+function ifaceAddress(text: string): IfaceAddress | "skip" | undefined {
   const [addr, prefixText, ...rest] = text.split("/");
   const ip = canonicalIp(addr);
   if (ip === undefined || rest.length > 0) return undefined;
@@ -30,127 +38,160 @@ function ifaceAddress(text: string): { address: string; prefix: number } | "skip
   return { address: a, prefix };
 }
 
-function rowsOf(db: SqlJsDatabase, table: string): Record<string, unknown>[] {
+function rowsOf(db: SqlJsDatabase, table: string): Row[] {
   const [result] = db.exec(`SELECT * FROM ${table}`);
   if (result === undefined) return [];
   return result.values.map((v) => Object.fromEntries(result.columns.map((c, i) => [c, v[i]])));
 }
 
+/** Makes the error for a problem of the database, named as the file given. */
+type Locate = (message: string) => Error;
+
 export async function applyOndataservice(model: OpennetModel, bytes: Uint8Array, file = "ondataservice.db"): Promise<void> {
+  const locate: Locate = (message) => located(file, undefined, message);
+  const { nodes, ifaces } = await readTables(bytes, locate);
+  // the original's order: every node's own fields first, then the interfaces, which look the nodes up
+  nodes.forEach((row, i) => applyNode(model, row, `table nodes, row ${i + 1}`, locate));
+  ifaces.forEach((row, i) => applyIface(model, row, `table ifaces, row ${i + 1}`, locate));
+}
+
+/** The rows of the tables nodes and ifaces; a file that is no SQLite database, or lacks them, is refused with an error that says which. */
+async function readTables(bytes: Uint8Array, locate: Locate): Promise<{ nodes: Row[]; ifaces: Row[] }> {
   if (Buffer.from(bytes.subarray(0, 16)).toString("latin1") !== "SQLite format 3\0")
-    throw located(file, undefined, "not an SQLite database (it does not start with the SQLite header); give the ondataservice.db file");
+    throw locate("not an SQLite database (it does not start with the SQLite header); give the ondataservice.db file");
   const initSqlJs = createRequire(import.meta.url)("sql.js") as InitSqlJs;
   const SQL = await initSqlJs();
   let db: SqlJsDatabase;
-  let nodes: Record<string, unknown>[];
-  let ifaces: Record<string, unknown>[];
   try {
     db = new SQL.Database(bytes);
   } catch (err) {
-    throw located(file, undefined, `not a readable SQLite database: ${(err as Error).message}`);
+    throw locate(`not a readable SQLite database: ${(err as Error).message}`);
   }
   try {
-    nodes = rowsOf(db, "nodes");
-    ifaces = rowsOf(db, "ifaces");
+    const nodes = rowsOf(db, "nodes");
+    return { nodes, ifaces: rowsOf(db, "ifaces") };
   } catch (err) {
-    throw located(file, undefined, `not an ondataservice database (tables nodes and ifaces): ${(err as Error).message}`);
+    throw locate(`not an ondataservice database (tables nodes and ifaces): ${(err as Error).message}`);
   } finally {
     db.close();
   }
-  nodes.forEach((row, i) => {
-    const where = `table nodes, row ${i + 1}`;
-    // Firmware 0.4-5 named the column on_olsr_mainip; the original takes that name first when present.
-    const mainIp = "on_olsr_mainip" in row ? row.on_olsr_mainip : row.on_olsrd_mainip;
-    if (!truthy(mainIp)) return;
-    const ip = canonicalIp(pyStr(mainIp));
-    if (ip?.family !== "inet")
-      throw located(file, undefined, `${where}: on_olsrd_mainip is not an IPv4 address: ${JSON.stringify(mainIp)}`);
-    const ap = model.ap(ip.address);
-    for (const [from, to, rule] of NODE_FIELDS) {
-      const value = from === "on_olsrd_mainip" ? mainIp : row[from];
-      if (!(from in row) && from !== "on_olsrd_mainip") throw located(file, undefined, `${where}: no column ${from}`);
-      try {
-        ap.fields[to] = rule(value);
-      } catch (err) {
-        throw located(file, undefined, `${where} (${ip.address}), ${from}: ${(err as Error).message}`);
-      }
+}
+
+/** A node's report of itself: the fields of the access point of its main address (made when the sources before did not name it). */
+function applyNode(model: OpennetModel, row: Row, where: string, locate: Locate): void {
+  // Firmware 0.4-5 named the column on_olsr_mainip; the original takes that name first when present.
+  const mainIp = "on_olsr_mainip" in row ? row.on_olsr_mainip : row.on_olsrd_mainip;
+  if (!truthy(mainIp)) return;
+  const ip = canonicalIp(pyStr(mainIp));
+  if (ip?.family !== "inet") throw locate(`${where}: on_olsrd_mainip is not an IPv4 address: ${JSON.stringify(mainIp)}`);
+  const ap = model.ap(ip.address);
+  setNodeFields(ap, row, mainIp, where, ip.address, locate);
+  // Newer firmware reports the IPv6 main address; older databases lack the column (the original: empty, stored as null).
+  if (truthy(row.on_ipv6_mainip)) ap.fields.main_ipv6 = mainIpv6Of(row.on_ipv6_mainip, `${where} (${ip.address})`, locate);
+  if (truthy(row.sys_load)) setLoads(ap, row.sys_load, `${where} (${ip.address})`, locate);
+}
+
+/** The columns of NODE_FIELDS, each by its rule; the main address as the row names it, whichever column that was. */
+function setNodeFields(ap: Ap, row: Row, mainIp: unknown, where: string, address: string, locate: Locate): void {
+  for (const [from, to, rule] of NODE_FIELDS) {
+    const value = from === "on_olsrd_mainip" ? mainIp : row[from];
+    if (!(from in row) && from !== "on_olsrd_mainip") throw locate(`${where}: no column ${from}`);
+    try {
+      ap.fields[to] = rule(value);
+    } catch (err) {
+      throw locate(`${where} (${address}), ${from}: ${(err as Error).message}`);
     }
-    // Newer firmware reports the IPv6 main address; older databases lack the column (the original: empty, stored as null).
-    if (truthy(row.on_ipv6_mainip)) {
-      const v6 = canonicalIp(pyStr(row.on_ipv6_mainip).trim());
-      if (v6?.family !== "inet6")
-        throw located(
-          file,
-          undefined,
-          `${where} (${ip.address}), on_ipv6_mainip: not an IPv6 address: ${JSON.stringify(row.on_ipv6_mainip)}`,
-        );
-      ap.fields.main_ipv6 = v6.address;
+  }
+}
+
+function mainIpv6Of(raw: unknown, where: string, locate: Locate): string {
+  const v6 = canonicalIp(pyStr(raw).trim());
+  if (v6?.family !== "inet6") throw locate(`${where}, on_ipv6_mainip: not an IPv6 address: ${JSON.stringify(raw)}`);
+  return v6.address;
+}
+
+/** The loads of 1, 5 and 15 minutes: the first three words of sys_load, commas around each dropped. */
+function setLoads(ap: Ap, sysLoad: unknown, where: string, locate: Locate): void {
+  pyStr(sysLoad)
+    .trim()
+    .split(/\s+/)
+    .slice(0, 3)
+    .forEach((v, k) => {
+      const n = parseFloatPy(v.replace(/^,+|,+$/g, ""));
+      if (n === undefined) throw locate(`${where}, sys_load: not a load: ${JSON.stringify(v)}`);
+      ap.fields[`system_load_${[1, 5, 15][k]}min`] = n;
+    });
+}
+
+/** An interface's report: its addresses, name, hardware address and wifi, on the interface of a known access point that holds them. */
+function applyIface(model: OpennetModel, row: Row, where: string, locate: Locate): void {
+  const addresses = ifaceAddresses(row.ip_addr, where, locate);
+  if (addresses.length === 0) return;
+  const ap = model.aps.get(canonicalIp(pyStr(row.mainip))?.address ?? "");
+  if (ap === undefined) return; // the original makes no interfaces for access points it does not know
+  const iface = ifaceOf(model, ap, addresses, row.if_name);
+  setIfaceAddresses(model, iface, addresses);
+  iface.if_name = pyStr(row.if_name);
+  iface.if_hwaddress = mac(row.if_hwaddr);
+  iface.wifi = truthy(row.wlan_essid) ? wifiOf(iface.wifi, row, where, locate) : null;
+}
+
+/** The addresses of ifaces.ip_addr, without link-local, loopback and multicast ones. */
+function ifaceAddresses(ipAddr: unknown, where: string, locate: Locate): IfaceAddress[] {
+  const addresses: IfaceAddress[] = [];
+  for (const text of pyStr(ipAddr ?? "")
+    .trim()
+    .split(/\s+/)
+    .filter((t) => t !== "")) {
+    const a = ifaceAddress(text);
+    if (a === undefined) throw locate(`${where}, ip_addr: not an address: ${JSON.stringify(text)}`);
+    if (a !== "skip") addresses.push(a);
+  }
+  return addresses;
+}
+
+/**
+ * The access point's interface the row updates: of those holding one of its addresses, the one of the
+ * row's name, else the first by name and id; a new one when none holds any.
+ */
+function ifaceOf(model: OpennetModel, ap: Ap, addresses: readonly IfaceAddress[], ifName: unknown): Iface {
+  const matching = new Set<Iface>();
+  for (const a of addresses) {
+    const f = model.holding(a.address, ap)[0];
+    if (f) matching.add(f);
+  }
+  if (matching.size === 0) return model.newIface(ap);
+  return [...matching].sort((x, y) => {
+    const kx = x.if_name !== ifName ? 1 : 0;
+    const ky = y.if_name !== ifName ? 1 : 0;
+    return kx - ky || (x.if_name ?? "").localeCompare(y.if_name ?? "") || x.id - y.id;
+  })[0];
+}
+
+/** Addresses already held keep their ids; new ones get ids in their order, after the old ones are kept or dropped. */
+function setIfaceAddresses(model: OpennetModel, iface: Iface, addresses: readonly IfaceAddress[]): void {
+  const kept: Address[] = [];
+  const fresh: IfaceAddress[] = [];
+  for (const a of addresses) {
+    const existing = iface.addresses.find((x) => x.address === a.address);
+    if (existing) {
+      if (!kept.includes(existing)) kept.push(existing);
+    } else if (!fresh.some((x) => x.address === a.address)) {
+      fresh.push(a);
     }
-    if (truthy(row.sys_load)) {
-      pyStr(row.sys_load)
-        .trim()
-        .split(/\s+/)
-        .slice(0, 3)
-        .forEach((v, k) => {
-          const n = parseFloatPy(v.replace(/^,+|,+$/g, ""));
-          if (n === undefined) throw located(file, undefined, `${where} (${ip.address}), sys_load: not a load: ${JSON.stringify(v)}`);
-          ap.fields[`system_load_${[1, 5, 15][k]}min`] = n;
-        });
+  }
+  model.setAddresses(iface, kept, fresh);
+}
+
+/** The wifi columns, each by its rule, over the interface's wifi fields (all of them null when it had none). */
+function wifiOf(wifi: Record<string, unknown> | null, row: Row, where: string, locate: Locate): Record<string, unknown> {
+  const fields: Record<string, unknown> = wifi ?? Object.fromEntries(WIFI_FIELDS.map(([n]) => [n, null]));
+  for (const [from, to, rule] of WIFI_COLUMNS) {
+    try {
+      fields[to] = rule(row[from]);
+    } catch (err) {
+      throw locate(`${where} (${pyStr(row.mainip)} ${pyStr(row.if_name)}), ${from}: ${(err as Error).message}`);
     }
-  });
-  ifaces.forEach((row, i) => {
-    const where = `table ifaces, row ${i + 1}`;
-    const addresses: { address: string; prefix: number }[] = [];
-    for (const text of pyStr(row.ip_addr ?? "")
-      .trim()
-      .split(/\s+/)
-      .filter((t) => t !== "")) {
-      const a = ifaceAddress(text);
-      if (a === undefined) throw located(file, undefined, `${where}, ip_addr: not an address: ${JSON.stringify(text)}`);
-      if (a !== "skip") addresses.push(a);
-    }
-    if (addresses.length === 0) return;
-    const ap = model.aps.get(canonicalIp(pyStr(row.mainip))?.address ?? "");
-    if (ap === undefined) return; // the original makes no interfaces for access points it does not know
-    const matching = new Set<Iface>();
-    for (const a of addresses) {
-      const f = model.holding(a.address, ap)[0];
-      if (f) matching.add(f);
-    }
-    let iface: Iface;
-    if (matching.size === 0) iface = model.newIface(ap);
-    else
-      iface = [...matching].sort((x, y) => {
-        const kx = x.if_name !== row.if_name ? 1 : 0;
-        const ky = y.if_name !== row.if_name ? 1 : 0;
-        return kx - ky || (x.if_name ?? "").localeCompare(y.if_name ?? "") || x.id - y.id;
-      })[0];
-    // addresses already held keep their ids; new ones get ids in their order, after the old ones are kept or dropped
-    const kept: Address[] = [];
-    const fresh: { address: string; prefix: number }[] = [];
-    for (const a of addresses) {
-      const existing = iface.addresses.find((x) => x.address === a.address);
-      if (existing) {
-        if (!kept.includes(existing)) kept.push(existing);
-      } else if (!fresh.some((x) => x.address === a.address)) {
-        fresh.push(a);
-      }
-    }
-    model.setAddresses(iface, kept, fresh);
-    iface.if_name = pyStr(row.if_name);
-    iface.if_hwaddress = mac(row.if_hwaddr);
-    if (truthy(row.wlan_essid)) {
-      const wifi: Record<string, unknown> = iface.wifi ?? Object.fromEntries(WIFI_FIELDS.map(([n]) => [n, null]));
-      for (const [from, to, rule] of WIFI_COLUMNS) {
-        try {
-          wifi[to] = rule(row[from]);
-        } catch (err) {
-          throw located(file, undefined, `${where} (${pyStr(row.mainip)} ${pyStr(row.if_name)}), ${from}: ${(err as Error).message}`);
-        }
-      }
-      iface.wifi = wifi;
-    } else {
-      iface.wifi = null;
-    }
-  });
+  }
+  return fields;
 }
