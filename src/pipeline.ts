@@ -7,7 +7,7 @@ import { buildModel, type Model } from "./core/model.ts";
 import { snapshotListing } from "./core/pages.ts";
 import { outputFiles, placeholderValues, type PlaceholderValues } from "./core/plan.ts";
 import { InvalidDumpError, type Problem } from "./core/problems.ts";
-import { assertOutputSettings } from "./core/outputs/settings.ts";
+import { assertOutputSettings } from "./core/outputs/option-values.ts";
 import { createValidator } from "./core/validate.ts";
 import { hostReport, type HostReport, type HostWarning } from "./hosts/host.ts";
 import { HOSTS } from "./hosts/index.ts";
@@ -18,10 +18,7 @@ import { loadDump } from "./io/load.ts";
 import type { CheckedDump, Handover } from "./io/write-dump.ts";
 import { assertNotLive, assertReplaceable, owned, RefusedOutputError, resolveReal, writeMarker } from "./io/ownership.ts";
 import { API_DIR, SNAPSHOT_DIR, SNAPSHOT_FILES } from "./core/routes.ts";
-import { readCarriedDays, readCounts, readEvents } from "./io/history.ts";
 import { carriedBy, earlierOf } from "./io/earlier.ts";
-import { DEFAULT_RETENTION } from "./core/history/events.ts";
-import type { CarriedDays } from "./core/history/daily.ts";
 import { carrySnapshots, writeSnapshots, type SnapshotWritten } from "./publish/snapshot.ts";
 import { dumpEntry, foreignFiles, readBuildRecord, writeBuildRecord } from "./io/build-record.ts";
 import { copyExtra, listExtra } from "./io/extra.ts";
@@ -29,7 +26,7 @@ import { docsAssets } from "./io/docs-assets.ts";
 import { mapAssets } from "./io/map-assets.ts";
 import type { MapSettings } from "./core/map.ts";
 import type { SiteSettings } from "./core/settings.ts";
-import type { CycleHealth } from "./core/history/metrics.ts";
+import type { CycleHealth } from "./core/model.ts";
 
 /** The library API: load -> validate -> model -> plan -> emit, one call per command. */
 
@@ -155,8 +152,6 @@ export async function build(
     removeOld?: EmitOptions["removeOld"];
     /** a recyclable output (io/emit.ts), started from an earlier one no longer served: `cycle`'s choice */
     recycle?: EmitOptions["recycle"];
-    /** how many days of the topology by day a build keeps (--history-days of the imports; default 30) */
-    historyDays?: number;
     /** the health of the cycle making the build, for the metrics file (core/history/metrics.ts); a plain build has none */
     health?: CycleHealth;
   } & SettingsOptions &
@@ -212,16 +207,13 @@ export async function build(
         dist: dir,
       });
     };
-    // What each output carries from the build being replaced (meshviewer's first sightings), as the original's database kept it.
+    // What each output carries from the build being replaced and the dump (meshviewer's first sightings, the
+    // history's changes and days), as the original's database kept it.
     const before = options.carry ?? (existsSync(options.out) ? options.out : undefined);
-    const carried = await carriedBy(earlierOf(before, options.data));
-    // The topology by day the build being replaced kept (core/history/daily.ts), carried as snapshots are.
-    const days = await readCarriedDays(before, options.historyDays ?? DEFAULT_RETENTION.days);
-    // What the dump's imports recorded as changed (its history/; none without one).
-    const [events, counts] = [await readEvents(options.data), await readCounts(options.data)];
+    const carried = await carriedBy(earlierOf(before, options.data), model.settings.outputs);
     const output = await emitTree(
       layout?.next ?? options.out,
-      allFiles({ ...model, carried, events, counts }, values, options.map, days, options.health),
+      allFiles({ ...model, carried, health: options.health }, values, options.map),
       {
         finish,
         progress: progress && ((done) => progress({ stage: "writing", done })),
@@ -319,14 +311,8 @@ async function assertNothingForeign(out: string): Promise<void> {
   );
 }
 
-function* allFiles(
-  model: Model,
-  values: PlaceholderValues,
-  map: MapSettings | undefined,
-  days: CarriedDays,
-  health: CycleHealth | undefined,
-) {
-  yield* outputFiles(model, { map, days, health });
+function* allFiles(model: Model, values: PlaceholderValues, map: MapSettings | undefined) {
+  yield* outputFiles(model, { map });
   yield* mapAssets();
   yield* docsAssets();
   for (const host of HOSTS) yield* host.files(values);

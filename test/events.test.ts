@@ -3,7 +3,7 @@ import path from "node:path";
 import { describe, expect, it } from "vitest";
 import { changes, retain, titleOf, viewOf, type ChangeEvent } from "../src/core/history/events.ts";
 import { parseInstant, type Instant } from "../src/core/timestamp.ts";
-import { readEvents } from "../src/io/history.ts";
+import { readEvents } from "../src/io/dump-history.ts";
 import { InvalidDumpError } from "../src/core/problems.ts";
 import { tempDir } from "./support/tree.ts";
 import { keptDays, netdiff, type Graph } from "../src/core/history/daily.ts";

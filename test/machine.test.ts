@@ -3,7 +3,7 @@ import { mkdirSync, readdirSync } from "node:fs";
 import path from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import { ended, EXIT, stopped } from "../src/cli/exit.ts";
-import { VERSION } from "../src/cli/version.ts";
+import { VERSION } from "../src/cli/package-version.ts";
 import { InputError } from "../src/core/problems.ts";
 import { cli, tempDir, treeDigest } from "./support/tree.ts";
 

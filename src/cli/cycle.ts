@@ -6,7 +6,6 @@ import { ConfigRefusedError, cycle, type Rate } from "../live/cycle.ts";
 import { stopped } from "./exit.ts";
 import {
   count,
-  historyDaysOption,
   mapOf,
   siteSettingsOf,
   withSiteOptions,
@@ -86,7 +85,6 @@ export function register(program: Command): void {
       "--reconfigure",
       "this run's settings (brand, default status, folder limit, community, Freifunk API, tiles, --extra, --host…) replace the ones the state was set up with; without it, other settings are refused",
     )
-    .addOption(historyDaysOption())
     .addOption(quietOption())
     .action(async (opts: CycleFlags) => {
       if ((opts.host === undefined) !== (opts.hostConfig === undefined))

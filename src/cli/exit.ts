@@ -2,7 +2,7 @@ import { constants } from "node:os";
 import { CommanderError } from "commander";
 import { CommandError, InvalidDumpError, machineError, UsageError, type Ending } from "../core/problems.ts";
 import { report, type ReportOptions } from "./options.ts";
-import { VERSION } from "./version.ts";
+import { VERSION } from "./package-version.ts";
 
 /**
  * How a run ends, decided here for every command: a command returns, or throws, and main.ts asks

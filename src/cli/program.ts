@@ -12,7 +12,7 @@ import { register as snapshot } from "./snapshot.ts";
 import { register as validate } from "./validate.ts";
 
 import { DEBUG_ENV } from "./exit.ts";
-import { VERSION } from "./version.ts";
+import { VERSION } from "./package-version.ts";
 
 /** `--debug`, on the program and on every command (after the command's name too): the stack of an error. */
 const debugOption = () => new Option("--debug", `print an error's stack and causes (as ${DEBUG_ENV}=1 does)`);

@@ -6,7 +6,6 @@ import { sortByIp } from "./ip.ts";
 import { isWireless, renderAccesspoint, renderInterface } from "./records.ts";
 import type { Instant } from "./timestamp.ts";
 import { resolveSettings, type SiteSettings } from "./settings.ts";
-import type { ChangeEvent, RunCounts } from "./history/event.ts";
 
 /**
  * Stage 3: indexes over the validated dump. Pure. Each access point and interface is kept as its
@@ -85,10 +84,20 @@ export interface Model {
   readonly sites: readonly SiteEntry[];
   /** what each output carries from the build this one replaces or the dump, by the output's kind (outputs/output.ts carry) */
   readonly carried?: ReadonlyMap<string, unknown>;
-  /** what the dump's imports recorded as changed, oldest first (core/history/events.ts; the dump's history/events.ndjson) */
-  readonly events?: readonly ChangeEvent[];
-  /** each import's counts by status, oldest first (the dump's history/counts.ndjson) */
-  readonly counts?: readonly RunCounts[];
+  /** the health of the cycle that made the build, for the metrics file; a plain build has none */
+  readonly health?: CycleHealth;
+}
+
+/** What the cycle making a build says of itself (live/cycle.ts), for the metrics file (history/metrics.ts). */
+export interface CycleHealth {
+  /** the run that made the build */
+  readonly run: number;
+  /** each source's last import: its name and the instant (`taken_at`) of the run that imported it */
+  readonly sources: readonly { readonly source: string; readonly at: string }[];
+  /** how long the previous good run took, in seconds, as its record says; absent when it says nothing */
+  readonly previousRunSeconds?: number;
+  /** runs that failed between the previous good run and this one */
+  readonly failedRuns: number;
 }
 
 export function buildModel(dump: Dump, given: Partial<SiteSettings> = {}): Model {

@@ -15,7 +15,9 @@ import {
   type RouteKind,
   type Rule,
 } from "./routes.ts";
-import { OUTPUTS, type OutputKind } from "./outputs/index.ts";
+import { OUTPUTS, type OutputKind, type OutputRouteKind } from "./outputs/index.ts";
+import { OUTPUT_RECORDS, OUTPUT_ROUTES } from "./outputs/derived.ts";
+import type { OutputBase } from "./outputs/output.ts";
 import { DEFAULT_SETTINGS, type SiteSettings } from "./settings.ts";
 
 /**
@@ -43,8 +45,12 @@ const KINDS: Record<Served, { readonly summary: string; readonly body: string; r
     body: "ApiRoot",
   },
   openapi: { summary: "This document", body: "OpenApiDocument" },
-  ...(Object.fromEntries(OUTPUTS.map((o) => [o.kind, { summary: o.summary, body: o.schema.name }])) as Record<
+  ...(Object.fromEntries(OUTPUT_RECORDS.map((o) => [o.kind, { summary: o.summary, body: o.schema.name }])) as Record<
     OutputKind,
+    { summary: string; body: string }
+  >),
+  ...(Object.fromEntries(OUTPUT_ROUTES.map((r) => [r.kind, { summary: r.summary, body: r.body }])) as Record<
+    OutputRouteKind,
     { summary: string; body: string }
   >),
   "link-list": { summary: "All links", body: "LinkList", geojson: "LinkFeatureCollection" },
@@ -55,21 +61,6 @@ const KINDS: Record<Served, { readonly summary: string; readonly body: string; r
   "accesspoint-detail": { summary: "One access point, by its main_ip or main_ipv6", body: "Accesspoint" },
   "accesspoint-links": { summary: "The links of an access point", body: "LinkList" },
   "accesspoint-interfaces": { summary: "The interfaces of an access point", body: "InterfaceList" },
-  "accesspoint-changes": {
-    summary: "What changed for an access point and its links in the history window, newest first (empty without history)",
-    body: "ChangeList",
-  },
-  changes: { summary: "What changed in the network in the history window, newest first (empty without history)", body: "ChangeList" },
-  "netjson-history": {
-    summary: "The days of the history window whose NetworkGraph this site keeps, newest first, each with the instant of its run",
-    body: "NetjsonHistory",
-  },
-  "netjson-day": { summary: "The NetworkGraph of the first run of a day (UTC) of the history window", body: "NetworkGraph" },
-  "netjson-diff": {
-    summary:
-      "What changed since the day before (for the first day of the history: since no network), in netdiff's format: added, removed and changed nodes and links (null where none)",
-    body: "NetjsonDiff",
-  },
   "interface-list": { summary: "All interfaces", body: "InterfaceList" },
   "interface-detail": { summary: "The interface that holds an address (IPv4 or IPv6)", body: "Interface" },
   "interface-accesspoint": { summary: "The access point of the interface that holds an address", body: "Accesspoint" },
@@ -103,15 +94,17 @@ const address = { type: "string", description: "canonical text (IPv4 dotted quad
 const PATH_PARAMETERS: Readonly<Record<string, Parameter>> = {
   ip: pathParameter("ip", "An access point's main_ip or main_ipv6; for an interface, any address it holds.", address),
   id: pathParameter("id", "The id.", { type: "integer", minimum: 0 }),
-  day: pathParameter("day", "A day of the history window (UTC), as the history's index lists it.", {
-    type: "string",
-    pattern: "^\\d{4}-\\d{2}-\\d{2}$",
-  }),
   key: pathParameter("key", "The link's id, or the main_ip of each of its two access points joined by `-` (either order).", {
     type: "string",
     pattern: "^(?:[0-9]+|[^-/]+-[^-/]+)$",
     examples: ["7", "10.0.0.1-10.0.0.2"],
   }),
+  // the outputs' own placeholders (`:day` of the history)
+  ...Object.fromEntries(
+    OUTPUTS.flatMap((o) =>
+      Object.entries((o as OutputBase).pathParameters ?? {}).map(([name, p]) => [name, pathParameter(name, p.description, p.schema)]),
+    ),
+  ),
 };
 
 /** A placeholder of a path form of RULES (`:ip`). */

@@ -1,10 +1,12 @@
 import { STATUSES, type Model } from "./model.ts";
+import { html, page } from "./html.ts";
+
+export { html, page };
 import {
   DOCS_FOLDER,
-  FILES,
-  fileFor,
   MAP_FOLDER,
-  STATUS_FOLDER,
+  OUTPUT_ROOT_LINKS,
+  PLACES,
   pathFormsOf,
   RULES,
   SNAPSHOT_DIR,
@@ -14,6 +16,8 @@ import {
 } from "./routes.ts";
 import { FILTERS, LISTS, STATUS } from "./filters/records.ts";
 import { OUTPUTS } from "./outputs/index.ts";
+import { OUTPUT_RECORDS, OUTPUT_ROUTES } from "./outputs/derived.ts";
+import type { OutputBase } from "./outputs/output.ts";
 
 /**
  * The ways in for a newcomer, rendered from the model (pure, deterministic): the landing page
@@ -54,9 +58,8 @@ export function apiRoot(model: Model): string {
   root.filters = listFilters();
   root.status_values = [...STATUSES, "all"];
   root.openapi = urlFor("openapi");
-  for (const o of OUTPUTS) if (o.present?.(model) ?? true) root[o.rootMember] = urlFor(o.kind);
-  root.changes = urlFor("changes");
-  root.feed = fileFor("changesFeed");
+  for (const o of OUTPUT_RECORDS) if (o.present?.(model) ?? true) root[o.rootMember] = urlFor(o.kind);
+  for (const link of OUTPUT_ROOT_LINKS) root[link.member] = link.url;
   root.map = MAP_FOLDER;
   root.docs = DOCS_FOLDER;
   root.taken_at = model.takenAt?.text ?? null;
@@ -113,12 +116,15 @@ export function landingExamples(model: Model): Endpoint[] {
       "the interfaces of an access point",
       when(ap, (a) => [urlFor("accesspoint-interfaces", { ip: a.main_ip })]),
     ),
-    row(
-      "accesspoint-changes",
-      "what changed for an access point and its links, newest first",
-      when(ap, (a) => [urlFor("accesspoint-changes", { ip: a.main_ip })]),
+    // the outputs' routes that say what they answer: beside an access point's detail, then under the API
+    ...OUTPUT_ROUTES.filter((r) => r.about !== undefined && r.beside === "accesspoint").map((r) =>
+      row(
+        r.kind,
+        r.about!,
+        when(ap, (a) => [urlFor(r.kind, { ip: a.main_ip })]),
+      ),
     ),
-    row("changes", "what changed in the network, newest first", [urlFor("changes")]),
+    ...OUTPUT_ROUTES.filter((r) => r.about !== undefined && r.beside === undefined).map((r) => row(r.kind, r.about!, [urlFor(r.kind)])),
     row("interface-list", "all interfaces", listed("interface-list")),
     row(
       "interface-detail",
@@ -152,31 +158,6 @@ export function landingExamples(model: Model): Endpoint[] {
       when(site, (s) => [urlFor("site-detail", { id: String(s.id) })]),
     ),
   ];
-}
-
-const STYLE =
-  "body{font-family:system-ui,sans-serif;line-height:1.5;max-width:56rem;margin:2rem auto;padding:0 1rem;color:#222}" +
-  "table{border-collapse:collapse}th,td{text-align:left;vertical-align:top;padding:.25rem 1rem .25rem 0}" +
-  "th{font-weight:600}code{font-size:.95em}td.n{text-align:right}";
-
-/** An HTML5 page in UTF-8: every page of the site has this frame; `head` adds to it, `style` replaces the pages' own. */
-export function page(title: string, body: string[], options: { readonly head?: readonly string[]; readonly style?: string } = {}): string {
-  return [
-    "<!DOCTYPE html>",
-    '<html lang="en">',
-    "<head>",
-    '<meta charset="utf-8">',
-    '<meta name="viewport" content="width=device-width, initial-scale=1">',
-    ...(options.head ?? []),
-    `<title>${html(title)}</title>`,
-    `<style>${options.style ?? STYLE}</style>`,
-    "</head>",
-    "<body>",
-    ...body,
-    "</body>",
-    "</html>",
-    "",
-  ].join("\n");
 }
 
 /** `/`: what this is, the endpoints with an example each, the counts and `taken_at` of this build. */
@@ -219,11 +200,10 @@ export function landingPage(model: Model): string {
     "<h2>Description, reference, graph and map</h2>",
     "<ul>",
     `<li><a href="${urlFor("openapi")}"><code>${urlFor("openapi")}</code></a>: the API described in OpenAPI 3.1, for client generators and API tools.</li>`,
-    ...OUTPUTS.filter((o) => o.present?.(model) ?? true).map(
+    ...OUTPUT_RECORDS.filter((o) => o.present?.(model) ?? true).map(
       (o) => `<li><a href="${urlFor(o.kind)}"><code>${urlFor(o.kind)}</code></a>: ${o.landing}</li>`,
     ),
-    `<li><a href="${fileFor("changesFeed")}"><code>${fileFor("changesFeed")}</code></a>: what changed, as an Atom feed for feed readers and chat bots (each access point's: <code>${FILES.accesspointFeed.replace(":ip", "&lt;ip&gt;")}</code>).</li>`,
-    `<li><a href="${STATUS_FOLDER}"><code>${STATUS_FOLDER}</code></a>: the counts by status over the history window, and the newest changes.</li>`,
+    ...OUTPUTS.flatMap((o) => (o as OutputBase).landingLinks?.(PLACES) ?? []),
     `<li><a href="${MAP_FOLDER}"><code>${MAP_FOLDER}</code></a>: a map of the access points and links.</li>`,
     `<li><a href="${DOCS_FOLDER}"><code>${DOCS_FOLDER}</code></a>: the API reference, rendered from the OpenAPI document, where requests can be tried.</li>`,
     "</ul>",
@@ -282,10 +262,3 @@ export function megabytes(bytes: number): string {
   if (bytes > 0 && bytes < 5_000) return "&lt; 0.01 MB";
   return `${(bytes / 1_000_000).toFixed(2)} MB`;
 }
-
-/** Text for HTML content and attribute values. */
-export function html(text: string): string {
-  return text.replace(/[&<>"']/g, (c) => ENTITIES[c]);
-}
-
-const ENTITIES: Record<string, string> = { "&": "&amp;", "<": "&lt;", ">": "&gt;", '"': "&quot;", "'": "&#39;" };

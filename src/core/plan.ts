@@ -5,12 +5,7 @@ import { DEFAULT_MAP_SETTINGS, mapPage, type MapSettings } from "./map.ts";
 import { statusOf, type Model } from "./model.ts";
 import { openApiDocument } from "./openapi.ts";
 import { OUTPUTS } from "./outputs/index.ts";
-import type { ChangeEvent } from "./history/events.ts";
-import { atomFeed, changesBody, eventsByAccesspoint } from "./history/render.ts";
-import { statusPage } from "./history/status-page.ts";
-import { metricsBody, type CycleHealth } from "./history/metrics.ts";
-import { dayFiles, NO_DAYS, type CarriedDays } from "./history/daily.ts";
-import { networkGraphBody } from "./netjson.ts";
+import type { OutputBase } from "./outputs/output.ts";
 import { apiRoot, landingPage } from "./pages.ts";
 import { renderLink, renderSite } from "./resources.ts";
 import {
@@ -25,7 +20,8 @@ import {
   type Layout,
   type LayoutPlan,
   type Others,
-  urlFor,
+  PLACES,
+  type FileName,
   type Rule,
 } from "./routes.ts";
 import type { ResolvedLink } from "./validate.ts";
@@ -41,21 +37,14 @@ export interface OutputFile {
  * table's templates name (fileFor). A generator, so the caller writes as it goes instead of holding
  * every body. Host files (rules, error pages) are the hosts' business, not the plan's.
  */
-export function* outputFiles(
-  model: Model,
-  settings: { readonly map?: MapSettings; readonly days?: CarriedDays; readonly health?: CycleHealth } = {},
-): Generator<OutputFile> {
+export function* outputFiles(model: Model, settings: { readonly map?: MapSettings } = {}): Generator<OutputFile> {
   const values = placeholderValues(model);
   const routing = aliasesBody(values, model.settings.defaultStatus);
   for (const file of flatFiles(model, settings, routing)) yield { path: placeFile(file.path, values.layout), body: file.body };
 }
 
 /** The plan's files at their paths in a flat build (routes/layout.ts places them). */
-function* flatFiles(
-  model: Model,
-  settings: { readonly map?: MapSettings; readonly days?: CarriedDays; readonly health?: CycleHealth },
-  routing: Body,
-): Generator<OutputFile> {
+function* flatFiles(model: Model, settings: { readonly map?: MapSettings }, routing: Body): Generator<OutputFile> {
   const out = (path: string, body: Body): OutputFile => ({ path, body });
   const link = (l: ResolvedLink) => renderLink(l, model);
   const linkList = (links: readonly ResolvedLink[]) => rendered(links, link);
@@ -70,30 +59,9 @@ function* flatFiles(
   // Descriptions and views of the API, beside it: OpenAPI, the output records (outputs/), the map (Leaflet's
   // files are copied by io/map-assets.ts), the reference (Swagger UI's by io/docs-assets.ts).
   yield out(fileFor("openapi"), openApiDocument(model.settings));
-  for (const o of OUTPUTS) for (const { file, values, body } of o.bodies(model)) yield out(fileFor(file, values), body);
-  // What changed (core/history/): the network's list and feed here, each access point's beside its detail.
-  const events = model.events ?? [];
-  const name = model.settings.communityName ?? "the mesh network";
-  // A feed's `updated` is its newest entry's; without one, an instant that does not move from run to run
-  // (a quiet access point's feed keeps its bytes, and a recycling build does not rewrite it).
-  const feed = (title: string, self: string, about: string, of: readonly ChangeEvent[], since: string | undefined) =>
-    atomFeed({ title, self, about, updated: since ?? "1970-01-01T00:00:00Z" }, of);
-  yield out(fileFor("changes"), changesBody(events));
-  yield out(
-    fileFor("changesFeed"),
-    feed(`What changed in ${name}`, fileFor("changesFeed"), urlFor("changes"), events, model.takenAt?.text),
-  );
-  yield out(fileFor("status"), statusPage(model, events));
-  // The state for Prometheus, with the cycle's health when a cycle makes the build.
-  yield out(fileFor("metrics"), metricsBody(model, settings.health));
-  // The topology by day: carried from the build before, today's written by the first run of today.
-  for (const f of dayFiles(
-    model.takenAt?.text ?? null,
-    () => networkGraphBody(model),
-    settings.days ?? NO_DAYS,
-    (kind, day) => urlFor(kind, { day }),
-  ))
-    yield out(fileFor(f.file, f.day === undefined ? {} : { day: f.day }), f.body);
+  // Every output's files (outputs/): the records beside the API, the history, the metrics.
+  for (const o of OUTPUTS as readonly OutputBase[])
+    for (const { file, values, body } of o.bodies(model, PLACES)) yield out(fileFor(file as FileName, values), body);
   yield out(fileFor("map"), mapPage(model, settings.map ?? DEFAULT_MAP_SETTINGS));
   yield out(fileFor("docs"), docsPage());
 
@@ -104,7 +72,6 @@ function* flatFiles(
 
   for (const s of model.sites) yield out(fileFor("siteDetail", { id: String(s.id) }), renderSite(s));
 
-  const byAccesspoint = eventsByAccesspoint(events);
   for (const [ip, a] of model.accesspointByIp) {
     yield out(fileFor("accesspointDetail", { ip }), a.json);
     const links = model.linksByAccesspoint.get(a.main_ip) ?? [];
@@ -117,13 +84,6 @@ function* flatFiles(
       fileFor("accesspointInterfaces", { ip }),
       rendered(a.interfaces, (id) => model.interfaceById.get(id)!.json),
     );
-    const mine = byAccesspoint.get(a.main_ip) ?? [];
-    yield out(fileFor("accesspointChanges", { ip }), changesBody(mine));
-    if (ip === a.main_ip)
-      yield out(
-        fileFor("accesspointFeed", { ip }),
-        feed(`What changed at ${ip}`, fileFor("accesspointFeed", { ip }), urlFor("accesspoint-changes", { ip }), mine, a.first_seen?.text),
-      );
   }
 
   for (const [ip, e] of model.interfaceByAddress) {
@@ -159,7 +119,8 @@ export function placeholderValues(model: Model): PlaceholderValues {
     // The layout follows the entries of the flat build's folders: its paths, bodies left unread.
     const { layout, over } = layoutOf(
       (function* () {
-        for (const file of flatFiles(model, {}, "")) yield file.path;
+        // without what the outputs carry: the layout is the dump's, the same for validate and build (one day of the history)
+        for (const file of flatFiles({ ...model, carried: undefined }, {}, "")) yield file.path;
       })(),
       model.settings.folderLimit,
     );

@@ -4,9 +4,9 @@ import { STATUSES } from "./model.ts";
 import { brandField, DEFAULT_SETTINGS } from "./settings.ts";
 import { listFilters } from "./pages.ts";
 import { OUTPUTS, type OutputSchemaName } from "./outputs/index.ts";
-import { ChangeList } from "./history/render.ts";
-import { NetworkGraph } from "./outputs/netjson.ts";
-import { DOCS_FOLDER, ERROR_DETAILS, fileFor, MAP_FOLDER, NOT_FOUND_BODY, ROUTE_NAMES, urlFor } from "./routes.ts";
+import { OUTPUT_RECORDS } from "./outputs/derived.ts";
+import type { OutputBase } from "./outputs/output.ts";
+import { DOCS_FOLDER, ERROR_DETAILS, MAP_FOLDER, NOT_FOUND_BODY, OUTPUT_ROOT_LINKS, ROUTE_NAMES, urlFor } from "./routes.ts";
 
 /**
  * zod schemas of the response bodies, as records.ts, resources.ts, geojson.ts, pages.ts and the
@@ -151,10 +151,14 @@ const ApiRoot = z.strictObject({
   status_values: z.array(z.enum([...STATUSES, "all"])),
   openapi: z.literal(urlFor("openapi")),
   ...Object.fromEntries(
-    OUTPUTS.map((o) => [o.rootMember, "present" in o ? z.literal(urlFor(o.kind)).optional() : z.literal(urlFor(o.kind))]),
+    OUTPUT_RECORDS.map((o) => [o.rootMember, "present" in o ? z.literal(urlFor(o.kind)).optional() : z.literal(urlFor(o.kind))]),
   ),
-  changes: z.literal(urlFor("changes")),
-  feed: z.literal(fileFor("changesFeed")).meta({ description: "the changes as an Atom feed" }),
+  ...Object.fromEntries(
+    OUTPUT_ROOT_LINKS.map((l) => [
+      l.member,
+      l.description === undefined ? z.literal(l.url) : z.literal(l.url).meta({ description: l.description }),
+    ]),
+  ),
   map: z.literal(MAP_FOLDER).meta({ description: "the map's folder: its page is the folder's index" }),
   docs: z
     .literal(DOCS_FOLDER)
@@ -228,24 +232,9 @@ export const RESPONSE_SCHEMAS = {
   SiteFeature,
   SiteFeatureCollection: featureCollection(SiteFeature),
   ApiRoot,
-  ChangeList,
-  NetjsonHistory: z.array(
-    z.strictObject({
-      day: z.string().meta({ description: "YYYY-MM-DD (UTC)" }),
-      at: z.string().meta({ description: "the instant of the run whose graph it is: the first of that day" }),
-      since: z
-        .string()
-        .nullable()
-        .meta({ description: "the day its diff compares with; null for the first day, compared with no network" }),
-      graph: z.string(),
-      diff: z
-        .string()
-        .nullable()
-        .meta({ description: "its diff to the day before it in the history (null only for a day carried without one)" }),
-    }),
-  ),
-  NetjsonDiff: z.strictObject({ added: NetworkGraph.nullable(), removed: NetworkGraph.nullable(), changed: NetworkGraph.nullable() }),
-  ...(Object.fromEntries(OUTPUTS.map((o) => [o.schema.name, o.schema.zod])) as Record<OutputSchemaName, z.ZodType>),
+  // the outputs' further schemas (the history's), then each record's own
+  ...(Object.fromEntries(OUTPUTS.flatMap((o) => Object.entries((o as OutputBase).schemas ?? {}))) as Record<OutputSchemaName, z.ZodType>),
+  ...(Object.fromEntries(OUTPUT_RECORDS.map((o) => [o.schema.name, o.schema.zod])) as Record<OutputSchemaName, z.ZodType>),
   OpenApiDocument,
   NotFound,
   ...errorSchemas,

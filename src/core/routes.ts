@@ -39,3 +39,4 @@ export * from "./routes/layout.ts";
 export * from "./routes/routing.ts";
 export * from "./routes/requests.ts";
 export * from "./routes/answer.ts";
+export * from "./routes/places.ts";

@@ -1,7 +1,7 @@
 import { mkdir, writeFile } from "node:fs/promises";
 import path from "node:path";
 import { writeMarker } from "./ownership.ts";
-import { COUNTS_FILE, countsText, EVENTS_FILE, eventsText } from "./history.ts";
+import { COUNTS_FILE, countsText, EVENTS_FILE, eventsText } from "./dump-history.ts";
 import type { ChangeEvent, RunCounts } from "../core/history/event.ts";
 import { replaceFolder } from "./swap.ts";
 import type { LoadedDump, RawRecord } from "../core/input.ts";
@@ -14,7 +14,7 @@ export interface DumpRecords {
   readonly network: unknown;
   readonly accesspoints: readonly Record<string, unknown>[];
   readonly links: readonly unknown[];
-  /** the changes its imports recorded, oldest first (io/history.ts EVENTS_FILE); absent: none kept */
+  /** the changes its imports recorded, oldest first (core/history/lines.ts EVENTS_FILE); absent: none kept */
   readonly events?: readonly ChangeEvent[];
   /** each import's counts by status, oldest first (COUNTS_FILE); absent: none kept */
   readonly counts?: readonly RunCounts[];

@@ -7,7 +7,7 @@ import { LockedError, lockOutput } from "../io/lock.ts";
 import { sweepLeftovers } from "../io/swap.ts";
 import { assertReplaceable, owned, RefusedOutputError, writeMarker } from "../io/ownership.ts";
 import { build } from "../pipeline.ts";
-import { assertOutputSettings, recordedOptions } from "../core/outputs/settings.ts";
+import { assertOutputSettings, recordedOptions } from "../core/outputs/option-values.ts";
 import { CommandError, machineError } from "../core/problems.ts";
 import type { Retention } from "../core/history/events.ts";
 import type { CycleHealth } from "../core/history/metrics.ts";
@@ -378,7 +378,6 @@ async function stageRun(options: CycleOptions, state: string, start: Start, n: n
     carry: last ? path.join(last.dir, LAYOUT.build) : start.servedBefore,
     snapshot: snapshotDue ? { keep: options.keep, warn: options.warn } : undefined,
     recycle: { from: (await stat(recycled).catch(() => undefined))?.isDirectory() ? recycled : undefined },
-    historyDays: options.retention?.days,
     health: await healthOf(state, record, lastRun, n, due, imported.takenAt),
   });
   t.push(performance.now()); // built

@@ -1,5 +1,5 @@
 import type { TextPieces } from "../body.ts";
-import { statusOf, STATUSES, type Model } from "../model.ts";
+import { statusOf, STATUSES, type CycleHealth, type Model } from "../model.ts";
 import { compareCodePoints } from "../text.ts";
 import { parseInstant } from "../timestamp.ts";
 import type { ResolvedLink } from "../validate.ts";
@@ -18,16 +18,7 @@ import type { ResolvedLink } from "../validate.ts";
  */
 
 /** What `mesh-api cycle` tells the build about itself (live/cycle.ts); a plain build has none. */
-export interface CycleHealth {
-  /** the run that made the build */
-  readonly run: number;
-  /** each source's last import: its name and the instant (`taken_at`) of the run that imported it */
-  readonly sources: readonly { readonly source: string; readonly at: string }[];
-  /** how long the previous good run took, in seconds, as its record says; absent when it says nothing */
-  readonly previousRunSeconds?: number;
-  /** runs that failed between the previous good run and this one */
-  readonly failedRuns: number;
-}
+export type { CycleHealth } from "../model.ts";
 
 type Labels = readonly (readonly [name: string, value: string])[];
 type Sample = readonly [labels: Labels, value: number];

@@ -1,12 +1,12 @@
 import { createHash } from "node:crypto";
 import { z } from "zod";
-import { urlFor } from "../routes.ts";
+import type { Places } from "../outputs/output.ts";
 import { ChangeEvent, EVENT_KINDS, titleOf } from "./events.ts";
 
 /**
  * The events as the site answers them (issue 42): the API's JSON list, newest first, each event with
  * its readable title and its subject's API URL; and Atom (RFC 4287) feeds of the same, for feed
- * readers and chat bots. Pure; the files and their routes are in routes/ and plan.ts.
+ * readers and chat bots. Pure; the files and their routes are the history's record (outputs/timeline.ts).
  */
 
 /** An event as the API answers it. */
@@ -26,11 +26,11 @@ export const ChangeItem = z.strictObject({
 });
 export const ChangeList = z.array(ChangeItem);
 
-/** The API detail of what changed. */
-export function subjectUrl(e: ChangeEvent): string {
-  if (e.subject.type === "accesspoint") return urlFor("accesspoint-detail", { ip: e.subject.id });
-  if (e.subject.type === "link") return urlFor("link-detail", { key: e.subject.id });
-  return urlFor("site-detail", { id: e.subject.id });
+/** The API detail of what changed, by the site's places (the plan's). */
+export function subjectUrl(e: ChangeEvent, url: Places["url"]): string {
+  if (e.subject.type === "accesspoint") return url("accesspoint-detail", { ip: e.subject.id });
+  if (e.subject.type === "link") return url("link-detail", { key: e.subject.id });
+  return url("site-detail", { id: e.subject.id });
 }
 
 /** Newest first; among events of one instant, in the order they were recorded. */
@@ -40,21 +40,22 @@ export const newestFirst = (events: readonly ChangeEvent[]): ChangeEvent[] =>
     .sort((a, b) => (a.e.at === b.e.at ? a.i - b.i : Date.parse(b.e.at) - Date.parse(a.e.at) || (a.e.at < b.e.at ? 1 : -1)))
     .map(({ e }) => e);
 
-export function changeItem(e: ChangeEvent): z.infer<typeof ChangeItem> {
+export function changeItem(e: ChangeEvent, url: Places["url"]): z.infer<typeof ChangeItem> {
   const { ends, ...subject } = e.subject;
   return {
     id: e.id,
     at: e.at,
     kind: e.kind,
     title: titleOf(e),
-    subject: { ...subject, url: subjectUrl(e), ...(ends && { ends }) },
+    subject: { ...subject, url: subjectUrl(e, url), ...(ends && { ends }) },
     ...("before" in e && { before: e.before }),
     ...("after" in e && { after: e.after }),
   };
 }
 
 /** The JSON list: events newest first. */
-export const changesBody = (events: readonly ChangeEvent[]): string => JSON.stringify(newestFirst(events).map(changeItem));
+export const changesBody = (events: readonly ChangeEvent[], url: Places["url"]): string =>
+  JSON.stringify(newestFirst(events).map((e) => changeItem(e, url)));
 
 /** The events that concern each access point, by main_ip: its own, and its links' (by either end). */
 export function eventsByAccesspoint(events: readonly ChangeEvent[]): ReadonlyMap<string, readonly ChangeEvent[]> {
@@ -102,7 +103,7 @@ export interface FeedHead {
 }
 
 /** An Atom feed of the events, newest first (the feed's `updated`: the newest event's, else the data's instant). */
-export function atomFeed(head: FeedHead, events: readonly ChangeEvent[]): string {
+export function atomFeed(head: FeedHead, events: readonly ChangeEvent[], url: Places["url"]): string {
   const sorted = newestFirst(events);
   const updated = sorted[0]?.at ?? head.updated;
   const entries = sorted.map((e) => {
@@ -114,7 +115,7 @@ export function atomFeed(head: FeedHead, events: readonly ChangeEvent[]): string
       `    <id>${entryId(e.id)}</id>`,
       `    <title>${xml(titleOf(e))}</title>`,
       `    <updated>${xml(e.at)}</updated>`,
-      `    <link rel="alternate" href="${xml(subjectUrl(e))}"/>`,
+      `    <link rel="alternate" href="${xml(subjectUrl(e, url))}"/>`,
       `    <category term="${xml(e.kind)}"/>`,
       `    <summary>${xml(`${e.kind} at ${e.at}${values ? `; ${values}` : ""}`)}</summary>`,
       "  </entry>",

@@ -1,7 +1,7 @@
 import type { Model, Status } from "../model.ts";
 import { STATUSES } from "../model.ts";
-import { html, page } from "../pages.ts";
-import { fileFor, urlFor } from "../routes.ts";
+import { html, page } from "../html.ts";
+import type { Places } from "../outputs/output.ts";
 import type { ChangeEvent, RunCounts } from "./event.ts";
 import { newestFirst, subjectUrl } from "./render.ts";
 import { countByStatus, titleOf } from "./events.ts";
@@ -16,8 +16,8 @@ const COLORS: Readonly<Record<Status, string>> = { online: "#2e7d32", flapping: 
 const NEWEST = 50;
 
 /** The counts of every run in the window, and this build's at its instant when the history does not end with it. */
-export function countsSeries(model: Model): RunCounts[] {
-  const counts = [...(model.counts ?? [])];
+export function countsSeries(model: Model, history: readonly RunCounts[]): RunCounts[] {
+  const counts = [...history];
   const at = model.takenAt?.text;
   if (at !== undefined && counts.at(-1)?.at !== at) {
     counts.push({
@@ -69,18 +69,27 @@ function chart(title: string, series: readonly RunCounts[], of: (c: RunCounts) =
   ].join("\n");
 }
 
-/** The page: the charts, then the newest changes with links to their subjects, the feeds and the JSON. */
-export function statusPage(model: Model, events: readonly ChangeEvent[] = model.events ?? []): string {
-  const series = countsSeries(model);
+/**
+ * The page: the charts, then the newest changes with links to their subjects, the feeds and the
+ * JSON (`links`: the changes' URL and feed's path).
+ */
+export function statusPage(
+  model: Model,
+  history: { readonly events: readonly ChangeEvent[]; readonly counts: readonly RunCounts[] },
+  places: Places,
+  links: { readonly changes: string; readonly feed: string },
+): string {
+  const { events } = history;
+  const series = countsSeries(model, history.counts);
   const newest = newestFirst(events).slice(0, NEWEST);
   const rows = newest.map(
     (e) =>
-      `<tr><td><time datetime="${html(e.at)}">${html(e.at)}</time></td><td><a href="${html(subjectUrl(e))}">${html(titleOf(e))}</a></td></tr>`,
+      `<tr><td><time datetime="${html(e.at)}">${html(e.at)}</time></td><td><a href="${html(subjectUrl(e, places.url))}">${html(titleOf(e))}</a></td></tr>`,
   );
   const window = series.length > 0 ? `from ${html(series[0].at)} to ${html(series.at(-1)!.at)}` : "none yet";
   return page("Network status", [
     "<h1>Network status</h1>",
-    `<p>Access points and links by status at each import of the history window (${window}; ${series.length} ${series.length === 1 ? "import" : "imports"}), and the newest changes. The same as data: <a href="${urlFor("changes")}"><code>${urlFor("changes")}</code></a>, and as an Atom feed: <a href="${fileFor("changesFeed")}"><code>${fileFor("changesFeed")}</code></a>.</p>`,
+    `<p>Access points and links by status at each import of the history window (${window}; ${series.length} ${series.length === 1 ? "import" : "imports"}), and the newest changes. The same as data: <a href="${links.changes}"><code>${links.changes}</code></a>, and as an Atom feed: <a href="${links.feed}"><code>${links.feed}</code></a>.</p>`,
     ...(series.length > 0
       ? [chart("Access points", series, (c) => c.accesspoints), chart("Links", series, (c) => c.links)]
       : ["<p>This build has no instant of its own: nothing to chart.</p>"]),
@@ -88,7 +97,7 @@ export function statusPage(model: Model, events: readonly ChangeEvent[] = model.
     rows.length > 0
       ? ["<table>", "<tr><th>When</th><th>What</th></tr>", ...rows, "</table>"].join("\n")
       : "<p>No change recorded in the window (a dump without history, or nothing changed).</p>",
-    events.length > NEWEST ? `<p>${events.length - NEWEST} older changes are in <a href="${urlFor("changes")}">the list</a>.</p>` : "",
+    events.length > NEWEST ? `<p>${events.length - NEWEST} older changes are in <a href="${links.changes}">the list</a>.</p>` : "",
     `<p><a href="/">The API's landing page</a></p>`,
   ]);
 }

@@ -1,5 +1,6 @@
 import { API, API_DIR } from "../base.ts";
 import { OUTPUTS, type OutputFiles } from "../outputs/index.ts";
+import type { OutputBase } from "../outputs/output.ts";
 import { listRules } from "../filters/derive.ts";
 import { FILTERS, LISTS, STATUS, type ResourceName } from "../filters/records.ts";
 import { DEFAULT_SETTINGS } from "../settings.ts";
@@ -14,8 +15,8 @@ export const HIDDEN = "/.mesh-api";
 export const FOLDER_INDEX = "index.html";
 /** The map's folder: its page is the folder's index. */
 export const MAP_FOLDER = "/map/";
-/** The status page's folder (core/history/status-page.ts): its page is the folder's index. */
-export const STATUS_FOLDER = "/status/";
+/** The status page's folder (the history's record, outputs/history.ts): its page is the folder's index. */
+export { STATUS_FOLDER } from "../outputs/timeline.ts";
 /**
  * The API reference's folder (docs.ts): a page and its static files inside the API's path, yet no
  * part of the API. The preview and every host serve it as the site's other files (the folder's
@@ -34,13 +35,6 @@ const API_FILES = {
   /** written only when the list default is a status (`--default-status online`): the default of `/links/` */
   accesspointLinksByStatus: `${API}/accesspoint/:ip/links/_q/status/:status/index.json`,
   accesspointInterfaces: `${API}/accesspoint/:ip/interfaces/index.json`,
-  /** what changed, newest first (core/history/): the network's, and each access point's (its own and its links') */
-  changes: `${API}/changes/index.json`,
-  /** the topology by day (core/history/daily.ts): the days, each day's NetworkGraph, and its diff to the day before */
-  netjsonHistory: `${API}/netjson/history/index.json`,
-  netjsonDay: `${API}/netjson/history/:day/index.json`,
-  netjsonDiff: `${API}/netjson/diff/:day/index.json`,
-  accesspointChanges: `${API}/accesspoint/:ip/changes/index.json`,
   interfaceDetail: `${API}/interface/:ip/index.json`,
   interfaceAccesspoint: `${API}/interface/:ip/accesspoint/index.json`,
   /** the OpenAPI 3.1 description of the API (openapi.ts) */
@@ -57,13 +51,6 @@ const SITE_FILES = {
   docs: `${DOCS_FOLDER}${FOLDER_INDEX}`,
   docsScript: `${DOCS_FOLDER}docs.js`,
   swaggerUi: `${DOCS_FOLDER}:asset`,
-  /** Atom feeds of the changes: the network's and each access point's (core/history/render.ts) */
-  changesFeed: "/feeds/changes.atom",
-  accesspointFeed: "/feeds/accesspoint/:ip.atom",
-  /** the counts by status over the history window and the newest changes (core/history/status-page.ts) */
-  status: `${STATUS_FOLDER}${FOLDER_INDEX}`,
-  /** the network's state for Prometheus (core/history/metrics.ts), served with its own type (TYPED_FILES) */
-  metrics: "/metrics",
   /** the landing page every static host serves at "/" */
   landing: `/${FOLDER_INDEX}`,
   /** the mark of a folder this tool wrote (io/ownership.ts); hidden: hosts and the preview do not serve it */
@@ -131,7 +118,12 @@ export const FILES: typeof FIXED_FILES & Readonly<Record<ListFileName, string>> 
 export const API_SERVED: { readonly folder: string; readonly except: string; readonly files: readonly string[] } = {
   folder: `/${API_DIR}/`,
   except: DOCS_FOLDER,
-  files: OUTPUTS.flatMap((o) => Object.values<string>(o.files)).filter((f) => !f.startsWith(`/${API_DIR}/`)),
+  files: OUTPUTS.flatMap((o) => {
+    const site = new Set<string>((o as OutputBase).siteFiles ?? []);
+    return Object.entries<string>(o.files)
+      .filter(([name]) => !site.has(name))
+      .map(([, file]) => file);
+  }).filter((f) => !f.startsWith(`/${API_DIR}/`)),
 };
 for (const file of API_SERVED.files) if (file.includes(":")) throw new Error(`${file}: an output outside the API has a fixed name`);
 
@@ -140,10 +132,12 @@ for (const file of API_SERVED.files) if (file.includes(":")) throw new Error(`${
  * without an extension gets none from a MIME table): the preview and every host print each as a rule
  * of their own (hosts/). Outside the API, answered to GET and HEAD as the site's other files.
  */
-export const TYPED_FILES: readonly { readonly file: string; readonly type: string }[] = [
-  /** the Prometheus text exposition format, version 0.0.4 */
-  { file: SITE_FILES.metrics, type: "text/plain; version=0.0.4" },
-];
+export const TYPED_FILES: readonly { readonly file: string; readonly type: string }[] = OUTPUTS.flatMap((o) =>
+  Object.entries<string | undefined>((o as OutputBase).types ?? {}).map(([name, type]) => ({
+    file: (o.files as Readonly<Record<string, string>>)[name],
+    type: type!,
+  })),
+);
 for (const { file } of TYPED_FILES)
   if (file.includes(":") || file.startsWith(`/${API_DIR}/`)) throw new Error(`${file}: a typed file is a fixed name outside the API`);
 

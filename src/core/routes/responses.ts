@@ -1,4 +1,5 @@
-import { OUTPUTS, type OutputKind } from "../outputs/index.ts";
+import type { OutputKind, OutputRouteKind } from "../outputs/index.ts";
+import { OUTPUT_RECORDS, OUTPUT_ROUTES } from "../outputs/derived.ts";
 
 /** Headers of every API response (preview and hosts). */
 export const API_HEADERS: Readonly<Record<string, string>> = {
@@ -29,17 +30,17 @@ export type RouteKind =
   | "accesspoint-detail"
   | "accesspoint-links"
   | "accesspoint-interfaces"
-  | "accesspoint-changes"
-  | "changes"
-  | "netjson-history"
-  | "netjson-day"
-  | "netjson-diff"
+  | OutputRouteKind
   | "interface-list"
   | "interface-detail"
   | "interface-accesspoint"
   | "openapi"
   | OutputKind
   | "not-found";
+
+function routeNames(routes: readonly { readonly kind: OutputRouteKind; readonly name: string }[]): Record<OutputRouteKind, string> {
+  return Object.fromEntries(routes.map((r) => [r.kind, r.name])) as Record<OutputRouteKind, string>;
+}
 
 /** The name of each route in its answer to OPTIONS (Django REST framework's view names, as the original gave them). */
 export const ROUTE_NAMES: Readonly<Record<RouteKind, string>> = {
@@ -52,16 +53,14 @@ export const ROUTE_NAMES: Readonly<Record<RouteKind, string>> = {
   "accesspoint-detail": "Accesspoint Detail",
   "accesspoint-links": "Accesspoint Link List",
   "accesspoint-interfaces": "Accesspoint Interface List",
-  "accesspoint-changes": "Accesspoint Change List",
-  changes: "Change List",
-  "netjson-history": "NetJSON History",
-  "netjson-day": "NetJSON Network Graph Of A Day",
-  "netjson-diff": "NetJSON Diff Of A Day",
+  // the outputs' routes: those beside an access point's detail after its own, then those under the API
+  ...routeNames(OUTPUT_ROUTES.filter((r) => r.beside === "accesspoint")),
+  ...routeNames(OUTPUT_ROUTES.filter((r) => r.beside === undefined)),
   "interface-list": "Interface List",
   "interface-detail": "Interface Detail",
   "interface-accesspoint": "Interface Accesspoint Detail",
   openapi: "OpenAPI Document",
-  ...(Object.fromEntries(OUTPUTS.map((o) => [o.kind, o.name])) as Record<OutputKind, string>),
+  ...(Object.fromEntries(OUTPUT_RECORDS.map((o) => [o.kind, o.name])) as Record<OutputKind, string>),
   "not-found": "Not Found",
 };
 

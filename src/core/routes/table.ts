@@ -1,5 +1,6 @@
 import { API } from "../base.ts";
-import { OUTPUTS, type OutputKind, type OutputRecord } from "../outputs/index.ts";
+import type { OutputKind, OutputRecord } from "../outputs/index.ts";
+import { OUTPUT_RECORDS, OUTPUT_ROUTES } from "../outputs/derived.ts";
 import { DEFAULT_SETTINGS, type DefaultStatus } from "../settings.ts";
 import { FILES, fill } from "./files.ts";
 import type { RouteKind } from "./responses.ts";
@@ -75,7 +76,8 @@ const BESIDE: Readonly<Record<ResourceName, (list: string, byDefault: DefaultSta
     ...unfiltered("accesspoint-detail", `${list}:ip`, FILES.accesspointDetail),
     ...accesspointLinks(`${list}:ip/links/`, byDefault),
     ...unfiltered("accesspoint-interfaces", `${list}:ip/interfaces/`, FILES.accesspointInterfaces),
-    ...unfiltered("accesspoint-changes", `${list}:ip/changes/`, FILES.accesspointChanges),
+    // the outputs' routes beside an access point's detail (the history's changes)
+    ...OUTPUT_ROUTES.filter((o) => o.beside === "accesspoint").flatMap((o) => unfiltered(o.kind, `${list}:ip/${o.path}`, o.template)),
   ],
   interface: (list) => [
     ...unfiltered("interface-detail", `${list}:ip`, FILES.interfaceDetail),
@@ -89,13 +91,9 @@ function buildRules(byDefault: DefaultStatus): Rule[] {
     r("api-root", `${API}/`, {}, FILES.apiRoot),
     // Files of their own, not resources of the original: their paths are file names, without a slash.
     r("openapi", FILES.openapi, {}, FILES.openapi),
-    // What changed (core/history/): the whole window, newest first; not filtered.
-    ...unfiltered("changes", `${API}/changes/`, FILES.changes),
-    // The topology by day (core/history/daily.ts): the days of the window, a day's graph, its diff to the day before.
-    ...unfiltered("netjson-history", `${API}/netjson/history/`, FILES.netjsonHistory),
-    ...unfiltered("netjson-day", `${API}/netjson/history/:day/`, FILES.netjsonDay),
-    ...unfiltered("netjson-diff", `${API}/netjson/diff/:day/`, FILES.netjsonDiff),
-    ...OUTPUTS.flatMap(outputRules),
+    // The outputs' routes under the API (the history's: what changed, the topology by day), then each record's file.
+    ...OUTPUT_ROUTES.filter((o) => o.beside === undefined).flatMap((o) => unfiltered(o.kind, `${API}/${o.path}`, o.template)),
+    ...OUTPUT_RECORDS.flatMap(outputRules),
     // Each list's rules from its filter records (filters/), then the paths beside it.
     ...LISTS.flatMap((list) => [...listRules(list, byDefault).rules, ...BESIDE[list.resource](list.path, byDefault)]),
     r("not-found", "/api/*", {}, null),
@@ -106,7 +104,7 @@ function buildRules(byDefault: DefaultStatus): Rule[] {
  * An output record's routes: its path is its file's; with a file per status, `status` selects it
  * (the whole output without one, whatever the list default: it is no list of the original's).
  */
-function outputRules(o: OutputRecord): Rule[] {
+function outputRules(o: OutputRecord<string, string, string, string>): Rule[] {
   const kind = o.kind as OutputKind;
   const file = o.files[o.file];
   return o.byStatus === undefined ? [r(kind, file, {}, file)] : withStatus(kind, file, {}, file, o.files[o.byStatus]);

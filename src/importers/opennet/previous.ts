@@ -5,7 +5,7 @@ import { compareIp } from "../../core/ip.ts";
 import type { Instant } from "../../core/timestamp.ts";
 import { validateDump } from "../../core/validate.ts";
 import { loadDump } from "../../io/load.ts";
-import { readCounts, readEvents } from "../../io/history.ts";
+import { readCounts, readEvents } from "../../io/dump-history.ts";
 import { viewOf, type ChangeEvent, type RunCounts, type StateView } from "../../core/history/events.ts";
 import { type Iface, OpennetModel } from "./model.ts";
 

@@ -15,6 +15,7 @@ export function assertOutputSettings(outputs: Readonly<Record<string, unknown>> 
 export function recordedOptions(outputs: Readonly<Record<string, unknown>> | undefined): Record<string, string | null> {
   const recorded: Record<string, string | null> = {};
   for (const o of OUTPUTS as readonly OutputRecord[])
-    for (const option of o.options ?? []) recorded[option.flags.split(" ")[0]] = option.recorded(outputs?.[o.kind] ?? null);
+    for (const option of o.options ?? [])
+      if (option.recorded) recorded[option.flags.split(" ")[0]] = option.recorded(outputs?.[o.kind] ?? null);
   return recorded;
 }
