@@ -6,5 +6,5 @@ export { parseRequest, resolve, RULES, type Rule } from "./core/routes.ts";
 export type { ConfigOptions, Host, HostReport, HostWarning } from "./hosts/host.ts";
 export { HOSTS, hostNamed } from "./hosts/index.ts";
 export { dataRules, netlifyToml } from "./hosts/netlify.ts";
-export { checkDeployment, formatCheck, type CheckOptions, type CheckResult } from "./publish/check.ts";
-export { startPreview, type Preview, type PreviewOptions } from "./serve/preview.ts";
+export { checkDeployment, formatCheck, type CheckOptions, type CheckResult } from "./publish/deployment.ts";
+export { startPreview, type Preview, type PreviewOptions } from "./serve/server.ts";

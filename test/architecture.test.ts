@@ -120,6 +120,57 @@ describe("the layers of src/", () => {
   });
 });
 
+/**
+ * docs/development.md's layer table, read back: each row's layer (`src/<layer>/` or `src/<layer>.ts`),
+ * the code names of its text, and the layers it may import (its last column's code names).
+ */
+function layerTable(text: string): Map<string, { readonly named: Set<string>; readonly imports: string[] }> {
+  const rows = new Map<string, { named: Set<string>; imports: string[] }>();
+  const section = text.slice(text.indexOf("## Layout"), text.indexOf("\n## ", text.indexOf("## Layout") + 1));
+  for (const line of section.split("\n")) {
+    const cells = line.split(/(?<!\\)\|/).slice(1, -1);
+    const layer = /^\s*`src\/([a-z-]+)(?:\/|\.ts)`\s*$/.exec(cells[0] ?? "")?.[1];
+    if (!layer || cells.length !== 3) continue;
+    const codes = (cell: string) => [...cell.matchAll(/`([^`]+)`/g)].map((m) => m[1]);
+    rows.set(layer, { named: new Set(codes(cells[1])), imports: codes(cells[2]).filter((c) => c in ALLOWED && c !== layer) });
+  }
+  return rows;
+}
+
+/** What the table gets wrong against the map of layers and the folders of src/. */
+function tableProblems(text: string): string[] {
+  const rows = layerTable(text);
+  const problems: string[] = [];
+  for (const [layer, allowed] of Object.entries(ALLOWED)) {
+    const row = rows.get(layer);
+    if (!row) problems.push(`no row for src/${layer}`);
+    else if ([...row.imports].sort().join() !== [...allowed].sort().join())
+      problems.push(`src/${layer} may import ${allowed.join(", ") || "nothing"}, the table says ${row.imports.join(", ") || "nothing"}`);
+  }
+  for (const dir of fg.sync("**", { cwd: SRC, onlyDirectories: true })) {
+    const [layer, ...inner] = dir.split("/");
+    if (inner.length > 0 && !rows.get(layer)?.named.has(`${inner.join("/")}/`)) problems.push(`src/${dir} is not named in its layer's row`);
+  }
+  return problems;
+}
+
+describe("docs/development.md's layer table", () => {
+  const doc = readFileSync(path.join(ROOT, "docs/development.md"), "utf8");
+
+  it("has a row for every layer, with the layers it may import, and names every folder of src/", () => {
+    expect(tableProblems(doc)).toEqual([]);
+  });
+
+  it("fails when a folder or a layer is left out, or a row says other imports", () => {
+    const without = (pattern: RegExp) => doc.replace(pattern, "");
+    expect(tableProblems(without(/^\| `src\/gen\/` .*\n/m))).toContain("no row for src/gen");
+    expect(tableProblems(doc.replace("(`outputs/`:", "(outputs:"))).toContain("src/core/outputs is not named in its layer's row");
+    expect(tableProblems(doc.replace("| `core`, `io` |\n| `src/hosts/`", "| `core` |\n| `src/hosts/`"))).toContain(
+      "src/importers may import core, io, the table says core",
+    );
+  });
+});
+
 describe("the command line's exit codes", () => {
   it("are set in one place: cli/main.ts, from what cli/exit.ts decides; commands throw", () => {
     const setting = files.filter((f) => /process\.exitCode\s*=|process\.exit\(\s*[1-9]/.test(readFileSync(path.join(SRC, f), "utf8")));

@@ -20,7 +20,7 @@ import { FILES } from "../src/core/routes.ts";
 import { rawSources } from "../src/gen/raw.ts";
 import { synthesize } from "../src/gen/synth.ts";
 import { nginx } from "../src/hosts/nginx.ts";
-import { cycle, type CycleResult } from "../src/live/cycle.ts";
+import { cycle, type CycleResult } from "../src/live/run.ts";
 import { rawRequest } from "./support/http.ts";
 import { NGINX } from "./support/nginx.ts";
 import { freePort, spawnServer, type RunningServer } from "./support/served.ts";

@@ -2,7 +2,7 @@ import { cpSync, readFileSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { Ajv } from "ajv";
 import addFormats from "ajv-formats";
-import { FREIFUNK_API_SCHEMA } from "../src/core/freifunk-api.ts";
+import { FREIFUNK_API_SCHEMA } from "../src/core/outputs/freifunk-api-document.ts";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { API_HEADERS, fileFor, urlFor } from "../src/core/routes.ts";
 import { synthesize, writeSynthDump } from "../src/gen/synth.ts";

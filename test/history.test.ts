@@ -3,7 +3,7 @@ import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startPreview, type Preview } from "../src/index.ts";
 import { ChangeList } from "../src/core/history/render.ts";
-import { cycle } from "../src/live/cycle.ts";
+import { cycle } from "../src/live/run.ts";
 import { rawRequest } from "./support/http.ts";
 import { tempDir } from "./support/tree.ts";
 import AjvDraft04 from "ajv-draft-04";

@@ -3,7 +3,7 @@ import type { ChangeEvent } from "../src/core/history/events.ts";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startPreview, type Preview } from "../src/index.ts";
-import { cycle } from "../src/live/cycle.ts";
+import { cycle } from "../src/live/run.ts";
 import { canonical, mismatch, readExpected, type Expected } from "./support/expected.ts";
 import { rawRequest } from "./support/http.ts";
 import { tempDir } from "./support/tree.ts";

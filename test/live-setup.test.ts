@@ -7,7 +7,7 @@ import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { synthesize } from "../src/gen/synth.ts";
 import { rawSources } from "../src/gen/raw.ts";
-import { ondataserviceDb } from "../src/gen/ondataservice.ts";
+import { ondataserviceDb } from "../src/gen/ondataservice-db.ts";
 import { rawRequest } from "./support/http.ts";
 import { NGINX } from "./support/nginx.ts";
 import { freePort, spawnServer, type RunningServer } from "./support/served.ts";

@@ -2,9 +2,9 @@ import { readFileSync } from "node:fs";
 import AjvDraft04 from "ajv-draft-04";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { buildModel, STATUSES, statusOf, type Model, type Status } from "../src/core/model.ts";
-import { networkGraph } from "../src/core/netjson.ts";
+import { networkGraph } from "../src/core/outputs/netjson-graph.ts";
 import { renderLink } from "../src/core/resources.ts";
-import { validateDump } from "../src/core/validate.ts";
+import { validateDump } from "../src/core/validator.ts";
 import { synthesize } from "../src/gen/synth.ts";
 import { loadDump } from "../src/io/load.ts";
 import { ap, at, model as dumpModel } from "./support/dump.ts";
@@ -13,7 +13,7 @@ import { rawRequest } from "./support/http.ts";
 import { sampleSite, type SampleSite } from "./support/site.ts";
 
 /**
- * The NetJSON NetworkGraph (src/core/netjson.ts) against the NetworkGraph schema of the NetJSON
+ * The NetJSON NetworkGraph (src/core/outputs/netjson-graph.ts) against the NetworkGraph schema of the NetJSON
  * specification (test/fixtures/netjson/), and every node and link against the rules the schema cannot
  * say (it checks only the first node) and the ones docs/api.md states.
  */

@@ -17,7 +17,7 @@ import {
   TYPED_FILES,
 } from "../src/core/routes.ts";
 import { isParseableVersion } from "../src/core/version.ts";
-import { checkDeployment, requestsFromTree } from "../src/publish/check.ts";
+import { checkDeployment, requestsFromTree } from "../src/publish/deployment.ts";
 import { parseAllRedirects } from "@netlify/redirect-parser";
 import { readExpected, PUBLIC_SAMPLE } from "./support/expected.ts";
 import { pool, rawRequest, type RawResponse } from "./support/http.ts";

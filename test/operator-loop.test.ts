@@ -5,7 +5,7 @@ import { describe, expect, it } from "vitest";
 import { build, snapshot, startPreview } from "../src/index.ts";
 import { lockOutput } from "../src/io/lock.ts";
 import { synthesize, writeSynthDump } from "../src/gen/synth.ts";
-import type { SnapshotIndex } from "../src/publish/snapshot.ts";
+import type { SnapshotIndex } from "../src/publish/archives.ts";
 import { cli, removersDone, tempDir, treeDigest } from "./support/tree.ts";
 
 /**

@@ -24,7 +24,7 @@ const { validate } = await import("../src/pipeline.ts");
 const { HOSTS } = await import("../src/hosts/index.ts");
 const { openApiDocument } = await import("../src/core/openapi.ts");
 const { DEFAULT_SETTINGS } = await import("../src/core/settings.ts");
-const { startPreview } = await import("../src/serve/preview.ts");
+const { startPreview } = await import("../src/serve/server.ts");
 
 const DUMP = `${PUBLIC_SAMPLE}dump`;
 

@@ -4,7 +4,7 @@ import path from "node:path";
 import { describe, expect, it } from "vitest";
 import { build, snapshot, startPreview } from "../src/index.ts";
 import { API_SERVED } from "../src/core/routes.ts";
-import type { SnapshotIndex } from "../src/publish/snapshot.ts";
+import type { SnapshotIndex } from "../src/publish/archives.ts";
 import { synthesize, writeSynthDump } from "../src/gen/synth.ts";
 import { cli, tempDir, treeDigest } from "./support/tree.ts";
 import { FREIFUNK_API_SETTINGS } from "./support/site.ts";

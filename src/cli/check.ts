@@ -1,7 +1,7 @@
 import type { Command } from "commander";
 import { DEFAULTS } from "../core/defaults.ts";
 import { owned } from "../io/ownership.ts";
-import { checkDeployment, formatCheck, parseBaseUrl } from "../publish/check.ts";
+import { checkDeployment, formatCheck, parseBaseUrl } from "../publish/deployment.ts";
 import { ReportedFailure, UsageError } from "./exit.ts";
 import { count } from "./options.ts";
 

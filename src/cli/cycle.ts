@@ -2,7 +2,7 @@ import { type Command, InvalidArgumentError, Option } from "commander";
 import { DEFAULTS } from "../core/defaults.ts";
 import { hostNamed, SERVER_NAMES } from "../hosts/index.ts";
 import { IMPORT_OPENNET_DEFAULTS } from "../importers/opennet/index.ts";
-import { ConfigRefusedError, cycle, type Rate } from "../live/cycle.ts";
+import { ConfigRefusedError, cycle, type Rate } from "../live/run.ts";
 import { stopped } from "./exit.ts";
 import {
   count,

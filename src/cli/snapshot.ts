@@ -1,8 +1,8 @@
 import type { Command } from "commander";
 import { DEFAULTS } from "../core/defaults.ts";
 import { snapshot } from "../pipeline.ts";
-import { snapshotState } from "../live/snapshot.ts";
-import type { SnapshotWritten } from "../publish/snapshot.ts";
+import { snapshotState } from "../live/state-snapshot.ts";
+import type { SnapshotWritten } from "../publish/archives.ts";
 import { stopped, UsageError } from "./exit.ts";
 import { megabytes, plural } from "./format.ts";
 import { count, log, quietOption, warn } from "./options.ts";

@@ -1,9 +1,9 @@
 import type { AccesspointEntry, Model, SiteEntry } from "./model.ts";
 import { rendered } from "./body.ts";
 import { pyFloat } from "./pyfloat.ts";
-import { accesspointGeoParts, instant, list, str } from "./records.ts";
+import { accesspointGeoParts, instant, list, str } from "./render-json.ts";
 import { linkFacts, siteMembers, sitePosition } from "./resources.ts";
-import type { ResolvedLink } from "./validate.ts";
+import type { ResolvedLink } from "./validator.ts";
 
 /**
  * `data_format=geojson` on the access point, link and site lists: a GeoJSON FeatureCollection (RFC

@@ -1,9 +1,9 @@
 import type { AccesspointRecord, PointRecord } from "./schema.ts";
-import { peersKey, type Dump, type ResolvedLink } from "./validate.ts";
+import { peersKey, type Dump, type ResolvedLink } from "./validator.ts";
 import { groupBy, Groups } from "./collections.ts";
 import { existedBy } from "./evidence.ts";
 import { sortByIp } from "./ip.ts";
-import { isWireless, renderAccesspoint, renderInterface } from "./records.ts";
+import { isWireless, renderAccesspoint, renderInterface } from "./render-json.ts";
 import type { Instant } from "./timestamp.ts";
 import { resolveSettings, type SiteSettings } from "./settings.ts";
 
@@ -88,7 +88,7 @@ export interface Model {
   readonly health?: CycleHealth;
 }
 
-/** What the cycle making a build says of itself (live/cycle.ts), for the metrics file (history/metrics.ts). */
+/** What the cycle making a build says of itself (live/run.ts), for the metrics file (history/metrics.ts). */
 export interface CycleHealth {
   /** the run that made the build */
   readonly run: number;

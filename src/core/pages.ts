@@ -222,7 +222,7 @@ function exampleLink(target: string): string {
   return `<a href="${html(target)}"><code>${html(shown)}</code></a>`;
 }
 
-/** What the snapshot listing needs of the snapshot index (publish/snapshot.ts). */
+/** What the snapshot listing needs of the snapshot index (publish/archives.ts). */
 export interface SnapshotListing {
   readonly snapshots: readonly {
     readonly date: string;

@@ -24,7 +24,7 @@ import {
   type FileName,
   type Rule,
 } from "./routes.ts";
-import type { ResolvedLink } from "./validate.ts";
+import type { ResolvedLink } from "./validator.ts";
 
 export interface OutputFile {
   /** path under the output root, starting with "/" */

@@ -1,8 +1,8 @@
 import type { InterfaceEntry, Model, SiteEntry } from "./model.ts";
 import { pyFloat } from "./pyfloat.ts";
-import { instant, list, str } from "./records.ts";
+import { instant, list, str } from "./render-json.ts";
 import { compareCodePoints } from "./text.ts";
-import type { ResolvedLink } from "./validate.ts";
+import type { ResolvedLink } from "./validator.ts";
 
 /**
  * Stage 4: the resources made of several records, as compact JSON in the API description's order.

@@ -1,6 +1,6 @@
 /**
  * The route table: every URL form of the API and where its answer lives under the build output.
- * It is the single source of truth for the preview server's routing (serve/preview.ts), every
+ * It is the single source of truth for the preview server's routing (serve/server.ts), every
  * host's rules (hosts/), the API root (pages.ts) and the list of requests the tests make. What a rule
  * means, for the preview and every host alike: the first matching rule wins; a query condition is a
  * literal value (compared with the decoded request value, case-sensitively) or a `:placeholder`;

@@ -1,5 +1,5 @@
 import { statusOf, type Model } from "./model.ts";
-import type { ResolvedLink } from "./validate.ts";
+import type { ResolvedLink } from "./validator.ts";
 
 /**
  * `with_redundant_site_links=0` on the link list, as the original decides it: two different sites

@@ -7,7 +7,7 @@ import { replaceFolder } from "./swap.ts";
 import type { LoadedDump, RawRecord } from "../core/input.ts";
 import { formatProblem } from "../core/problems.ts";
 import { parseInstant } from "../core/timestamp.ts";
-import { validateDump, type Dump } from "../core/validate.ts";
+import { validateDump, type Dump } from "../core/validator.ts";
 
 /** Records of a dump as the importers make them. */
 export interface DumpRecords {

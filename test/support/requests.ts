@@ -10,7 +10,7 @@ import { RULES, type Rule } from "../../src/core/routes.ts";
  * with values present in the data (including those that need literal host rules), with unknown
  * values, and with `format=api`. The tests replay them against the preview, Netlify's engine and the
  * self-hosted servers (served.ts). The live check (`check`) does not use them: it samples the requests
- * of a build's own files (src/publish/check.ts requestsFromTree).
+ * of a build's own files (src/publish/deployment.ts requestsFromTree).
  */
 export interface TableRequest {
   readonly rule: Rule;

@@ -24,7 +24,7 @@ import { cliAsync, tempDir } from "./tree.ts";
 import { freePort } from "./port.ts";
 
 export { freePort };
-import { requestsFromTree } from "../../src/publish/check.ts";
+import { requestsFromTree } from "../../src/publish/deployment.ts";
 import type { Model } from "../../src/core/model.ts";
 import { sharedBuild, type SharedName } from "./shared.ts";
 import { drawnBounds } from "./bounds.ts";

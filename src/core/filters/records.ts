@@ -17,7 +17,7 @@ import type { RouteKind } from "../routes/responses.ts";
 import { brandField, type SiteSettings } from "../settings.ts";
 import { withoutRedundantSiteLinks } from "../sitelinks.ts";
 import { compareCodePoints } from "../text.ts";
-import type { ResolvedLink } from "../validate.ts";
+import type { ResolvedLink } from "../validator.ts";
 import { isParseableVersion, versionKey } from "../version.ts";
 import { beforeValues, boundResults } from "./bounds.ts";
 

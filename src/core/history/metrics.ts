@@ -2,7 +2,7 @@ import type { TextPieces } from "../body.ts";
 import { statusOf, STATUSES, type CycleHealth, type Model } from "../model.ts";
 import { compareCodePoints } from "../text.ts";
 import { parseInstant } from "../timestamp.ts";
-import type { ResolvedLink } from "../validate.ts";
+import type { ResolvedLink } from "../validator.ts";
 
 /**
  * `/metrics` (issue 42): the network's state in the Prometheus text exposition format 0.0.4, for a
@@ -17,7 +17,7 @@ import type { ResolvedLink } from "../validate.ts";
  * Label values come from routers (firmware versions): untrusted, always escaped.
  */
 
-/** What `mesh-api cycle` tells the build about itself (live/cycle.ts); a plain build has none. */
+/** What `mesh-api cycle` tells the build about itself (live/run.ts); a plain build has none. */
 export type { CycleHealth } from "../model.ts";
 
 type Labels = readonly (readonly [name: string, value: string])[];

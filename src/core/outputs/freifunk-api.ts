@@ -5,7 +5,7 @@ import {
   freifunkApiDocument,
   type FreifunkApiInput,
   type FreifunkApiSettings,
-} from "../freifunk-api.ts";
+} from "./freifunk-api-document.ts";
 import { statusOf, type Model } from "../model.ts";
 import { UsageError } from "../problems.ts";
 import { outputRecord } from "./output.ts";

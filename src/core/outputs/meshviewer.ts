@@ -4,10 +4,10 @@ import { canonicalIp, compareIp } from "../ip.ts";
 import { bootMicros, EARLIEST_CREDIBLE } from "../evidence.ts";
 import { statusOf, type AccesspointEntry, type Model } from "../model.ts";
 import { pyFloat } from "../pyfloat.ts";
-import { str } from "../records.ts";
+import { str } from "../render-json.ts";
 import { linkFacts } from "../resources.ts";
 import { brandField } from "../settings.ts";
-import type { ResolvedLink } from "../validate.ts";
+import type { ResolvedLink } from "../validator.ts";
 import { outputRecord } from "./output.ts";
 
 /**

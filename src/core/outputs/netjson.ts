@@ -1,7 +1,7 @@
 import { z } from "zod";
 import { API } from "../base.ts";
 import { STATUSES } from "../model.ts";
-import { networkGraphBody } from "../netjson.ts";
+import { networkGraphBody } from "./netjson-graph.ts";
 import { outputRecord } from "./output.ts";
 
 /** NetJSON NetworkGraph members a graph module may fill as it likes. */

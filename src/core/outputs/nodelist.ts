@@ -4,7 +4,7 @@ import { statusOf, type AccesspointEntry, type Model } from "../model.ts";
 import { firstSeenOf } from "./meshviewer.ts";
 import { formatMicros } from "../timestamp.ts";
 import { pyFloat } from "../pyfloat.ts";
-import { str } from "../records.ts";
+import { str } from "../render-json.ts";
 import { outputRecord } from "./output.ts";
 
 /**

@@ -11,7 +11,7 @@ export const MAX_TARGET = 8192;
 
 /**
  * What a request gets, decided from the request alone and the build's routing, the same for the
- * preview (serve/preview.ts) and a host that runs code per request (hosts/): whoever serves the
+ * preview (serve/server.ts) and a host that runs code per request (hosts/): whoever serves the
  * build only looks the file up and sends it.
  *
  * - `site`: no part of the API (the map, the reference's folder, the landing page): the build's files

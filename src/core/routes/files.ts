@@ -153,7 +153,7 @@ export function isDocsPath(requestPath: string): boolean {
   return requestPath === DOCS_FOLDER.slice(0, -1) || requestPath.startsWith(DOCS_FOLDER);
 }
 
-/** The snapshots folder (publish/snapshot.ts writes it after the API) and its files, relative to it. */
+/** The snapshots folder (publish/archives.ts writes it after the API) and its files, relative to it. */
 export const SNAPSHOT_DIR = "snapshots";
 export const SNAPSHOT_FILES = {
   index: "index.json",

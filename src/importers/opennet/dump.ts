@@ -2,7 +2,7 @@ import { ACCESSPOINT_FIELDS } from "../../core/fields.ts";
 import { NETWORK_FORMAT } from "../../core/schema.ts";
 import { existedBy } from "../../core/evidence.ts";
 import { formatMicros, parseInstant } from "../../core/timestamp.ts";
-import type { Ap, Iface, LastIds, OpennetModel } from "./model.ts";
+import type { Ap, Iface, LastIds, OpennetModel } from "./opennet-model.ts";
 
 /** The model, once every source is applied, as the records of a dump. */
 

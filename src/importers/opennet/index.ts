@@ -9,7 +9,7 @@ import { modelToDump } from "./dump.ts";
 import { ImportOpennetError } from "./error.ts";
 import { changes, countsOf, retain, viewOf, type Retention } from "../../core/history/events.ts";
 import { parseInstant, type Instant } from "../../core/timestamp.ts";
-import { OpennetModel } from "./model.ts";
+import { OpennetModel } from "./opennet-model.ts";
 import { applyOlsr } from "./olsr.ts";
 import { applyOndataservice } from "./ondataservice.ts";
 import { readPrevious } from "./previous.ts";
@@ -17,7 +17,7 @@ import { applyWiki } from "./wiki.ts";
 
 export { modelToDump, type OpennetRecords } from "./dump.ts";
 export { ImportOpennetError } from "./error.ts";
-export { OpennetModel } from "./model.ts";
+export { OpennetModel } from "./opennet-model.ts";
 export { readPrevious, type PreviousState } from "./previous.ts";
 export { applyOlsr, parseTxtinfo } from "./olsr.ts";
 export { applyOndataservice } from "./ondataservice.ts";

@@ -1,6 +1,6 @@
 import { canonicalIp } from "../../core/ip.ts";
 import { located } from "./error.ts";
-import { type Ap, type Iface, OLSR_PREFIXLEN, type OpennetModel } from "./model.ts";
+import { type Ap, type Iface, OLSR_PREFIXLEN, type OpennetModel } from "./opennet-model.ts";
 
 /** The first source in the original's order, OLSR txtinfo (`/all`): it makes the access points, interfaces and links. */
 

@@ -3,7 +3,7 @@ import { WIFI_FIELDS } from "../../core/fields.ts";
 import { canonicalIp } from "../../core/ip.ts";
 import { mac, NODE_FIELDS, parseFloatPy, pyStr, truthy, WIFI_COLUMNS } from "./convert.ts";
 import { located } from "./error.ts";
-import type { Address, Ap, Iface, OpennetModel } from "./model.ts";
+import type { Address, Ap, Iface, OpennetModel } from "./opennet-model.ts";
 
 /** The third source, the ondataservice SQLite database: what the nodes report of themselves (device, firmware, interfaces, wifi). */
 

@@ -3,11 +3,11 @@ import { ACCESSPOINT_FIELDS } from "../../core/fields.ts";
 import { InvalidDumpError, UsageError } from "../../core/problems.ts";
 import { compareIp } from "../../core/ip.ts";
 import type { Instant } from "../../core/timestamp.ts";
-import { validateDump } from "../../core/validate.ts";
+import { validateDump } from "../../core/validator.ts";
 import { loadDump } from "../../io/load.ts";
 import { readCounts, readEvents } from "../../io/dump-history.ts";
 import { viewOf, type ChangeEvent, type RunCounts, type StateView } from "../../core/history/events.ts";
-import { type Iface, OpennetModel } from "./model.ts";
+import { type Iface, OpennetModel } from "./opennet-model.ts";
 
 /**
  * The state an import with memory starts from: a dump (the previous import's, or one written by

@@ -2,7 +2,7 @@ import { Parser } from "htmlparser2";
 import { canonicalIp } from "../../core/ip.ts";
 import { parseFloatPy } from "./convert.ts";
 import { located } from "./error.ts";
-import type { OpennetModel } from "./model.ts";
+import type { OpennetModel } from "./opennet-model.ts";
 
 /** The second source, the wiki's node table: what people wrote about their nodes (address, owner, antenna, position). */
 

@@ -1,7 +1,7 @@
 import { Ajv } from "ajv";
 import addFormats from "ajv-formats";
 import { FREIFUNK_API_SCHEMA, FREIFUNK_API_VERSION } from "./freifunk-api-schema.ts";
-import { UsageError } from "./problems.ts";
+import { UsageError } from "../problems.ts";
 
 export { FREIFUNK_API_SCHEMA, FREIFUNK_API_VERSION } from "./freifunk-api-schema.ts";
 

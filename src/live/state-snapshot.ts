@@ -3,7 +3,7 @@ import { LockedError, lockOutput } from "../io/lock.ts";
 import { RefusedOutputError } from "../io/ownership.ts";
 import { snapshot, type SnapshotSettings } from "../pipeline.ts";
 import type { PipelineOptions } from "../pipeline.ts";
-import type { SnapshotWritten } from "../publish/snapshot.ts";
+import type { SnapshotWritten } from "../publish/archives.ts";
 import { committed, LAYOUT } from "./state.ts";
 
 /**

@@ -1,11 +1,11 @@
-import { brandField } from "./settings.ts";
-import { compareIp } from "./ip.ts";
-import { statusOf, type AccesspointEntry, type Model, type Status } from "./model.ts";
-import { pyFloat } from "./pyfloat.ts";
-import { instant, list, str } from "./records.ts";
-import { linkFacts } from "./resources.ts";
-import type { ResolvedLink } from "./validate.ts";
-import { bodyText, rendered, type EnclosedList } from "./body.ts";
+import { brandField } from "../settings.ts";
+import { compareIp } from "../ip.ts";
+import { statusOf, type AccesspointEntry, type Model, type Status } from "../model.ts";
+import { pyFloat } from "../pyfloat.ts";
+import { instant, list, str } from "../render-json.ts";
+import { linkFacts } from "../resources.ts";
+import type { ResolvedLink } from "../validator.ts";
+import { bodyText, rendered, type EnclosedList } from "../body.ts";
 
 /**
  * `/api/v1/netjson/networkgraph.json` (and one per status): the network as a NetJSON NetworkGraph,
