@@ -1,7 +1,7 @@
 import { execFileSync } from "node:child_process";
 import { readdirSync, statSync } from "node:fs";
 import path from "node:path";
-import { requestsFromTree } from "../src/publish/check.ts";
+import { requestsFromTree } from "../src/publish/deployment.ts";
 import { build } from "../src/index.ts";
 import { netlifyRules } from "../src/hosts/netlify.ts";
 import { limitHeapGrowth } from "../src/cli/memory.ts";

@@ -1,6 +1,6 @@
 import { execFileSync } from "node:child_process";
 import { limitHeapGrowth } from "../src/cli/memory.ts";
-import { cycle } from "../src/live/cycle.ts";
+import { cycle } from "../src/live/run.ts";
 import { CYCLE_SETTINGS } from "./bench-cycle.ts";
 
 /**

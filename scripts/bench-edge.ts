@@ -2,7 +2,7 @@ import { readFileSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { pathToFileURL } from "node:url";
 import { edgeFunction, edgeToml } from "../src/hosts/netlify-edge.ts";
-import { requestsFromTree } from "../src/publish/check.ts";
+import { requestsFromTree } from "../src/publish/deployment.ts";
 
 /**
  * Netlify's edge function on one build (issue 30): the deploy's files (the function and its

@@ -5,7 +5,7 @@ import os from "node:os";
 import path from "node:path";
 import { nginxConfig } from "../src/hosts/nginx.ts";
 import { validate } from "../src/pipeline.ts";
-import { requestsFromTree } from "../src/publish/check.ts";
+import { requestsFromTree } from "../src/publish/deployment.ts";
 import { freePort } from "../test/support/port.ts";
 
 /**
