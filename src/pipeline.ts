@@ -1,10 +1,9 @@
 import { DEFAULTS } from "./core/defaults.ts";
 import { existsSync } from "node:fs";
-import { mkdir, rmdir, stat, writeFile } from "node:fs/promises";
+import { stat } from "node:fs/promises";
 import path from "node:path";
 import type { DumpSummary } from "./core/model.ts";
 import { buildModel, type Model } from "./core/model.ts";
-import { snapshotListing } from "./core/pages.ts";
 import { outputFiles, placeholderValues, type PlaceholderValues } from "./core/plan.ts";
 import { InvalidDumpError, type Problem } from "./core/problems.ts";
 import { assertOutputSettings } from "./core/outputs/option-values.ts";
@@ -12,15 +11,16 @@ import { createValidator } from "./core/validator.ts";
 import { hostReport, type HostReport, type HostWarning } from "./hosts/host.ts";
 import { HOSTS } from "./hosts/index.ts";
 import { emitTree, type EmitOptions, type EmitResult } from "./io/emit.ts";
-import { lockOutput, type OutputLock } from "./io/lock.ts";
+import { lockOutput } from "./io/lock.ts";
+import { assertNothingForeign, emptySnapshotFolder, lockBeforeWork, lockLink, unmake } from "./io/output-folder.ts";
 import { assertLinkUsable, isLink, linkLayout, sweepLink, type LinkLayout } from "./io/link.ts";
 import { loadDump } from "./io/load.ts";
 import type { CheckedDump, Handover } from "./io/write-dump.ts";
-import { assertNotLive, assertReplaceable, owned, RefusedOutputError, resolveReal, writeMarker } from "./io/ownership.ts";
+import { assertNotLive, assertReplaceable, owned, RefusedOutputError, writeMarker } from "./io/ownership.ts";
 import { API_DIR, SNAPSHOT_DIR, SNAPSHOT_FILES } from "./core/routes.ts";
 import { carriedBy, earlierOf } from "./io/earlier.ts";
 import { carrySnapshots, writeSnapshots, type SnapshotWritten } from "./publish/archives.ts";
-import { dumpEntry, foreignFiles, readBuildRecord, writeBuildRecord } from "./io/build-record.ts";
+import { dumpEntry, readBuildRecord, writeBuildRecord } from "./io/build-record.ts";
 import { copyExtra, listExtra } from "./io/extra.ts";
 import { docsAssets } from "./io/docs-assets.ts";
 import { mapAssets } from "./io/map-assets.ts";
@@ -233,82 +233,6 @@ export async function build(
     lock.release();
     if (!built && made) await unmake(made, path.dirname(path.resolve(options.out)));
   }
-}
-
-/** The snapshots folder's page before a first snapshot, so that the landing page's link answers (the snapshot writers replace it). */
-async function emptySnapshotFolder(dir: string): Promise<boolean> {
-  const page = path.join(dir, SNAPSHOT_DIR, SNAPSHOT_FILES.listing);
-  if (existsSync(page)) return false;
-  await mkdir(path.dirname(page), { recursive: true });
-  await writeFile(page, snapshotListing({ snapshots: [] }));
-  return true;
-}
-
-/**
- * The output's lock (io/lock.ts), taken before any work, so that a second build into the same output
- * is refused at once. The lock lives beside the output: a missing parent is made for it, and what was
- * made is removed again when the build fails (`unmake`), so a failed build leaves no folder.
- */
-async function lockBeforeWork(out: string, linked: boolean): Promise<{ lock: OutputLock; made?: string }> {
-  const parent = path.dirname(path.resolve(out));
-  const made = await mkdir(parent, { recursive: true });
-  try {
-    return { lock: linked ? await lockLink(out) : lockOutput(path.resolve(out), out), made };
-  } catch (err) {
-    if (made) await unmake(made, parent);
-    throw err;
-  }
-}
-
-/**
- * A writer through a symbolic link holds two locks: the link's own (`.<link>.lock` beside it: two
- * builds through the same link, each of which repoints it) and that of the folder it points at (a
- * writer naming that folder directly, io/lock.ts).
- */
-async function lockLink(out: string): Promise<OutputLock> {
-  const own = lockOutput(path.resolve(out), out, { asNamed: true });
-  let target: OutputLock;
-  try {
-    // where the link points, also when nothing is there yet
-    target = lockOutput(await resolveReal(out), out);
-  } catch (err) {
-    own.release();
-    throw err;
-  }
-  return {
-    assertHeld() {
-      own.assertHeld();
-      target.assertHeld();
-    },
-    release() {
-      target.release();
-      own.release();
-    },
-  };
-}
-
-/** The folders from `made` down to `deepest` that this build made, as far as they are still empty. */
-async function unmake(made: string, deepest: string): Promise<void> {
-  for (let dir = deepest; dir.startsWith(made); dir = path.dirname(dir))
-    if (
-      !(await rmdir(dir).then(
-        () => true,
-        () => false,
-      ))
-    )
-      return;
-}
-
-/** The swap drops whatever the old output holds; files the tool did not write are refused, never lost. */
-async function assertNothingForeign(out: string): Promise<void> {
-  if ((await owned(out).catch(() => undefined)) !== "build") return;
-  const foreign = await foreignFiles(out);
-  if (foreign.length === 0) return;
-  const named = foreign.slice(0, 3).join(", ") + (foreign.length > 3 ? ` and ${foreign.length - 3} more` : "");
-  throw new RefusedOutputError(
-    `refusing to replace ${out}: it holds ${named}, which mesh-api did not write and a new build would drop; ` +
-      `move ${foreign.length === 1 ? "it" : "them"} into a folder of your own and build with --extra <that folder>.`,
-  );
 }
 
 function* allFiles(model: Model, values: PlaceholderValues, map: MapSettings | undefined) {

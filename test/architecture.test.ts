@@ -1,6 +1,7 @@
 import { readFileSync } from "node:fs";
 import path from "node:path";
 import fg from "fast-glob";
+import ts from "typescript";
 import { describe, expect, it } from "vitest";
 import { HOST_NAMES, HOSTS } from "../src/hosts/index.ts";
 import { ROOT } from "./support/tree.ts";
@@ -153,6 +154,38 @@ function tableProblems(text: string): string[] {
   }
   return problems;
 }
+
+/** The longest function body a source file may hold, in lines (issue 43: a long function holds several jobs). */
+const MOST_LINES = 80;
+
+/** Every function of a source text whose body (from its brace to its brace) is longer than `most` lines. */
+function longFunctions(file: string, text: string, most: number): string[] {
+  const sf = ts.createSourceFile(file, text, ts.ScriptTarget.Latest, true);
+  const long: string[] = [];
+  const visit = (n: ts.Node) => {
+    if (ts.isFunctionLike(n) && "body" in n && n.body) {
+      const body = n.body as ts.Node;
+      const lines = sf.getLineAndCharacterOfPosition(body.getEnd()).line - sf.getLineAndCharacterOfPosition(body.getStart(sf)).line + 1;
+      if (lines > most) long.push(`${file}:${sf.getLineAndCharacterOfPosition(n.getStart(sf)).line + 1} (${lines} lines)`);
+    }
+    ts.forEachChild(n, visit);
+  };
+  visit(sf);
+  return long;
+}
+
+describe("the functions of src/", () => {
+  it(`are at most ${MOST_LINES} lines long, each (the body, measured with the TypeScript parser)`, () => {
+    expect(
+      files.filter((f) => !f.endsWith(".d.ts")).flatMap((f) => longFunctions(f, readFileSync(path.join(SRC, f), "utf8"), MOST_LINES)),
+    ).toEqual([]);
+  });
+
+  it("the measure finds a long one", () => {
+    const text = `export function f() {\n${"  g();\n".repeat(MOST_LINES)}}\nconst h = () => {\n  g();\n};\n`;
+    expect(longFunctions("x.ts", text, MOST_LINES)).toEqual([`x.ts:1 (${MOST_LINES + 2} lines)`]);
+  });
+});
 
 describe("docs/development.md's layer table", () => {
   const doc = readFileSync(path.join(ROOT, "docs/development.md"), "utf8");

@@ -74,33 +74,35 @@ interface Endpoint {
 }
 
 /** The API's endpoints with one example each that this build answers, omitted when the network has no such item. */
+/** A list's examples: the list, its status filter and each filter whose record has an example in this network. */
+function listed(model: Model, kind: RouteKind): string[] {
+  const list = LISTS.find((l) => l.kind === kind)!;
+  const filters = FILTERS.filter((f) => f.resource === list.resource).flatMap((f) => {
+    const value = f.example?.(model);
+    return value === undefined ? [] : [urlFor(kind, { [f.param]: value })];
+  });
+  return [urlFor(kind), ...(list.status ? [urlFor(kind, { [STATUS.param]: STATUS.example })] : []), ...filters];
+}
+
+/** Examples made of a value the network may lack: none without it. */
+const when = <T>(value: T | null | undefined, make: (v: T) => string[]) => (value === undefined || value === null ? [] : make(value));
+
+/** A landing page row: the path form as the page shows it (each placeholder as <name>, or as `shown` spells it), what it answers, examples. */
+const row = (kind: RouteKind, about: string, examples: string[], shown: Record<string, string> = {}): Endpoint => ({
+  template: pathFormsOf(kind)[0].replace(/:([a-z]+)/g, (_, name: string) => shown[name] ?? `<${name}>`),
+  about,
+  examples,
+});
+
 export function landingExamples(model: Model): Endpoint[] {
   const ap = model.accesspoints[0];
   const addresses = [...model.interfaceByAddress.keys()];
   const address = addresses.find((a) => !a.includes(":")) ?? addresses[0];
-  // A list's examples: the list, its status filter and each filter whose record has an example in this network.
-  const listed = (kind: RouteKind): string[] => {
-    const list = LISTS.find((l) => l.kind === kind)!;
-    const filters = FILTERS.filter((f) => f.resource === list.resource).flatMap((f) => {
-      const value = f.example?.(model);
-      return value === undefined ? [] : [urlFor(kind, { [f.param]: value })];
-    });
-    return [urlFor(kind), ...(list.status ? [urlFor(kind, { [STATUS.param]: STATUS.example })] : []), ...filters];
-  };
   const link = model.links[0];
   const peers = model.linkByPeers.keys().next().value;
   const site = model.sites[0];
-  const when = <T>(value: T | null | undefined, make: (v: T) => string[]) => (value === undefined || value === null ? [] : make(value));
-  // A path form as the page shows it: each placeholder as <name>, or as `shown` spells it (a link's key is its id or its peers).
-  const form = (kind: RouteKind, shown: Record<string, string> = {}) =>
-    pathFormsOf(kind)[0].replace(/:([a-z]+)/g, (_, name: string) => shown[name] ?? `<${name}>`);
-  const row = (kind: RouteKind, about: string, examples: string[], shown?: Record<string, string>) => ({
-    template: form(kind, shown),
-    about,
-    examples,
-  });
   return [
-    row("accesspoint-list", "all access points", listed("accesspoint-list")),
+    row("accesspoint-list", "all access points", listed(model, "accesspoint-list")),
     row(
       "accesspoint-detail",
       "one access point, by its main_ip or main_ipv6",
@@ -125,7 +127,7 @@ export function landingExamples(model: Model): Endpoint[] {
       ),
     ),
     ...OUTPUT_ROUTES.filter((r) => r.about !== undefined && r.beside === undefined).map((r) => row(r.kind, r.about!, [urlFor(r.kind)])),
-    row("interface-list", "all interfaces", listed("interface-list")),
+    row("interface-list", "all interfaces", listed(model, "interface-list")),
     row(
       "interface-detail",
       "the interface that holds an address (IPv4 or IPv6)",
@@ -136,7 +138,7 @@ export function landingExamples(model: Model): Endpoint[] {
       "the access point of that interface",
       when(address, (a) => [urlFor("interface-accesspoint", { ip: a })]),
     ),
-    row("link-list", "all links", listed("link-list")),
+    row("link-list", "all links", listed(model, "link-list")),
     row(
       "link-detail",
       "one link, by its id",
@@ -151,7 +153,7 @@ export function landingExamples(model: Model): Endpoint[] {
         key: "<ip_a>-<ip_b>",
       },
     ),
-    row("site-list", "all sites", listed("site-list")),
+    row("site-list", "all sites", listed(model, "site-list")),
     row(
       "site-detail",
       "one site, by its id",

@@ -109,6 +109,91 @@ function table(db: SqlDatabase, name: string, columns: readonly Column[], key: s
 }
 
 /** The database's bytes: the same for the same network, seed and step (sql.js's SQLite writes its pages in a fixed way). */
+/** Where a row stands: the step, the seed and the instant of its database update. */
+interface RowAt {
+  readonly step: number;
+  readonly seed: number;
+  readonly update: number;
+}
+
+/** An access point's row of the nodes table, as the firmware reports it. */
+function nodeRow(ap: SynthDump["accesspoints"][number], i: number, { step, seed, update }: RowAt): Record<string, Value> {
+  const main = String(ap.main_ip);
+  const loads = [ap.system_load_1min, ap.system_load_5min, ap.system_load_15min].map((l) => Number(l).toFixed(2));
+  return {
+    originator: main,
+    mainip: main,
+    sys_ver: str(ap.system_kernel),
+    sys_board: str(ap.device_board),
+    sys_cpu: str(ap.device_cpu),
+    sys_mem: Number(ap.device_memory_available),
+    sys_uptime: `${Number(ap.system_uptime) + step * STEP_SECONDS}.${String(Math.floor(unit(seed, i, 22) * 100)).padStart(2, "0")}`,
+    sys_load: loads.join(" "),
+    sys_free: Number(ap.device_memory_free),
+    sys_watchdog: flag(ap.system_watchdog_enabled),
+    sys_os_type: "OpenWrt",
+    sys_os_name: str(ap.firmware_release_name),
+    sys_os_rel: "23.05.3",
+    sys_os_ver: "r23809-234f1a2efa",
+    sys_os_arc: ap.device_board === "ramips" ? "mipsel_24kc" : "mips_24kc",
+    sys_os_insttime: seconds(ap.firmware_install_timestamp),
+    // a version the dump lacks is sent empty, which the importer keeps as ""
+    on_core_ver: str(ap.mesh_version),
+    on_core_insttime: seconds(ap.firmware_install_timestamp),
+    on_packages: "on-openvpn on-monitoring",
+    on_id: str(ap.mesh_id),
+    on_olsrd_status: ap.olsrd_running === true ? "1" : "0",
+    on_olsrd_mainip: main,
+    on_vpn_cn: `${str(ap.mesh_id)}.aps.on`,
+    on_vpn_status: unit(seed, i, 23) < 0.5 ? 1 : 0,
+    on_vpn_autosearch: 1,
+    on_vpn_sort: "etx",
+    on_ipv6_mainip: str(ap.main_ipv6),
+    db_time: new Date(update * 1000).toUTCString(),
+    db_epoch: update,
+    db_ver: "0.2",
+    db_update: update,
+  };
+}
+
+/** An interface's row of the ifaces table. */
+function ifaceRow(main: string, f: SynthIface, { step, seed, update }: RowAt): Record<string, Value> {
+  const wifi = f.wifi;
+  const bytes = (k: number) => Math.floor(unit(seed, f.id, k) * 2 ** 31) + step * 1_000_000;
+  return {
+    originator: main,
+    mainip: main,
+    if_name: f.if_name,
+    if_hwaddr: str(f.if_hwaddress),
+    ip_label: f.if_name,
+    ip_addr: f.addresses.map((a) => `${a.address}/${a.netmask_prefixlen}`).join(" "),
+    on_networks: f.addresses.some((a) => a.address === main) ? `on_${f.if_name}` : "lan",
+    on_zones: f.addresses.some((a) => a.address === main) ? "opennet" : "lan",
+    on_olsr: f.addresses.some((a) => a.address === main) ? 1 : 0,
+    ifstat_rx_bytes: bytes(24),
+    ifstat_tx_bytes: bytes(25),
+    ...(wifi === null
+      ? {}
+      : {
+          wlan_essid: str(wifi.wifi_ssid),
+          wlan_apmac: str(wifi.wifi_bssid),
+          wlan_type: str(wifi.wifi_driver),
+          wlan_hwmode: str(wifi.wifi_hwmode),
+          wlan_mode: FIRMWARE_MODES[str(wifi.wifi_mode)] ?? "Master",
+          wlan_channel: str(wifi.wifi_channel),
+          wlan_freq: ghz(wifi.wifi_freq),
+          wlan_txpower: str(wifi.wifi_transmit_power),
+          wlan_signal: str(wifi.wifi_signal),
+          wlan_noise: str(wifi.wifi_noise),
+          wlan_bitrate: String(Number(wifi.wifi_bitrate)),
+          wlan_crypt: "none",
+          wlan_vaps: wifi.wifi_vaps_enabled === true ? "1" : "0",
+        }),
+    db_ver: "0.2",
+    db_update: update,
+  };
+}
+
 export async function ondataserviceDb(dump: SynthDump, step: number, seed = 1): Promise<Uint8Array> {
   assertStep(step);
   const takenAt = Math.floor(Date.parse(String(dump.network.taken_at)) / 1000) + step * STEP_SECONDS;
@@ -117,79 +202,9 @@ export async function ondataserviceDb(dump: SynthDump, step: number, seed = 1): 
   dump.accesspoints.forEach((ap, i) => {
     // the dump's access points with device fields are those that report
     if (ap.device_board === undefined) return;
-    const main = String(ap.main_ip);
     const update = takenAt - Math.floor(unit(seed, i, 21) * 300);
-    const loads = [ap.system_load_1min, ap.system_load_5min, ap.system_load_15min].map((l) => Number(l).toFixed(2));
-    nodes.push({
-      originator: main,
-      mainip: main,
-      sys_ver: str(ap.system_kernel),
-      sys_board: str(ap.device_board),
-      sys_cpu: str(ap.device_cpu),
-      sys_mem: Number(ap.device_memory_available),
-      sys_uptime: `${Number(ap.system_uptime) + step * STEP_SECONDS}.${String(Math.floor(unit(seed, i, 22) * 100)).padStart(2, "0")}`,
-      sys_load: loads.join(" "),
-      sys_free: Number(ap.device_memory_free),
-      sys_watchdog: flag(ap.system_watchdog_enabled),
-      sys_os_type: "OpenWrt",
-      sys_os_name: str(ap.firmware_release_name),
-      sys_os_rel: "23.05.3",
-      sys_os_ver: "r23809-234f1a2efa",
-      sys_os_arc: ap.device_board === "ramips" ? "mipsel_24kc" : "mips_24kc",
-      sys_os_insttime: seconds(ap.firmware_install_timestamp),
-      // a version the dump lacks is sent empty, which the importer keeps as ""
-      on_core_ver: str(ap.mesh_version),
-      on_core_insttime: seconds(ap.firmware_install_timestamp),
-      on_packages: "on-openvpn on-monitoring",
-      on_id: str(ap.mesh_id),
-      on_olsrd_status: ap.olsrd_running === true ? "1" : "0",
-      on_olsrd_mainip: main,
-      on_vpn_cn: `${str(ap.mesh_id)}.aps.on`,
-      on_vpn_status: unit(seed, i, 23) < 0.5 ? 1 : 0,
-      on_vpn_autosearch: 1,
-      on_vpn_sort: "etx",
-      on_ipv6_mainip: str(ap.main_ipv6),
-      db_time: new Date(update * 1000).toUTCString(),
-      db_epoch: update,
-      db_ver: "0.2",
-      db_update: update,
-    });
-    for (const f of ap.interfaces as SynthIface[]) {
-      const wifi = f.wifi;
-      const bytes = (k: number) => Math.floor(unit(seed, f.id, k) * 2 ** 31) + step * 1_000_000;
-      ifaces.push({
-        originator: main,
-        mainip: main,
-        if_name: f.if_name,
-        if_hwaddr: str(f.if_hwaddress),
-        ip_label: f.if_name,
-        ip_addr: f.addresses.map((a) => `${a.address}/${a.netmask_prefixlen}`).join(" "),
-        on_networks: f.addresses.some((a) => a.address === main) ? `on_${f.if_name}` : "lan",
-        on_zones: f.addresses.some((a) => a.address === main) ? "opennet" : "lan",
-        on_olsr: f.addresses.some((a) => a.address === main) ? 1 : 0,
-        ifstat_rx_bytes: bytes(24),
-        ifstat_tx_bytes: bytes(25),
-        ...(wifi === null
-          ? {}
-          : {
-              wlan_essid: str(wifi.wifi_ssid),
-              wlan_apmac: str(wifi.wifi_bssid),
-              wlan_type: str(wifi.wifi_driver),
-              wlan_hwmode: str(wifi.wifi_hwmode),
-              wlan_mode: FIRMWARE_MODES[str(wifi.wifi_mode)] ?? "Master",
-              wlan_channel: str(wifi.wifi_channel),
-              wlan_freq: ghz(wifi.wifi_freq),
-              wlan_txpower: str(wifi.wifi_transmit_power),
-              wlan_signal: str(wifi.wifi_signal),
-              wlan_noise: str(wifi.wifi_noise),
-              wlan_bitrate: String(Number(wifi.wifi_bitrate)),
-              wlan_crypt: "none",
-              wlan_vaps: wifi.wifi_vaps_enabled === true ? "1" : "0",
-            }),
-        db_ver: "0.2",
-        db_update: update,
-      });
-    }
+    nodes.push(nodeRow(ap, i, { step, seed, update }));
+    for (const f of ap.interfaces as SynthIface[]) ifaces.push(ifaceRow(String(ap.main_ip), f, { step, seed, update }));
   });
   const initSqlJs = createRequire(import.meta.url)("sql.js") as InitSqlJs;
   const SQL = await initSqlJs();

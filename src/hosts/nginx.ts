@@ -164,6 +164,22 @@ function serverBlock(table: compiled.ServerTable, values: PlaceholderValues | un
     "}",
     "",
     ...table.data.flatMap((name) => keyLocation(table, name, values)),
+    ...emptyAnswers(),
+    "",
+    "# Everything else: the build's files as a static host serves them; host and hidden files are not content.",
+    "location / {",
+    ...STATIC,
+    HIDDEN_FILES,
+    "}",
+    "# The site's files with a type of their own.",
+    ...SERVED.typed.flatMap(typedLocation),
+    ...methodAnswers(),
+  ];
+}
+
+/** The JSON 404 and the empty bodies of a redirect and of a refused method, with the API's headers. */
+function emptyAnswers(): string[] {
+  return [
     "# The JSON 404 and the empty body of a redirect, with the API's headers.",
     `location = ${LOC.missing} {`,
     "  internal;",
@@ -182,14 +198,12 @@ function serverBlock(table: compiled.ServerTable, values: PlaceholderValues | un
     '  default_type "";',
     '  return 200 "";',
     "}",
-    "",
-    "# Everything else: the build's files as a static host serves them; host and hidden files are not content.",
-    "location / {",
-    ...STATIC,
-    HIDDEN_FILES,
-    "}",
-    "# The site's files with a type of their own.",
-    ...SERVED.typed.flatMap(typedLocation),
+  ];
+}
+
+/** Methods other than GET, HEAD and OPTIONS: 405 on what exists, a redirect or 404 as for GET; the 404 page itself. */
+function methodAnswers(): string[] {
+  return [
     `location = ${LOC.method} {`,
     "  internal;",
     `  error_page 404 ${LOC.missing};`,

@@ -72,24 +72,29 @@ export function metricsBody(model: Model, health?: CycleHealth): TextPieces {
 
 function* metricLines(model: Model, health: CycleHealth | undefined): Generator<string> {
   const at = model.takenAt;
-  const apStatus = (ap: Model["accesspoints"][number]) => statusOf(ap.lastseen_timestamp, at);
-  const linkStatus = (l: ResolvedLink) => statusOf(l.timestamp, at);
-
   yield* family(
     "mesh_data_timestamp_seconds",
     "gauge",
     "The instant of the data (taken_at), in seconds since the Unix epoch.",
     at === null ? [] : [[[], at.micros / SECOND]],
   );
+  yield* countFamilies(model);
+  yield* accesspointFamilies(model);
+  yield* linkFamilies(model);
+  if (health !== undefined) yield* cycleFamilies(health);
+}
 
-  // The counts: by status (the API's rule at the data's instant) and by firmware version.
-  const tally = <T>(items: readonly T[], of: (item: T) => string) => {
-    const n = new Map<string, number>();
-    for (const item of items) n.set(of(item), (n.get(of(item)) ?? 0) + 1);
-    return n;
-  };
-  const apCounts = tally(model.accesspoints, apStatus);
-  const linkCounts = tally(model.links, linkStatus);
+/** How many of each, by the key `of` gives. */
+function tally<T>(items: readonly T[], of: (item: T) => string): Map<string, number> {
+  const n = new Map<string, number>();
+  for (const item of items) n.set(of(item), (n.get(of(item)) ?? 0) + 1);
+  return n;
+}
+
+/** The counts: by status (the API's rule at the data's instant) and by firmware version. */
+function* countFamilies(model: Model): Generator<string> {
+  const apCounts = tally(model.accesspoints, (ap) => statusOf(ap.lastseen_timestamp, model.takenAt));
+  const linkCounts = tally(model.links, (l) => statusOf(l.timestamp, model.takenAt));
   yield* family(
     "mesh_accesspoints",
     "gauge",
@@ -109,15 +114,18 @@ function* metricLines(model: Model, health: CycleHealth | undefined): Generator<
     'Access points by firmware version (mesh_version); "" (no label in Prometheus) for those without one.',
     [...versions].sort(([a], [b]) => compareCodePoints(a, b)).map(([version, n]): Sample => [[["mesh_version", version]], n]),
   );
+}
 
-  // Each access point, by main_ip.
+/** Each access point, by main_ip. */
+function* accesspointFamilies(model: Model): Generator<string> {
+  const at = model.takenAt;
   yield* family(
     "mesh_accesspoint_status",
     "gauge",
     "1 for the access point's status at the data's instant, 0 for the other two.",
     (function* (): Generator<Sample> {
       for (const ap of model.accesspoints) {
-        const status = apStatus(ap);
+        const status = statusOf(ap.lastseen_timestamp, at);
         for (const s of STATUSES)
           yield [
             [
@@ -137,32 +145,31 @@ function* metricLines(model: Model, health: CycleHealth | undefined): Generator<
       at === null || ap.lastseen_timestamp === null ? null : (at.micros - ap.lastseen_timestamp.micros) / SECOND,
     ),
   );
-  yield* family(
-    "mesh_accesspoint_system_uptime_seconds",
-    "gauge",
-    "The access point's uptime (system_uptime) as it last reported it.",
-    perAccesspoint(model, (ap) => ap.system_uptime),
-  );
-  yield* family(
-    "mesh_accesspoint_system_load_1min",
-    "gauge",
-    "The access point's load average over one minute (system_load_1min) as it last reported it.",
-    perAccesspoint(model, (ap) => ap.system_load_1min),
-  );
-  yield* family(
-    "mesh_accesspoint_device_memory_available",
-    "gauge",
-    "The access point's memory (device_memory_available) as it last reported it, in the firmware's unit (the API does not state it; Opennet's values read as kilobytes).",
-    perAccesspoint(model, (ap) => ap.device_memory_available),
-  );
-  yield* family(
-    "mesh_accesspoint_device_memory_free",
-    "gauge",
-    "The access point's free memory (device_memory_free) as it last reported it, in the firmware's unit (the API does not state it; Opennet's values read as kilobytes).",
-    perAccesspoint(model, (ap) => ap.device_memory_free),
-  );
+  for (const [name, help, value] of REPORTED) yield* family(name, "gauge", help, perAccesspoint(model, value));
+}
 
-  // Each link, by id, with its ends' access points in the link's endpoint order.
+/** What an access point last reported, as a family each: name, HELP, value. */
+const REPORTED: readonly (readonly [string, string, (ap: Model["accesspoints"][number]) => number | null])[] = [
+  ["mesh_accesspoint_system_uptime_seconds", "The access point's uptime (system_uptime) as it last reported it.", (ap) => ap.system_uptime],
+  [
+    "mesh_accesspoint_system_load_1min",
+    "The access point's load average over one minute (system_load_1min) as it last reported it.",
+    (ap) => ap.system_load_1min,
+  ],
+  [
+    "mesh_accesspoint_device_memory_available",
+    "The access point's memory (device_memory_available) as it last reported it, in the firmware's unit (the API does not state it; Opennet's values read as kilobytes).",
+    (ap) => ap.device_memory_available,
+  ],
+  [
+    "mesh_accesspoint_device_memory_free",
+    "The access point's free memory (device_memory_free) as it last reported it, in the firmware's unit (the API does not state it; Opennet's values read as kilobytes).",
+    (ap) => ap.device_memory_free,
+  ],
+];
+
+/** Each link, by id, with its ends' access points in the link's endpoint order. */
+function* linkFamilies(model: Model): Generator<string> {
   yield* family(
     "mesh_link_quality",
     "gauge",
@@ -181,9 +188,10 @@ function* metricLines(model: Model, health: CycleHealth | undefined): Generator<
       }
     })(),
   );
+}
 
-  // The cycle that made the build (mesh-api cycle), from its record.
-  if (health === undefined) return;
+/** The cycle that made the build (mesh-api cycle), from its record. */
+function* cycleFamilies(health: CycleHealth): Generator<string> {
   yield* family("mesh_cycle_runs_total", "counter", "Good runs of mesh-api cycle on this state, this one included.", [[[], health.run]]);
   yield* family(
     "mesh_cycle_source_last_import_timestamp_seconds",
@@ -191,8 +199,8 @@ function* metricLines(model: Model, health: CycleHealth | undefined): Generator<
     "The instant (taken_at) of the run that last imported each source, in seconds since the Unix epoch.",
     [...health.sources]
       .sort((a, b) => compareCodePoints(a.source, b.source))
-      .flatMap(({ source, at: instant }): Sample[] => {
-        const i = parseInstant(instant);
+      .flatMap(({ source, at }): Sample[] => {
+        const i = parseInstant(at);
         return typeof i === "string" ? [] : [[[["source", source]], i.micros / SECOND]];
       }),
   );
