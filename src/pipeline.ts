@@ -236,7 +236,8 @@ export async function build(
 }
 
 function* allFiles(model: Model, values: PlaceholderValues, map: MapSettings | undefined) {
-  yield* outputFiles(model, { map });
+  // the values validate found: the layout is the dump's, not recomputed for the model with what the outputs carry
+  yield* outputFiles(model, { map }, values);
   yield* mapAssets();
   yield* docsAssets();
   for (const host of HOSTS) yield* host.files(values);

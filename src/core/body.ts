@@ -69,6 +69,15 @@ function* textPieces(text: Iterable<string>): Generator<Buffer> {
 }
 
 /** A body's whole text: for small bodies and tests; the build writes the pieces. */
+/** A text made only when it is written: a pass that wants the paths alone (the layout's) never makes it. */
+export const later = (make: () => string): TextPieces => ({
+  text: {
+    *[Symbol.iterator]() {
+      yield make();
+    },
+  },
+});
+
 export function bodyText(body: Body): string {
   return Buffer.concat([...bodyPieces(body)]).toString("utf8");
 }

@@ -37,8 +37,12 @@ export interface OutputFile {
  * table's templates name (fileFor). A generator, so the caller writes as it goes instead of holding
  * every body. Host files (rules, error pages) are the hosts' business, not the plan's.
  */
-export function* outputFiles(model: Model, settings: { readonly map?: MapSettings } = {}): Generator<OutputFile> {
-  const values = placeholderValues(model);
+export function* outputFiles(
+  model: Model,
+  settings: { readonly map?: MapSettings } = {},
+  // the values validate found for this dump, when the model has since been given what the outputs carry
+  values: PlaceholderValues = placeholderValues(model),
+): Generator<OutputFile> {
   const routing = aliasesBody(values, model.settings.defaultStatus);
   for (const file of flatFiles(model, settings, routing)) yield { path: placeFile(file.path, values.layout), body: file.body };
 }

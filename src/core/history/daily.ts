@@ -1,4 +1,4 @@
-import { bodyText, type Body } from "../body.ts";
+import { bodyText, later, type Body } from "../body.ts";
 
 /**
  * The topology by day (issue 42): the NetJSON NetworkGraph of the first run of each UTC day of the
@@ -152,11 +152,18 @@ export function* dayFiles(
   for (const d of days) {
     let hasDiff = true;
     if (fresh && d.day === today.day) {
-      const text = bodyText(todayGraph());
-      yield { file: "netjsonDay", day: d.day, body: text };
+      // Made when written, once: a pass that wants the paths alone renders no graph.
+      let text: string | undefined;
+      const graph = () => (text ??= bodyText(todayGraph()));
+      const dayBefore = d.since;
+      yield { file: "netjsonDay", day: d.day, body: later(graph) };
       // The first day of a history compares with an empty network: everything was added (as netdiff answers).
-      const since = d.since === null ? emptyLike(JSON.parse(text) as Graph) : (JSON.parse(bodyText(carried.graph(d.since))) as Graph);
-      yield { file: "netjsonDiff", day: d.day, body: JSON.stringify(netdiff(since, JSON.parse(text) as Graph)) };
+      const diff = () => {
+        const now = JSON.parse(graph()) as Graph;
+        const since = dayBefore === null ? emptyLike(now) : (JSON.parse(bodyText(carried.graph(dayBefore))) as Graph);
+        return JSON.stringify(netdiff(since, now));
+      };
+      yield { file: "netjsonDiff", day: d.day, body: later(diff) };
     } else {
       yield { file: "netjsonDay", day: d.day, body: carried.graph(d.day) };
       const diff = carried.diff(d.day);

@@ -6,6 +6,7 @@ import { DEFAULT_RETENTION } from "../history/events.ts";
 import { COUNTS_FILE, EVENTS_FILE, parseCounts, parseEvents } from "../history/lines.ts";
 import { atomFeed, ChangeList, changesBody, eventsByAccesspoint } from "../history/render.ts";
 import { statusPage } from "../history/status-page.ts";
+import { later } from "../body.ts";
 import type { Model } from "../model.ts";
 import { networkGraphBody } from "./netjson-graph.ts";
 import { NetworkGraph } from "./netjson.ts";
@@ -73,7 +74,7 @@ async function carriedDays(earlier: Earlier, windowDays: number): Promise<Carrie
 
 /** An Atom feed whose `updated`, without entries, is an instant that does not move from run to run (a quiet feed keeps its bytes). */
 const feed = (places: Places, title: string, self: string, about: string, events: readonly ChangeEvent[], since: string | undefined) =>
-  atomFeed({ title, self, about, updated: since ?? "1970-01-01T00:00:00Z" }, events, places.url);
+  later(() => atomFeed({ title, self, about, updated: since ?? "1970-01-01T00:00:00Z" }, events, places.url));
 
 export const HISTORY = outputGroup({
   kind: "history",
@@ -191,7 +192,7 @@ export const HISTORY = outputGroup({
     const byAccesspoint = eventsByAccesspoint(events);
     for (const [ip, a] of model.accesspointByIp) {
       const mine = byAccesspoint.get(a.main_ip) ?? [];
-      yield { file: "accesspointChanges", values: { ip }, body: changesBody(mine, places.url) };
+      yield { file: "accesspointChanges", values: { ip }, body: mine.length === 0 ? "[]" : later(() => changesBody(mine, places.url)) };
       if (ip === a.main_ip) {
         const self = places.file("accesspointFeed", { ip });
         const about = places.url("accesspoint-changes", { ip });
