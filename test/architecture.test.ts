@@ -181,6 +181,12 @@ describe("the functions of src/", () => {
     ).toEqual([]);
   });
 
+  it("live in files of names of their own: no two source files share a name (a folder's index.ts aside)", () => {
+    const byName = new Map<string, string[]>();
+    for (const f of files) if (path.basename(f) !== "index.ts") byName.set(path.basename(f), [...(byName.get(path.basename(f)) ?? []), f]);
+    expect([...byName.values()].filter((fs) => fs.length > 1)).toEqual([]);
+  });
+
   it("the measure finds a long one", () => {
     const text = `export function f() {\n${"  g();\n".repeat(MOST_LINES)}}\nconst h = () => {\n  g();\n};\n`;
     expect(longFunctions("x.ts", text, MOST_LINES)).toEqual([`x.ts:1 (${MOST_LINES + 2} lines)`]);
