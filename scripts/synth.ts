@@ -4,8 +4,8 @@ import { SYNTH_MAX_APS, synthesize, writeSynthDump } from "../src/gen/synth.ts";
 import { constants } from "node:os";
 import { RAW_FILES, assertRawReplaceable, writeRawFolder } from "../src/gen/raw-folder.ts";
 import { RAW_MAX_STEP } from "../src/gen/raw.ts";
-import { exitOnInterrupt } from "../src/io/interrupt.ts";
-import { assertReplaceable, RefusedOutputError } from "../src/io/ownership.ts";
+import { exitOnInterrupt } from "../src/io/write/interrupt.ts";
+import { assertReplaceable, RefusedOutputError } from "../src/io/write/ownership.ts";
 
 /**
  * npm run synth -- --aps N [--seed S] [--out DIR] [--raw DIR [--step K]]

@@ -1,6 +1,6 @@
 /** The library: what the command line uses, for scripts that build, check or serve from code. */
 export { build, snapshot, validate, type BuildResult, type SnapshotSettings, type ValidateResult } from "./pipeline.ts";
-export type { DumpSummary } from "./core/model.ts";
+export type { DumpSummary } from "./core/model/model.ts";
 export { formatProblem, InvalidDumpError, type Problem } from "./core/problems.ts";
 export { parseRequest, resolve, RULES, type Rule } from "./core/routes.ts";
 export type { ConfigOptions, Host, HostReport, HostWarning } from "./hosts/host.ts";

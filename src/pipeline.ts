@@ -2,31 +2,31 @@ import { DEFAULTS } from "./core/defaults.ts";
 import { existsSync } from "node:fs";
 import { stat } from "node:fs/promises";
 import path from "node:path";
-import type { DumpSummary } from "./core/model.ts";
-import { buildModel, type Model } from "./core/model.ts";
+import type { DumpSummary } from "./core/model/model.ts";
+import { buildModel, type Model } from "./core/model/model.ts";
 import { outputFiles, placeholderValues, type PlaceholderValues } from "./core/plan.ts";
 import { InvalidDumpError, type Problem } from "./core/problems.ts";
 import { assertOutputSettings } from "./core/outputs/option-values.ts";
-import { createValidator } from "./core/validator.ts";
+import { createValidator } from "./core/model/validator.ts";
 import { hostReport, type HostReport, type HostWarning } from "./hosts/host.ts";
 import { HOSTS } from "./hosts/index.ts";
-import { emitTree, type EmitOptions, type EmitResult } from "./io/emit.ts";
-import { lockOutput } from "./io/lock.ts";
-import { assertNothingForeign, emptySnapshotFolder, lockBeforeWork, lockLink, unmake } from "./io/output-folder.ts";
-import { assertLinkUsable, isLink, linkLayout, sweepLink, type LinkLayout } from "./io/link.ts";
-import { loadDump } from "./io/load.ts";
-import type { CheckedDump, Handover } from "./io/write-dump.ts";
-import { assertNotLive, assertReplaceable, owned, RefusedOutputError, writeMarker } from "./io/ownership.ts";
+import { emitTree, type EmitOptions, type EmitResult } from "./io/write/emit.ts";
+import { lockOutput } from "./io/write/lock.ts";
+import { assertNothingForeign, emptySnapshotFolder, lockBeforeWork, lockLink, unmake } from "./io/write/output-folder.ts";
+import { assertLinkUsable, isLink, linkLayout, sweepLink, type LinkLayout } from "./io/write/link.ts";
+import { loadDump } from "./io/read/load.ts";
+import type { CheckedDump, Handover } from "./io/write/write-dump.ts";
+import { assertNotLive, assertReplaceable, owned, RefusedOutputError, writeMarker } from "./io/write/ownership.ts";
 import { API_DIR, SNAPSHOT_DIR, SNAPSHOT_FILES } from "./core/routes.ts";
-import { carriedBy, earlierOf } from "./io/earlier.ts";
+import { carriedBy, earlierOf } from "./io/read/earlier.ts";
 import { carrySnapshots, writeSnapshots, type SnapshotWritten } from "./publish/archives.ts";
-import { dumpEntry, readBuildRecord, writeBuildRecord } from "./io/build-record.ts";
-import { copyExtra, listExtra } from "./io/extra.ts";
-import { docsAssets } from "./io/docs-assets.ts";
-import { mapAssets } from "./io/map-assets.ts";
-import type { MapSettings } from "./core/map.ts";
+import { dumpEntry, readBuildRecord, writeBuildRecord } from "./io/write/build-record.ts";
+import { copyExtra, listExtra } from "./io/write/extra.ts";
+import { docsAssets } from "./io/write/docs-assets.ts";
+import { mapAssets } from "./io/write/map-assets.ts";
+import type { MapSettings } from "./core/documents/map.ts";
 import type { SiteSettings } from "./core/settings.ts";
-import type { CycleHealth } from "./core/model.ts";
+import type { CycleHealth } from "./core/model/model.ts";
 
 /** The library API: load -> validate -> model -> plan -> emit, one call per command. */
 
@@ -60,7 +60,7 @@ export interface SettingsOptions {
   readonly settings?: Partial<SiteSettings>;
 }
 
-/** The dump at `data` as the import that has just written it validated it (io/write-dump.ts): not read again. */
+/** The dump at `data` as the import that has just written it validated it (io/write/write-dump.ts): not read again. */
 export interface CheckedOption {
   readonly checked?: Handover<CheckedDump>;
 }
@@ -135,7 +135,7 @@ export interface SnapshotSettings {
  * files written. Throws RefusedOutputError before any work when `out` is not ours to replace or holds
  * files the build did not write, and InvalidDumpError, leaving `out` untouched, on bad input.
  *
- * An `out` that is a symbolic link is served through it (io/link.ts): the build goes into a new folder
+ * An `out` that is a symbolic link is served through it (io/write/link.ts): the build goes into a new folder
  * beside the link's target, `<link name>.<n>`, and the link is pointed at it in one rename; the build
  * served until then stays, older builds of that name go. A folder `out` is replaced as a whole.
  */
@@ -148,9 +148,9 @@ export async function build(
     map?: MapSettings;
     /** the build whose snapshots are carried forward (default: `out`, the output being replaced); `cycle` builds into a new folder */
     carry?: string;
-    /** "background": the previous output is removed by a detached process after the swap (io/swap.ts); the command line's choice */
+    /** "background": the previous output is removed by a detached process after the swap (io/write/swap.ts); the command line's choice */
     removeOld?: EmitOptions["removeOld"];
-    /** a recyclable output (io/emit.ts), started from an earlier one no longer served: `cycle`'s choice */
+    /** a recyclable output (io/write/emit.ts), started from an earlier one no longer served: `cycle`'s choice */
     recycle?: EmitOptions["recycle"];
     /** the health of the cycle making the build, for the metrics file (core/history/metrics.ts); a plain build has none */
     health?: CycleHealth;

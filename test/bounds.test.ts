@@ -2,7 +2,7 @@ import fc from "fast-check";
 import { afterAll, describe, expect, it } from "vitest";
 import { startPreview, type Preview } from "../src/index.ts";
 import { urlFor } from "../src/core/routes.ts";
-import { compareVersionKeys, isParseableVersion, versionKey, versionsAtMost } from "../src/core/version.ts";
+import { compareVersionKeys, isParseableVersion, versionKey, versionsAtMost } from "../src/core/values/version.ts";
 import { boundMembers, drawnBounds } from "./support/bounds.ts";
 import { pool, rawRequest } from "./support/http.ts";
 import { sharedBuild, type SharedName } from "./support/shared.ts";

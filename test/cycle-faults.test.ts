@@ -123,7 +123,7 @@ interface Seen {
   readonly build: Map<string, string>;
 }
 
-/** The build's record of the dump it was made of (src/io/build-record.ts) names the dump by its absolute path. */
+/** The build's record of the dump it was made of (src/io/write/build-record.ts) names the dump by its absolute path. */
 const BUILD_RECORD = ".mesh-api-build.json";
 
 function seenOf(state: string, serve: string): Seen {
@@ -345,7 +345,7 @@ describe(`cycle faults (seed ${SEED}: ${PLAN.map((f) => (f.kind === "failpoint" 
     expect((JSON.parse(list.body) as unknown[]).length).toBe(APS + committedStep);
   }
 
-  /** Waits for the detached removers (io/swap.ts): only the committed run and the one before it are left. */
+  /** Waits for the detached removers (io/write/swap.ts): only the committed run and the one before it are left. */
   async function settledRuns(): Promise<void> {
     const runs = path.join(state, "runs");
     const want = [runNo - 1, runNo].filter((n) => n > 0).map(runName);

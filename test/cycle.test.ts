@@ -198,7 +198,7 @@ describe("cycle: three runs over changing sources while nginx and the preview se
 
 /**
  * The names in `dir` (those `keep` keeps: by default not hidden) once `done` holds for them, or after
- * a minute: detached removers (io/swap.ts) may still be at work when a command has ended.
+ * a minute: detached removers (io/write/swap.ts) may still be at work when a command has ended.
  */
 function settled(dir: string, done: (names: string[]) => boolean, keep = (n: string) => !n.startsWith(".")): string[] {
   const names = () => readdirSync(dir).filter(keep).sort();

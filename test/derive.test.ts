@@ -1,15 +1,15 @@
 import { describe, expect, it } from "vitest";
-import { statusOf } from "../src/core/model.ts";
-import { fileKey, isOwnKey } from "../src/core/names.ts";
-import { pyFloat, pyFloatLayout } from "../src/core/pyfloat.ts";
-import { renderLink, renderSite, sitePostAddress } from "../src/core/resources.ts";
-import { fixedDecimal } from "../src/core/text.ts";
-import { parseInstant, type Instant } from "../src/core/timestamp.ts";
-import { compareVersionKeys, isAfter, isBefore, versionKey } from "../src/core/version.ts";
+import { statusOf } from "../src/core/model/model.ts";
+import { fileKey, isOwnKey } from "../src/core/values/names.ts";
+import { pyFloat, pyFloatLayout } from "../src/core/values/pyfloat.ts";
+import { renderLink, renderSite, sitePostAddress } from "../src/core/model/resources.ts";
+import { fixedDecimal } from "../src/core/values/text.ts";
+import { parseInstant, type Instant } from "../src/core/values/timestamp.ts";
+import { compareVersionKeys, isAfter, isBefore, versionKey } from "../src/core/values/version.ts";
 import { beforeValues } from "../src/core/filters/bounds.ts";
 import { outputFiles } from "../src/core/plan.ts";
-import { accesspointFeature, linkFeature, siteFeature } from "../src/core/geojson.ts";
-import { withoutRedundantSiteLinks } from "../src/core/sitelinks.ts";
+import { accesspointFeature, linkFeature, siteFeature } from "../src/core/model/geojson.ts";
+import { withoutRedundantSiteLinks } from "../src/core/model/sitelinks.ts";
 import { getIssues } from "@placemarkio/check-geojson";
 import { ap, answers, at, model } from "./support/dump.ts";
 

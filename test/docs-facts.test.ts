@@ -1,12 +1,12 @@
 import { readdirSync, readFileSync } from "node:fs";
 import path from "node:path";
 import { describe, expect, it } from "vitest";
-import { STATUS_RULE, STATUS_RULE_TEXT } from "../src/core/model.ts";
+import { STATUS_RULE, STATUS_RULE_TEXT } from "../src/core/model/model.ts";
 import { ROOT } from "./support/tree.ts";
 
 /**
  * Facts decided once in the code and restated in prose: the prose must say what the code decides.
- * The status thresholds (core/model.ts STATUS_RULE) are written in several documents.
+ * The status thresholds (core/model/model.ts STATUS_RULE) are written in several documents.
  */
 const docs = [
   path.join(ROOT, "README.md"),

@@ -5,7 +5,7 @@ import { DomUtils, parseDocument } from "htmlparser2";
 import { chromium, type Browser, type Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { build, startPreview, type Preview } from "../src/index.ts";
-import { CONTENT_SECURITY_POLICY } from "../src/core/map.ts";
+import { CONTENT_SECURITY_POLICY } from "../src/core/documents/map.ts";
 import { DOCS_FOLDER, fileFor, urlFor } from "../src/core/routes.ts";
 import { PUBLIC_SAMPLE } from "./support/expected.ts";
 import { ROOT, tempDir } from "./support/tree.ts";
@@ -72,7 +72,7 @@ async function open(url: string): Promise<{ page: Page; errors: string[] }> {
   return { page, errors };
 }
 
-describe("the API reference (core/docs.ts)", () => {
+describe("the API reference (core/documents/docs.ts)", () => {
   it("has a script that type-checks (tsc -p assets/docs)", async () => {
     const result = await new Promise<{ code: number; output: string }>((done) =>
       execFile(

@@ -14,7 +14,7 @@ import {
 } from "node:fs";
 import path from "node:path";
 import { describe, expect, it } from "vitest";
-import { emitTree } from "../src/io/emit.ts";
+import { emitTree } from "../src/io/write/emit.ts";
 import { build } from "../src/index.ts";
 import { netlifyRules, parseDataRules } from "../src/hosts/netlify.ts";
 import { synthesize, writeSynthDump } from "../src/gen/synth.ts";

@@ -7,8 +7,8 @@ import path from "node:path";
 import fg from "fast-glob";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { build, snapshot, validate } from "../src/index.ts";
-import { fetchDump } from "../src/io/fetch.ts";
-import { MARKER, markerBody } from "../src/io/ownership.ts";
+import { fetchDump } from "../src/io/read/fetch.ts";
+import { MARKER, markerBody } from "../src/io/write/ownership.ts";
 import { cliArgs, ROOT, tempDir, treeDigest } from "./support/tree.ts";
 
 /**

@@ -2,7 +2,7 @@ import { existsSync, readFileSync } from "node:fs";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import type { FilterRecord } from "../src/core/filters/records.ts";
-import { openApiDocument } from "../src/core/openapi.ts";
+import { openApiDocument } from "../src/core/documents/openapi.ts";
 import { fileFor, FILES, rulesFor } from "../src/core/routes.ts";
 import { HOSTS } from "../src/hosts/index.ts";
 import { build, startPreview, type BuildResult, type Preview } from "../src/index.ts";
@@ -20,7 +20,7 @@ const { DOC } = vi.hoisted(() => ({ DOC: "Test record: `true`: links with a wire
 
 vi.mock("../src/core/filters/records.ts", async (importOriginal) => {
   const original = await importOriginal<typeof import("../src/core/filters/records.ts")>();
-  const { linkFacts } = await import("../src/core/resources.ts");
+  const { linkFacts } = await import("../src/core/model/resources.ts");
   type Link = Parameters<typeof linkFacts>[0];
   const wirelessLinks: FilterRecord = {
     resource: "link",

@@ -4,7 +4,7 @@ import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { build, InvalidDumpError, validate, type Problem } from "../src/index.ts";
 import { synthesize } from "../src/gen/synth.ts";
-import { MARKER } from "../src/io/ownership.ts";
+import { MARKER } from "../src/io/write/ownership.ts";
 import { FILES } from "../src/core/routes.ts";
 import { tempDir, treeDigest } from "./support/tree.ts";
 

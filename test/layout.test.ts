@@ -15,7 +15,7 @@ import {
   SHARD_MARK,
   type Layout,
 } from "../src/core/routes.ts";
-import { fileKey } from "../src/core/names.ts";
+import { fileKey } from "../src/core/values/names.ts";
 import { shardPattern } from "../src/hosts/compiled.ts";
 import { netlify } from "../src/hosts/netlify.ts";
 import { netlifyEdge } from "../src/hosts/netlify-edge.ts";

@@ -2,7 +2,7 @@ import { mkdirSync, truncateSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { describe, expect, it } from "vitest";
 import { validate } from "../src/index.ts";
-import { MAX_JSON_FILE_BYTES, MAX_RECORD_BYTES } from "../src/io/load.ts";
+import { MAX_JSON_FILE_BYTES, MAX_RECORD_BYTES } from "../src/io/read/load.ts";
 import { formatProblem } from "../src/core/problems.ts";
 import { tempDir } from "./support/tree.ts";
 

@@ -7,9 +7,9 @@ import { DomUtils, parseDocument } from "htmlparser2";
 import { chromium, type Browser, type BrowserContext, type Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { build, startPreview, type Preview } from "../src/index.ts";
-import { DEFAULT_MAP_SETTINGS, mapConfig, mapPage, type MapSettings } from "../src/core/map.ts";
+import { DEFAULT_MAP_SETTINGS, mapConfig, mapPage, type MapSettings } from "../src/core/documents/map.ts";
 import { fileFor, parseRequest, resolve, type FileName } from "../src/core/routes.ts";
-import { STATUSES } from "../src/core/model.ts";
+import { STATUSES } from "../src/core/model/model.ts";
 import { model as modelOf, ap, at } from "./support/dump.ts";
 import { PUBLIC_SAMPLE } from "./support/expected.ts";
 import { cliAsync, ROOT, tempDir } from "./support/tree.ts";
@@ -172,7 +172,7 @@ afterAll(async () => {
   await Promise.all(sites.map((s) => s.preview.close()));
 });
 
-describe("the map page (core/map.ts)", () => {
+describe("the map page (core/documents/map.ts)", () => {
   it("carries the settings as JSON that no value can end early, and escapes them in HTML", () => {
     const settings: MapSettings = {
       tiles: `https://x.test/{z}/{x}/{y}.png?</script><script>alert(1)</script>`,

@@ -1,12 +1,12 @@
 import { readFileSync } from "node:fs";
 import AjvDraft04 from "ajv-draft-04";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { buildModel, STATUSES, statusOf, type Model, type Status } from "../src/core/model.ts";
+import { buildModel, STATUSES, statusOf, type Model, type Status } from "../src/core/model/model.ts";
 import { networkGraph } from "../src/core/outputs/netjson-graph.ts";
-import { renderLink } from "../src/core/resources.ts";
-import { validateDump } from "../src/core/validator.ts";
+import { renderLink } from "../src/core/model/resources.ts";
+import { validateDump } from "../src/core/model/validator.ts";
 import { synthesize } from "../src/gen/synth.ts";
-import { loadDump } from "../src/io/load.ts";
+import { loadDump } from "../src/io/read/load.ts";
 import { ap, at, model as dumpModel } from "./support/dump.ts";
 import { PUBLIC_SAMPLE } from "./support/expected.ts";
 import { rawRequest } from "./support/http.ts";

@@ -16,7 +16,7 @@ import {
   RULES,
   TYPED_FILES,
 } from "../src/core/routes.ts";
-import { isParseableVersion } from "../src/core/version.ts";
+import { isParseableVersion } from "../src/core/values/version.ts";
 import { checkDeployment, requestsFromTree } from "../src/publish/deployment.ts";
 import { parseAllRedirects } from "@netlify/redirect-parser";
 import { readExpected, PUBLIC_SAMPLE } from "./support/expected.ts";

@@ -7,7 +7,7 @@ import openapiTS, { astToString } from "openapi-typescript";
 import ts from "typescript";
 import { describe, expect, it } from "vitest";
 import { parse } from "yaml";
-import { openApiDocument } from "../src/core/openapi.ts";
+import { openApiDocument } from "../src/core/documents/openapi.ts";
 import { DEFAULT_SETTINGS, type SiteSettings } from "../src/core/settings.ts";
 import { ROOT, tempDir } from "./support/tree.ts";
 

@@ -5,8 +5,8 @@ import { Ajv2020, type ValidateFunction } from "ajv/dist/2020.js";
 import addFormatsPlugin from "ajv-formats";
 import fg from "fast-glob";
 import { beforeAll, describe, expect, it } from "vitest";
-import { openApiDocument, openApiPath, queryDoc } from "../src/core/openapi.ts";
-import { PREVIEW_ERRORS, RESPONSE_SCHEMAS } from "../src/core/response-schemas.ts";
+import { openApiDocument, openApiPath, queryDoc } from "../src/core/documents/openapi.ts";
+import { PREVIEW_ERRORS, RESPONSE_SCHEMAS } from "../src/core/documents/response-schemas.ts";
 import {
   API_HEADERS,
   FILES,
@@ -27,7 +27,7 @@ import { FREIFUNK_API_SETTINGS } from "./support/site.ts";
 import { tempDir } from "./support/tree.ts";
 
 /**
- * The OpenAPI document (core/openapi.ts) is valid OpenAPI 3.1, names every path form and query
+ * The OpenAPI document (core/documents/openapi.ts) is valid OpenAPI 3.1, names every path form and query
  * parameter of the route table, and its response schemas accept every body the API gives: the 4,699
  * expected responses of the public sample and every JSON file of a synthetic network's build, each
  * against the schema of its own path, status and query variant.

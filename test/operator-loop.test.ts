@@ -3,7 +3,7 @@ import { cpSync, mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs"
 import path from "node:path";
 import { describe, expect, it } from "vitest";
 import { build, snapshot, startPreview } from "../src/index.ts";
-import { lockOutput } from "../src/io/lock.ts";
+import { lockOutput } from "../src/io/write/lock.ts";
 import { synthesize, writeSynthDump } from "../src/gen/synth.ts";
 import type { SnapshotIndex } from "../src/publish/archives.ts";
 import { cli, removersDone, tempDir, treeDigest } from "./support/tree.ts";

@@ -22,7 +22,7 @@ vi.mock("../src/core/outputs/index.ts", async (importOriginal) => {
 const { createProgram } = await import("../src/cli/program.ts");
 const { validate } = await import("../src/pipeline.ts");
 const { HOSTS } = await import("../src/hosts/index.ts");
-const { openApiDocument } = await import("../src/core/openapi.ts");
+const { openApiDocument } = await import("../src/core/documents/openapi.ts");
 const { DEFAULT_SETTINGS } = await import("../src/core/settings.ts");
 const { startPreview } = await import("../src/serve/server.ts");
 

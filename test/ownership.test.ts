@@ -2,7 +2,7 @@ import { cpSync, mkdirSync, readFileSync, symlinkSync, writeFileSync } from "nod
 import path from "node:path";
 import fg from "fast-glob";
 import { describe, expect, it } from "vitest";
-import { MARKER } from "../src/io/ownership.ts";
+import { MARKER } from "../src/io/write/ownership.ts";
 import { cli, removersDone, ROOT, tempDir, treeDigest } from "./support/tree.ts";
 
 /**

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { apiRoot, html, landingExamples, landingPage, listFilters, megabytes, snapshotListing } from "../src/core/pages.ts";
+import { apiRoot, html, landingExamples, landingPage, listFilters, megabytes, snapshotListing } from "../src/core/documents/pages.ts";
 import { outputFiles } from "../src/core/plan.ts";
 import { IGNORED_PARAMETERS, parseRequest, resolve, RULES } from "../src/core/routes.ts";
 import { ap, model } from "./support/dump.ts";

@@ -2,7 +2,7 @@ import { existsSync, mkdirSync, readdirSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { build, startPreview, type Preview } from "../src/index.ts";
-import { fileKey } from "../src/core/names.ts";
+import { fileKey } from "../src/core/values/names.ts";
 import { fileFor } from "../src/core/routes.ts";
 import { rawRequest } from "./support/http.ts";
 import { loadNetlify, type NetlifySite } from "./support/netlify.ts";

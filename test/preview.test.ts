@@ -10,7 +10,7 @@ import { tableRequests } from "./support/requests.ts";
 import { API_HEADERS, DOCS_FOLDER, RULES } from "../src/core/routes.ts";
 import { mismatch, readExpected } from "./support/expected.ts";
 import { pool, rawRequest, type RawResponse } from "./support/http.ts";
-import type { Model } from "../src/core/model.ts";
+import type { Model } from "../src/core/model/model.ts";
 import { cli, cliArgs, cliAsync, tempDir } from "./support/tree.ts";
 
 /** The preview over real HTTP on an ephemeral loopback port, serving the built public sample. */

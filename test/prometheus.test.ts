@@ -2,7 +2,7 @@ import { spawnSync } from "node:child_process";
 import { cpSync, existsSync, readFileSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { statusOf } from "../src/core/model.ts";
+import { statusOf } from "../src/core/model/model.ts";
 import { placeholderValues } from "../src/core/plan.ts";
 import { FILES, TYPED_FILES } from "../src/core/routes.ts";
 import { build, validate } from "../src/index.ts";

@@ -4,7 +4,7 @@ import path from "node:path";
 import fg from "fast-glob";
 import { describe, expect, it } from "vitest";
 import { build, startPreview } from "../src/index.ts";
-import { LockedError, lockOutput } from "../src/io/lock.ts";
+import { LockedError, lockOutput } from "../src/io/write/lock.ts";
 import { cli, tempDir } from "./support/tree.ts";
 
 /**

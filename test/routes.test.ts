@@ -15,7 +15,7 @@ import {
   templateOf,
   type FileName,
 } from "../src/core/routes.ts";
-import { loadRouting } from "../src/io/aliases.ts";
+import { loadRouting } from "../src/io/read/aliases.ts";
 import { build } from "../src/index.ts";
 import { PUBLIC_SAMPLE } from "./support/expected.ts";
 import { FREIFUNK_API_SETTINGS } from "./support/site.ts";

@@ -2,13 +2,13 @@ import { spawnSync } from "node:child_process";
 import { lstatSync, mkdirSync, readdirSync, readFileSync, readlinkSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { beforeAll, describe, expect, it } from "vitest";
-import { canonicalIp } from "../src/core/ip.ts";
+import { canonicalIp } from "../src/core/values/ip.ts";
 import { validate } from "../src/index.ts";
 import { RAW_FILES, RAW_MARKER, writeRawFolder } from "../src/gen/raw-folder.ts";
 import { wikiPositions } from "../src/gen/raw.ts";
 import { synthesize, writeSynthDump, type SynthDump } from "../src/gen/synth.ts";
 import { importOpennet } from "../src/importers/opennet/index.ts";
-import { MARKER, markerBody, RefusedOutputError } from "../src/io/ownership.ts";
+import { MARKER, markerBody, RefusedOutputError } from "../src/io/write/ownership.ts";
 import { cliAsync, compiledFile, tempDir, treeDigest } from "./support/tree.ts";
 
 /**

@@ -1,6 +1,6 @@
 import type { Command } from "commander";
 import { DEFAULTS } from "../core/defaults.ts";
-import { owned } from "../io/ownership.ts";
+import { owned } from "../io/write/ownership.ts";
 import { checkDeployment, formatCheck, parseBaseUrl } from "../publish/deployment.ts";
 import { ReportedFailure, UsageError } from "./exit.ts";
 import { count } from "./options.ts";

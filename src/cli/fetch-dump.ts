@@ -1,6 +1,6 @@
 import { existsSync } from "node:fs";
 import type { Command } from "commander";
-import { fetchDump } from "../io/fetch.ts";
+import { fetchDump } from "../io/read/fetch.ts";
 import { stopped } from "./exit.ts";
 import { log, neededOption, quietOption, warn } from "./options.ts";
 

@@ -1,5 +1,5 @@
 import { formatProblem, type Problem } from "../core/problems.ts";
-import { plural } from "../core/text.ts";
+import { plural } from "../core/values/text.ts";
 import type { HostWarning } from "../hosts/host.ts";
 import type { Progress } from "../pipeline.ts";
 

@@ -5,7 +5,7 @@ import { InvalidDumpError } from "../core/problems.ts";
 import { configKind, type ConfigOptions, type Host } from "../hosts/host.ts";
 import { HOST_NAMES, hostNamed } from "../hosts/index.ts";
 import { validate } from "../pipeline.ts";
-import { writeWhole } from "../io/whole.ts";
+import { writeWhole } from "../io/write/whole.ts";
 import { stopped, UsageError } from "./exit.ts";
 import {
   allWarningsOption,

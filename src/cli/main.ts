@@ -1,6 +1,6 @@
 #!/usr/bin/env node
 import { ended, interruptedCode } from "./exit.ts";
-import { exitOnInterrupt } from "../io/interrupt.ts";
+import { exitOnInterrupt } from "../io/write/interrupt.ts";
 import { interruptLine } from "./format.ts";
 import { limitHeapGrowth } from "./memory.ts";
 import { createProgram } from "./program.ts";

@@ -1,4 +1,4 @@
-import { parseInstant } from "../core/timestamp.ts";
+import { parseInstant } from "../core/values/timestamp.ts";
 import { DEFAULT_RETENTION } from "../core/history/events.ts";
 import { type Command, InvalidArgumentError, Option } from "commander";
 import {
@@ -12,8 +12,8 @@ import {
   type SiteSettings,
 } from "../core/settings.ts";
 import { formatProblem, UsageError, type Problem } from "../core/problems.ts";
-import { readJsonObject } from "../io/template.ts";
-import { DEFAULT_MAP_SETTINGS } from "../core/map.ts";
+import { readJsonObject } from "../io/read/template.ts";
+import { DEFAULT_MAP_SETTINGS } from "../core/documents/map.ts";
 import { OUTPUTS } from "../core/outputs/index.ts";
 import type { OptionValue, OutputOption } from "../core/outputs/output.ts";
 import type { HostWarning } from "../hosts/host.ts";

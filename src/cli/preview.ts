@@ -2,7 +2,7 @@ import { stat } from "node:fs/promises";
 import type { Command } from "commander";
 import { DEFAULTS } from "../core/defaults.ts";
 import { startPreview, type Preview } from "../serve/server.ts";
-import { MARKER, owned } from "../io/ownership.ts";
+import { MARKER, owned } from "../io/write/ownership.ts";
 import { UsageError } from "./exit.ts";
 import { port, quietOption } from "./options.ts";
 

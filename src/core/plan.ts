@@ -1,13 +1,13 @@
 import { rendered, type Body } from "./body.ts";
-import { docsPage } from "./docs.ts";
+import { docsPage } from "./documents/docs.ts";
 import { filterValues, listFiles } from "./filters/derive.ts";
-import { DEFAULT_MAP_SETTINGS, mapPage, type MapSettings } from "./map.ts";
-import { statusOf, type Model } from "./model.ts";
-import { openApiDocument } from "./openapi.ts";
+import { DEFAULT_MAP_SETTINGS, mapPage, type MapSettings } from "./documents/map.ts";
+import { statusOf, type Model } from "./model/model.ts";
+import { openApiDocument } from "./documents/openapi.ts";
 import { OUTPUTS } from "./outputs/index.ts";
 import type { OutputBase } from "./outputs/output.ts";
-import { apiRoot, landingPage } from "./pages.ts";
-import { renderLink, renderSite } from "./resources.ts";
+import { apiRoot, landingPage } from "./documents/pages.ts";
+import { renderLink, renderSite } from "./model/resources.ts";
 import {
   aliasesBody,
   fileFor,
@@ -24,7 +24,7 @@ import {
   type FileName,
   type Rule,
 } from "./routes.ts";
-import type { ResolvedLink } from "./validator.ts";
+import type { ResolvedLink } from "./model/validator.ts";
 
 export interface OutputFile {
   /** path under the output root, starting with "/" */
@@ -61,7 +61,7 @@ function* flatFiles(model: Model, settings: { readonly map?: MapSettings }, rout
   yield out(fileFor("aliases"), routing);
   yield out(fileFor("routingCopy"), routing);
   // Descriptions and views of the API, beside it: OpenAPI, the output records (outputs/), the map (Leaflet's
-  // files are copied by io/map-assets.ts), the reference (Swagger UI's by io/docs-assets.ts).
+  // files are copied by io/write/map-assets.ts), the reference (Swagger UI's by io/write/docs-assets.ts).
   yield out(fileFor("openapi"), openApiDocument(model.settings));
   // Every output's files (outputs/): the records beside the API, the history, the metrics.
   for (const o of OUTPUTS as readonly OutputBase[])

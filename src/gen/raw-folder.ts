@@ -1,7 +1,7 @@
 import { lstat, readdir, readFile, realpath, writeFile } from "node:fs/promises";
 import path from "node:path";
-import { assertReplaceable, owned, RefusedOutputError } from "../io/ownership.ts";
-import { replaceFolder } from "../io/swap.ts";
+import { assertReplaceable, owned, RefusedOutputError } from "../io/write/ownership.ts";
+import { replaceFolder } from "../io/write/swap.ts";
 import { ondataserviceDb } from "./ondataservice-db.ts";
 import { assertStep, rawSources } from "./raw.ts";
 import type { SynthDump } from "./synth.ts";

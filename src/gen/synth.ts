@@ -1,9 +1,9 @@
 import { mkdir, writeFile } from "node:fs/promises";
 import path from "node:path";
-import { NETWORK_FORMAT } from "../core/schema.ts";
-import { formatMicros } from "../core/timestamp.ts";
-import { assertReplaceable, writeMarker } from "../io/ownership.ts";
-import { replaceFolder } from "../io/swap.ts";
+import { NETWORK_FORMAT } from "../core/model/schema.ts";
+import { formatMicros } from "../core/values/timestamp.ts";
+import { assertReplaceable, writeMarker } from "../io/write/ownership.ts";
+import { replaceFolder } from "../io/write/swap.ts";
 
 /**
  * A synthetic but realistic mesh network in the dump format, deterministic for a seed: clustered

@@ -1,5 +1,5 @@
 import type { PlaceholderValues } from "../core/plan.ts";
-import { PARSEABLE_VERSION } from "../core/version.ts";
+import { PARSEABLE_VERSION } from "../core/values/version.ts";
 import * as compiled from "./compiled.ts";
 import { SERVED } from "./served.ts";
 import { serverHost, type Host, type Standalone } from "./host.ts";

@@ -1,6 +1,6 @@
 import type { PlaceholderValues } from "../core/plan.ts";
 import { UsageError } from "../core/problems.ts";
-import { PARSEABLE_VERSION_GROUP } from "../core/version.ts";
+import { PARSEABLE_VERSION_GROUP } from "../core/values/version.ts";
 import * as compiled from "./compiled.ts";
 import { SERVED } from "./served.ts";
 import { serverHost, type Host } from "./host.ts";

@@ -1,6 +1,6 @@
 import type { PlaceholderValues } from "../core/plan.ts";
 import { FLAT, placeFile, QUERY_PLACEHOLDERS, RULES, SHARD_MARK, type Layout, type RouteKind, type Rule } from "../core/routes.ts";
-import { isParseableVersion, PARSEABLE_VERSION_GROUP, versionsAtMost } from "../core/version.ts";
+import { isParseableVersion, PARSEABLE_VERSION_GROUP, versionsAtMost } from "../core/values/version.ts";
 import { dataPlaceholder } from "./literals.ts";
 import { hardwareAddressKeyOf, literalPatterns, OWN_KEY, regexEscape } from "./patterns.ts";
 

@@ -1,6 +1,6 @@
 import type { OutputFile, PlaceholderValues } from "../core/plan.ts";
-import { plural } from "../core/text.ts";
-import { docsFiles } from "../core/docs.ts";
+import { plural } from "../core/values/text.ts";
+import { docsFiles } from "../core/documents/docs.ts";
 import { API_HEADERS, API_SERVED, DOCS_FOLDER, fileFor, NOT_FOUND_BODY, RULES, TYPED_FILES, type Rule } from "../core/routes.ts";
 import { folderWarnings, refuseServerOptions, type ConfigOptions, type Host, type HostWarning } from "./host.ts";
 import { literals, type Literal } from "./literals.ts";

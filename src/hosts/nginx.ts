@@ -1,5 +1,5 @@
 import type { PlaceholderValues } from "../core/plan.ts";
-import { PARSEABLE_VERSION } from "../core/version.ts";
+import { PARSEABLE_VERSION } from "../core/values/version.ts";
 import * as compiled from "./compiled.ts";
 import { SERVED } from "./served.ts";
 import { ESCAPED_UNRESERVED, overlong, OWN_KEY, regexEscape, valuePattern } from "./patterns.ts";

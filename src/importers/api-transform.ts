@@ -1,9 +1,9 @@
-import { ACCESSPOINT_FIELDS, WIFI_FIELDS } from "../core/fields.ts";
-import { statusOf } from "../core/model.ts";
+import { ACCESSPOINT_FIELDS, WIFI_FIELDS } from "../core/model/fields.ts";
+import { statusOf } from "../core/model/model.ts";
 import { urlFor } from "../core/routes.ts";
-import { NETWORK_FORMAT } from "../core/schema.ts";
+import { NETWORK_FORMAT } from "../core/model/schema.ts";
 import { type DefaultStatus, NEUTRAL_PREFIX } from "../core/settings.ts";
-import { parseInstant } from "../core/timestamp.ts";
+import { parseInstant } from "../core/values/timestamp.ts";
 
 /**
  * The pure half of `import api` (importers/api.ts): the original API's lists, as parsed JSON, into
@@ -267,7 +267,7 @@ function toEndpoint(e: unknown, where: string): Obj {
 /**
  * What the server's lists answer without `status`, told from its access point list without `status`
  * (`byDefault`) and with `status=all`: the same access points, "all"; fewer, and each of them online
- * at `takenAt` by the rule the build filters by (core/model.ts `statusOf`), "online" (the
+ * at `takenAt` by the rule the build filters by (core/model/model.ts `statusOf`), "online" (the
  * original server's default). Anything else is recorded as unknown (null), with a note that says why.
  */
 export function detectDefaultStatus(

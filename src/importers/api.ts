@@ -1,10 +1,10 @@
 import { fileFor, urlFor } from "../core/routes.ts";
 import { BRAND_RULE, COMMUNITY_URL_PATTERN, type DefaultStatus, isBrand } from "../core/settings.ts";
-import { parseInstant } from "../core/timestamp.ts";
-import { httpUrl, type UrlNeed } from "../core/url.ts";
-import { getJson, type JsonRequest } from "../io/http.ts";
-import { assertReplaceable } from "../io/ownership.ts";
-import { importTime, writeImportedDump } from "../io/write-dump.ts";
+import { parseInstant } from "../core/values/timestamp.ts";
+import { httpUrl, type UrlNeed } from "../core/values/url.ts";
+import { getJson, type JsonRequest } from "../io/read/http.ts";
+import { assertReplaceable } from "../io/write/ownership.ts";
+import { importTime, writeImportedDump } from "../io/write/write-dump.ts";
 import { CommandError } from "../core/problems.ts";
 import {
   API_LISTS,
@@ -86,7 +86,7 @@ export interface ImportApiResult {
   readonly takenAt: string;
 }
 
-/** What import api asks of its base URL, for the messages of core/url.ts. */
+/** What import api asks of its base URL, for the messages of core/values/url.ts. */
 export const IMPORT_API_URL: UrlNeed = {
   command: "import api",
   needs: "the API's address as http(s)://host[:port][/path]",

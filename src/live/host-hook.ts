@@ -3,8 +3,8 @@ import { createHash } from "node:crypto";
 import { rm } from "node:fs/promises";
 import path from "node:path";
 import { configKind, type ConfigOptions, type Host } from "../hosts/host.ts";
-import { RefusedOutputError } from "../io/ownership.ts";
-import { readText, writeWhole } from "../io/whole.ts";
+import { RefusedOutputError } from "../io/write/ownership.ts";
+import { readText, writeWhole } from "../io/write/whole.ts";
 import { LAYOUT } from "./state.ts";
 
 /** The web server whose configuration follows the build (`host-config <host> --data`). */

@@ -1,8 +1,8 @@
 import { createHash } from "node:crypto";
 import { readFile } from "node:fs/promises";
 import path from "node:path";
-import { RefusedOutputError } from "../io/ownership.ts";
-import { readText } from "../io/whole.ts";
+import { RefusedOutputError } from "../io/write/ownership.ts";
+import { readText } from "../io/write/whole.ts";
 
 /**
  * The record a run leaves in its folder (`cycle.json`): what the next run decides from. A run's

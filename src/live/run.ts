@@ -1,11 +1,11 @@
 import { lstat, mkdir, readdir, readlink, rm, stat } from "node:fs/promises";
 import path from "node:path";
-import type { MapSettings } from "../core/map.ts";
+import type { MapSettings } from "../core/documents/map.ts";
 import type { SiteSettings } from "../core/settings.ts";
 import { ImportOpennetError, importOpennet, type ImportOpennetResult } from "../importers/opennet/index.ts";
-import { LockedError, lockOutput } from "../io/lock.ts";
-import { sweepLeftovers } from "../io/swap.ts";
-import { assertReplaceable, owned, RefusedOutputError, writeMarker } from "../io/ownership.ts";
+import { LockedError, lockOutput } from "../io/write/lock.ts";
+import { sweepLeftovers } from "../io/write/swap.ts";
+import { assertReplaceable, owned, RefusedOutputError, writeMarker } from "../io/write/ownership.ts";
 import { build } from "../pipeline.ts";
 import { assertOutputSettings, recordedOptions } from "../core/outputs/option-values.ts";
 import { CommandError, machineError } from "../core/problems.ts";
@@ -25,7 +25,7 @@ import {
   type PreviousRecord,
   type Settings,
 } from "./record.ts";
-import { readText, writeWhole } from "../io/whole.ts";
+import { readText, writeWhole } from "../io/write/whole.ts";
 import { failpoint } from "./failpoint.ts";
 import {
   commit,

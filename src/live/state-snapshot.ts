@@ -1,6 +1,6 @@
 import path from "node:path";
-import { LockedError, lockOutput } from "../io/lock.ts";
-import { RefusedOutputError } from "../io/ownership.ts";
+import { LockedError, lockOutput } from "../io/write/lock.ts";
+import { RefusedOutputError } from "../io/write/ownership.ts";
 import { snapshot, type SnapshotSettings } from "../pipeline.ts";
 import type { PipelineOptions } from "../pipeline.ts";
 import type { SnapshotWritten } from "../publish/archives.ts";

@@ -1,9 +1,9 @@
 import { lstat, mkdir, readdir, readlink, rename, rm } from "node:fs/promises";
 import path from "node:path";
-import { RefusedOutputError } from "../io/ownership.ts";
-import { alive } from "../io/lock.ts";
-import { pointLink } from "../io/link.ts";
-import { removeInBackground } from "../io/swap.ts";
+import { RefusedOutputError } from "../io/write/ownership.ts";
+import { alive } from "../io/write/lock.ts";
+import { pointLink } from "../io/write/link.ts";
+import { removeInBackground } from "../io/write/swap.ts";
 
 /**
  * The layout of a cycle's state folder, and its one commit point.
@@ -71,7 +71,7 @@ export async function legacy(state: string): Promise<Legacy | undefined> {
   return { dump: path.join(state, LAYOUT.dump), record: path.join(state, LAYOUT.record), builds: path.join(state, "builds") };
 }
 
-/** Points `link` at `target` in one rename (io/link.ts): a reader sees the old target or the new one, never nothing. */
+/** Points `link` at `target` in one rename (io/write/link.ts): a reader sees the old target or the new one, never nothing. */
 export async function repoint(link: string, target: string): Promise<void> {
   pointLink(link, target);
 }
@@ -108,7 +108,7 @@ export async function settleTop(state: string, serving: (dir: string) => Promise
 /**
  * The run folders other than those in `keep` (the committed one and the one before it, which requests
  * in flight may still read and whose build the next run recycles): folders of runs that were killed
- * before their commit, and runs too old to keep. Old runs go by detached removers (io/swap.ts), so
+ * before their commit, and runs too old to keep. Old runs go by detached removers (io/write/swap.ts), so
  * that a run does not wait for tens of thousands of files to go.
  */
 export async function removeStale(state: string, keep: readonly number[], committedRun: number): Promise<void> {

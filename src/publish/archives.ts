@@ -6,10 +6,10 @@ import path from "node:path";
 import { Readable } from "node:stream";
 import { pipeline } from "node:stream/promises";
 import fg from "fast-glob";
-import { writeArchive } from "../io/archive.ts";
-import { exists, replaceFolder } from "../io/swap.ts";
-import type { DumpSummary } from "../core/model.ts";
-import { snapshotListing } from "../core/pages.ts";
+import { writeArchive } from "../io/read/archive.ts";
+import { exists, replaceFolder } from "../io/write/swap.ts";
+import type { DumpSummary } from "../core/model/model.ts";
+import { snapshotListing } from "../core/documents/pages.ts";
 import { API_SERVED_GLOBS, SNAPSHOT_DIR, SNAPSHOT_FILES, snapshotArchive } from "../core/routes.ts";
 import { DEFAULTS } from "../core/defaults.ts";
 

@@ -12,11 +12,11 @@ import {
   urlFor,
   type RouteKind,
 } from "../core/routes.ts";
-import { groupBy } from "../core/collections.ts";
+import { groupBy } from "../core/model/collections.ts";
 import { DEFAULTS } from "../core/defaults.ts";
-import { httpUrl, urlError, type UrlNeed } from "../core/url.ts";
-import { loadRouting } from "../io/aliases.ts";
-import { describeNetworkError, withDeadline } from "../io/net.ts";
+import { httpUrl, urlError, type UrlNeed } from "../core/values/url.ts";
+import { loadRouting } from "../io/read/aliases.ts";
+import { describeNetworkError, withDeadline } from "../io/read/net.ts";
 import { CommandError } from "../core/problems.ts";
 
 /**
@@ -76,7 +76,7 @@ export class UnreachableError extends CommandError {
   }
 }
 
-/** What check asks of its base URL, for the messages of core/url.ts. */
+/** What check asks of its base URL, for the messages of core/values/url.ts. */
 export const CHECK_URL: UrlNeed = {
   command: "check",
   needs: "the site's address as http(s)://host[:port]",

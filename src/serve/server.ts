@@ -5,7 +5,7 @@ import type { AddressInfo } from "node:net";
 import path from "node:path";
 import httpServer from "http-server";
 import { DEFAULTS } from "../core/defaults.ts";
-import { loadRouting } from "../io/aliases.ts";
+import { loadRouting } from "../io/read/aliases.ts";
 import {
   answerRequest,
   API_HEADERS,

@@ -1,6 +1,6 @@
 import fc from "fast-check";
-import type { Model } from "../../src/core/model.ts";
-import { isAfter, isBefore, isParseableVersion, versionKey } from "../../src/core/version.ts";
+import type { Model } from "../../src/core/model/model.ts";
+import { isAfter, isBefore, isParseableVersion, versionKey } from "../../src/core/values/version.ts";
 
 /**
  * Firmware bounds drawn around a network's versions: each present version, the versions next to it

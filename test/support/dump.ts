@@ -1,6 +1,6 @@
-import type { LoadedDump } from "../../src/io/load.ts";
-import { buildModel, type Model } from "../../src/core/model.ts";
-import { validateDump, type Validation } from "../../src/core/validator.ts";
+import type { LoadedDump } from "../../src/io/read/load.ts";
+import { buildModel, type Model } from "../../src/core/model/model.ts";
+import { validateDump, type Validation } from "../../src/core/model/validator.ts";
 import { outputFiles } from "../../src/core/plan.ts";
 import { fileFor, parseRequest, parseRouting, resolve } from "../../src/core/routes.ts";
 import { bodyPieces } from "../../src/core/body.ts";

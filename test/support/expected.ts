@@ -1,7 +1,7 @@
 import { readFileSync } from "node:fs";
 import { gunzipSync } from "node:zlib";
 import { fileFor, parseRequest, parseRouting, resolve } from "../../src/core/routes.ts";
-import { isParseableVersion } from "../../src/core/version.ts";
+import { isParseableVersion } from "../../src/core/values/version.ts";
 
 /** The recorded responses of the original server, and the comparison rule the reference README defines. */
 

@@ -1,8 +1,8 @@
 import { dayOf } from "../../src/core/history/daily.ts";
 import { beforeValues } from "../../src/core/filters/bounds.ts";
 import { placeholderValues } from "../../src/core/plan.ts";
-import { isOwnKey } from "../../src/core/names.ts";
-import { STATUSES, type Model } from "../../src/core/model.ts";
+import { isOwnKey } from "../../src/core/values/names.ts";
+import { STATUSES, type Model } from "../../src/core/model/model.ts";
 import { RULES, type Rule } from "../../src/core/routes.ts";
 
 /**

@@ -25,7 +25,7 @@ import { freePort } from "./port.ts";
 
 export { freePort };
 import { requestsFromTree } from "../../src/publish/deployment.ts";
-import type { Model } from "../../src/core/model.ts";
+import type { Model } from "../../src/core/model/model.ts";
 import { sharedBuild, type SharedName } from "./shared.ts";
 import { drawnBounds } from "./bounds.ts";
 import { previewAnswersOnce } from "./answers.ts";

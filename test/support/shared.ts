@@ -2,7 +2,7 @@ import { statSync } from "node:fs";
 import path from "node:path";
 import fg from "fast-glob";
 import { inject } from "vitest";
-import type { Model } from "../../src/core/model.ts";
+import type { Model } from "../../src/core/model/model.ts";
 import { ROOT } from "./tree.ts";
 
 // No module of src/ is imported here at load time: setup.ts imports this file before each test

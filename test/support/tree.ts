@@ -36,7 +36,7 @@ export function treeDigest(dir: string): Map<string, string> {
 
 /**
  * Waits until the outputs that `build` on the command line replaced in `dir` are removed: it hands
- * each to a detached remover (io/swap.ts), which may still run when the command has ended. For tests
+ * each to a detached remover (io/write/swap.ts), which may still run when the command has ended. For tests
  * that compare a whole folder holding an output before and after a command.
  */
 export function removersDone(dir: string, timeoutMs = 60_000): void {
@@ -55,7 +55,7 @@ const made: string[] = [];
  * ends its workers without an "exit" event, so a process hook alone left every folder behind.
  */
 export function removeTempDirs(): void {
-  // A detached remover of a test's build (io/swap.ts) may still be emptying a folder inside: retried.
+  // A detached remover of a test's build (io/write/swap.ts) may still be emptying a folder inside: retried.
   for (const dir of made.splice(0)) rmSync(dir, { recursive: true, force: true, maxRetries: 20, retryDelay: 100 });
 }
 process.once("exit", removeTempDirs);
@@ -110,7 +110,7 @@ const MARKED = new RegExp(`^(?:${TEMP_PREFIXES.join("|")})(\\d+)-[A-Za-z0-9]{6}$
 export async function sweepLeftovers(root = TEMP_ROOT): Promise<string[]> {
   // Imported here, not at the top: setup.ts loads this file before each test file, and a module of
   // src/ loaded then would escape that file's vi.mock (shared.ts).
-  const { alive } = await import("../../src/io/lock.ts");
+  const { alive } = await import("../../src/io/write/lock.ts");
   const removed: string[] = [];
   const uid = process.getuid?.();
   for (const name of readdirSync(root)) {

@@ -1,8 +1,16 @@
 import { createHash } from "node:crypto";
-import type { AccesspointEntry, Model } from "../model.ts";
-import { fileKey } from "../names.ts";
-import { compareCodePoints } from "../text.ts";
-import { boundaryVersions, compareVersionKeys, isAfter, isBefore, isParseableVersion, versionKeys, type VersionKey } from "../version.ts";
+import type { AccesspointEntry, Model } from "../model/model.ts";
+import { fileKey } from "../values/names.ts";
+import { compareCodePoints } from "../values/text.ts";
+import {
+  boundaryVersions,
+  compareVersionKeys,
+  isAfter,
+  isBefore,
+  isParseableVersion,
+  versionKeys,
+  type VersionKey,
+} from "../values/version.ts";
 
 const ANY_PARSEABLE_BOUND = "1.0";
 

@@ -1,6 +1,6 @@
 import type { Body } from "../body.ts";
-import { groupBy } from "../collections.ts";
-import { STATUSES, type Model } from "../model.ts";
+import { groupBy } from "../model/collections.ts";
+import { STATUSES, type Model } from "../model/model.ts";
 import { fill } from "../routes/placeholders.ts";
 import type { RouteKind } from "../routes/responses.ts";
 import type { DefaultStatus } from "../settings.ts";

@@ -1,8 +1,8 @@
 import { API } from "../base.ts";
 import { rendered, type Body } from "../body.ts";
-import { isOwnKey } from "../names.ts";
-import { groupBy } from "../collections.ts";
-import { accesspointFeature, featureCollection, linkFeature, siteFeature } from "../geojson.ts";
+import { isOwnKey } from "../values/names.ts";
+import { groupBy } from "../model/collections.ts";
+import { accesspointFeature, featureCollection, linkFeature, siteFeature } from "../model/geojson.ts";
 import {
   STATUS_RULE_TEXT,
   statusOf,
@@ -11,14 +11,14 @@ import {
   type Model,
   type SiteEntry,
   type Status,
-} from "../model.ts";
-import { renderLink, renderSite } from "../resources.ts";
+} from "../model/model.ts";
+import { renderLink, renderSite } from "../model/resources.ts";
 import type { RouteKind } from "../routes/responses.ts";
 import { brandField, type SiteSettings } from "../settings.ts";
-import { withoutRedundantSiteLinks } from "../sitelinks.ts";
-import { compareCodePoints } from "../text.ts";
-import type { ResolvedLink } from "../validator.ts";
-import { isParseableVersion, versionKey } from "../version.ts";
+import { withoutRedundantSiteLinks } from "../model/sitelinks.ts";
+import { compareCodePoints } from "../values/text.ts";
+import type { ResolvedLink } from "../model/validator.ts";
+import { isParseableVersion, versionKey } from "../values/version.ts";
 import { beforeValues, boundResults } from "./bounds.ts";
 
 /**

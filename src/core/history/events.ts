@@ -1,6 +1,6 @@
-import { compareIp } from "../ip.ts";
-import { statusOf, type Status } from "../model.ts";
-import { parseInstant, type Instant } from "../timestamp.ts";
+import { compareIp } from "../values/ip.ts";
+import { statusOf, type Status } from "../model/model.ts";
+import { parseInstant, type Instant } from "../values/timestamp.ts";
 
 /**
  * What changed between two states of a network (issue 42): each import with memory compares the state

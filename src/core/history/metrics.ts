@@ -1,8 +1,8 @@
 import type { TextPieces } from "../body.ts";
-import { statusOf, STATUSES, type CycleHealth, type Model } from "../model.ts";
-import { compareCodePoints } from "../text.ts";
-import { parseInstant } from "../timestamp.ts";
-import type { ResolvedLink } from "../validator.ts";
+import { statusOf, STATUSES, type CycleHealth, type Model } from "../model/model.ts";
+import { compareCodePoints } from "../values/text.ts";
+import { parseInstant } from "../values/timestamp.ts";
+import type { ResolvedLink } from "../model/validator.ts";
 
 /**
  * `/metrics` (issue 42): the network's state in the Prometheus text exposition format 0.0.4, for a
@@ -18,7 +18,7 @@ import type { ResolvedLink } from "../validator.ts";
  */
 
 /** What `mesh-api cycle` tells the build about itself (live/run.ts); a plain build has none. */
-export type { CycleHealth } from "../model.ts";
+export type { CycleHealth } from "../model/model.ts";
 
 type Labels = readonly (readonly [name: string, value: string])[];
 type Sample = readonly [labels: Labels, value: number];

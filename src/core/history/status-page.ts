@@ -1,6 +1,6 @@
-import type { Model, Status } from "../model.ts";
-import { STATUSES } from "../model.ts";
-import { html, page } from "../html.ts";
+import type { Model, Status } from "../model/model.ts";
+import { STATUSES } from "../model/model.ts";
+import { html, page } from "../documents/html.ts";
 import type { Places } from "../outputs/output.ts";
 import type { ChangeEvent, RunCounts } from "./event.ts";
 import { newestFirst, subjectUrl } from "./render.ts";

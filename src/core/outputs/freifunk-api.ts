@@ -6,7 +6,7 @@ import {
   type FreifunkApiInput,
   type FreifunkApiSettings,
 } from "./freifunk-api-document.ts";
-import { statusOf, type Model } from "../model.ts";
+import { statusOf, type Model } from "../model/model.ts";
 import { UsageError } from "../problems.ts";
 import { outputRecord } from "./output.ts";
 import { NODELIST } from "./nodelist.ts";

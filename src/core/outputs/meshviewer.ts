@@ -1,13 +1,13 @@
 import { z } from "zod";
 import { rendered, type EnclosedList } from "../body.ts";
-import { canonicalIp, compareIp } from "../ip.ts";
-import { bootMicros, EARLIEST_CREDIBLE } from "../evidence.ts";
-import { statusOf, type AccesspointEntry, type Model } from "../model.ts";
-import { pyFloat } from "../pyfloat.ts";
-import { str } from "../render-json.ts";
-import { linkFacts } from "../resources.ts";
+import { canonicalIp, compareIp } from "../values/ip.ts";
+import { bootMicros, EARLIEST_CREDIBLE } from "../model/evidence.ts";
+import { statusOf, type AccesspointEntry, type Model } from "../model/model.ts";
+import { pyFloat } from "../values/pyfloat.ts";
+import { str } from "../model/render-json.ts";
+import { linkFacts } from "../model/resources.ts";
 import { brandField } from "../settings.ts";
-import type { ResolvedLink } from "../validator.ts";
+import type { ResolvedLink } from "../model/validator.ts";
 import { outputRecord } from "./output.ts";
 
 /**

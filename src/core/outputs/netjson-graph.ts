@@ -1,10 +1,10 @@
 import { brandField } from "../settings.ts";
-import { compareIp } from "../ip.ts";
-import { statusOf, type AccesspointEntry, type Model, type Status } from "../model.ts";
-import { pyFloat } from "../pyfloat.ts";
-import { instant, list, str } from "../render-json.ts";
-import { linkFacts } from "../resources.ts";
-import type { ResolvedLink } from "../validator.ts";
+import { compareIp } from "../values/ip.ts";
+import { statusOf, type AccesspointEntry, type Model, type Status } from "../model/model.ts";
+import { pyFloat } from "../values/pyfloat.ts";
+import { instant, list, str } from "../model/render-json.ts";
+import { linkFacts } from "../model/resources.ts";
+import type { ResolvedLink } from "../model/validator.ts";
 import { bodyText, rendered, type EnclosedList } from "../body.ts";
 
 /**

@@ -1,6 +1,6 @@
 import { z } from "zod";
 import { API } from "../base.ts";
-import { STATUSES } from "../model.ts";
+import { STATUSES } from "../model/model.ts";
 import { networkGraphBody } from "./netjson-graph.ts";
 import { outputRecord } from "./output.ts";
 

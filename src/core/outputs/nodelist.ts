@@ -1,10 +1,10 @@
 import { z } from "zod";
 import { rendered, type EnclosedList } from "../body.ts";
-import { statusOf, type AccesspointEntry, type Model } from "../model.ts";
+import { statusOf, type AccesspointEntry, type Model } from "../model/model.ts";
 import { firstSeenOf } from "./meshviewer.ts";
-import { formatMicros } from "../timestamp.ts";
-import { pyFloat } from "../pyfloat.ts";
-import { str } from "../render-json.ts";
+import { formatMicros } from "../values/timestamp.ts";
+import { pyFloat } from "../values/pyfloat.ts";
+import { str } from "../model/render-json.ts";
 import { outputRecord } from "./output.ts";
 
 /**

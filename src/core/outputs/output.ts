@@ -1,6 +1,6 @@
 import type { z } from "zod";
 import type { Body } from "../body.ts";
-import type { Model } from "../model.ts";
+import type { Model } from "../model/model.ts";
 
 /**
  * An option an output adds to `build` and `cycle`, as data: the command line makes commander's option
@@ -20,7 +20,7 @@ export interface OutputOption {
 export type OptionValue = string | number | { readonly source: string; readonly object: Record<string, unknown> };
 
 /**
- * What an output may read of what came before this build, for the state it carries (io/earlier.ts):
+ * What an output may read of what came before this build, for the state it carries (io/read/earlier.ts):
  * the build this one replaces (the one served, for a cycle) and the dump being built.
  */
 export interface Earlier {

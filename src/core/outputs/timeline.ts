@@ -7,7 +7,7 @@ import { COUNTS_FILE, EVENTS_FILE, parseCounts, parseEvents } from "../history/l
 import { atomFeed, ChangeList, changesBody, eventsByAccesspoint } from "../history/render.ts";
 import { statusPage } from "../history/status-page.ts";
 import { later } from "../body.ts";
-import type { Model } from "../model.ts";
+import type { Model } from "../model/model.ts";
 import { networkGraphBody } from "./netjson-graph.ts";
 import { NetworkGraph } from "./netjson.ts";
 import { outputGroup, type Earlier, type Places } from "./output.ts";

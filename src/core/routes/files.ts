@@ -42,22 +42,22 @@ const API_FILES = {
 } as const;
 
 const SITE_FILES = {
-  /** the map (map.ts): its page and script, and the Leaflet files copied beside them (io/map-assets.ts) */
+  /** the map (map.ts): its page and script, and the Leaflet files copied beside them (io/write/map-assets.ts) */
   map: `${MAP_FOLDER}${FOLDER_INDEX}`,
   mapScript: "/map/map.js",
   leaflet: "/map/leaflet/:asset",
   leafletImage: "/map/leaflet/images/:image",
-  /** the API reference (docs.ts): its page and script, and Swagger UI's files copied beside them (io/docs-assets.ts) */
+  /** the API reference (docs.ts): its page and script, and Swagger UI's files copied beside them (io/write/docs-assets.ts) */
   docs: `${DOCS_FOLDER}${FOLDER_INDEX}`,
   docsScript: `${DOCS_FOLDER}docs.js`,
   swaggerUi: `${DOCS_FOLDER}:asset`,
   /** the landing page every static host serves at "/" */
   landing: `/${FOLDER_INDEX}`,
-  /** the mark of a folder this tool wrote (io/ownership.ts); hidden: hosts and the preview do not serve it */
+  /** the mark of a folder this tool wrote (io/write/ownership.ts); hidden: hosts and the preview do not serve it */
   marker: `${HIDDEN}-output`,
-  /** what a build records about itself: its dump and its files (io/build-record.ts); hidden like the marker */
+  /** what a build records about itself: its dump and its files (io/write/build-record.ts); hidden like the marker */
   buildRecord: `${HIDDEN}-build.json`,
-  /** the digest of every file a recyclable build wrote (io/emit.ts): the next build into that tree rewrites only what changed; hidden like the marker */
+  /** the digest of every file a recyclable build wrote (io/write/emit.ts): the next build into that tree rewrites only what changed; hidden like the marker */
   fileDigests: `${HIDDEN}-files.json`,
   /** filter values whose answer is the file of another value (one file, several routes), for every host */
   aliases: `${HIDDEN}-aliases.json`,

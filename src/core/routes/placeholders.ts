@@ -1,4 +1,4 @@
-import { fileKey, NULL_KEY } from "../names.ts";
+import { fileKey, NULL_KEY } from "../values/names.ts";
 import { FILTERS, REFUSAL_PLACEHOLDERS, STATUS } from "../filters/records.ts";
 
 /** How a query placeholder's value becomes part of a file name. */

@@ -1,4 +1,4 @@
-import { unkey } from "../names.ts";
+import { unkey } from "../values/names.ts";
 import { FILES, type FileName } from "./files.ts";
 import type { Request } from "./resolve.ts";
 import type { RouteKind } from "./responses.ts";

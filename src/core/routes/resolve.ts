@@ -1,4 +1,4 @@
-import { compareVersionKeys } from "../version.ts";
+import { compareVersionKeys } from "../values/version.ts";
 import { FLAT, placeFile, type Layout } from "./layout.ts";
 import { keyFor, QUERY_PLACEHOLDERS } from "./placeholders.ts";
 import { RULES, type Rule } from "./table.ts";

@@ -1,7 +1,7 @@
-import { ACCESSPOINT_FIELDS } from "../../core/fields.ts";
-import { NETWORK_FORMAT } from "../../core/schema.ts";
-import { existedBy } from "../../core/evidence.ts";
-import { formatMicros, parseInstant } from "../../core/timestamp.ts";
+import { ACCESSPOINT_FIELDS } from "../../core/model/fields.ts";
+import { NETWORK_FORMAT } from "../../core/model/schema.ts";
+import { existedBy } from "../../core/model/evidence.ts";
+import { formatMicros, parseInstant } from "../../core/values/timestamp.ts";
 import type { Ap, Iface, LastIds, OpennetModel } from "./opennet-model.ts";
 
 /** The model, once every source is applied, as the records of a dump. */
@@ -39,7 +39,7 @@ const AP_FIELD_NAMES = ACCESSPOINT_FIELDS.map(([name]) => name);
 /**
  * first_seen for an access point the previous state holds none for: seen now and never before, it
  * appeared now; seen before, it was there when the memory began, and its own record's evidence then
- * is fixed (core/evidence.ts), so that it does not move on with each sighting.
+ * is fixed (core/model/evidence.ts), so that it does not move on with each sighting.
  */
 function appeared(ap: Ap, takenAt: string): string | null {
   if (ap.lastseenBefore === null) return ap.lastseen ? takenAt : null;

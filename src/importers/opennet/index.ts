@@ -1,14 +1,14 @@
 import { createHash } from "node:crypto";
 import { readFile } from "node:fs/promises";
-import { assertReplaceable } from "../../io/ownership.ts";
-import { importTime, writeImportedDump, type CheckedDump, type Handover } from "../../io/write-dump.ts";
+import { assertReplaceable } from "../../io/write/ownership.ts";
+import { importTime, writeImportedDump, type CheckedDump, type Handover } from "../../io/write/write-dump.ts";
 import { UsageError } from "../../core/problems.ts";
-import { fetchBytes } from "../../io/net.ts";
+import { fetchBytes } from "../../io/read/net.ts";
 import { updateSites } from "../opennet-sites.ts";
 import { modelToDump } from "./dump.ts";
 import { ImportOpennetError } from "./error.ts";
 import { changes, countsOf, retain, viewOf, type Retention } from "../../core/history/events.ts";
-import { parseInstant, type Instant } from "../../core/timestamp.ts";
+import { parseInstant, type Instant } from "../../core/values/timestamp.ts";
 import { OpennetModel } from "./opennet-model.ts";
 import { applyOlsr } from "./olsr.ts";
 import { applyOndataservice } from "./ondataservice.ts";

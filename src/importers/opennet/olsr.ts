@@ -1,4 +1,4 @@
-import { canonicalIp } from "../../core/ip.ts";
+import { canonicalIp } from "../../core/values/ip.ts";
 import { located } from "./error.ts";
 import { type Ap, type Iface, OLSR_PREFIXLEN, type OpennetModel } from "./opennet-model.ts";
 

@@ -1,6 +1,6 @@
 import { createRequire } from "node:module";
-import { WIFI_FIELDS } from "../../core/fields.ts";
-import { canonicalIp } from "../../core/ip.ts";
+import { WIFI_FIELDS } from "../../core/model/fields.ts";
+import { canonicalIp } from "../../core/values/ip.ts";
 import { mac, NODE_FIELDS, parseFloatPy, pyStr, truthy, WIFI_COLUMNS } from "./convert.ts";
 import { located } from "./error.ts";
 import type { Address, Ap, Iface, OpennetModel } from "./opennet-model.ts";

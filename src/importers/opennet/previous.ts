@@ -1,11 +1,11 @@
 import { stat } from "node:fs/promises";
-import { ACCESSPOINT_FIELDS } from "../../core/fields.ts";
+import { ACCESSPOINT_FIELDS } from "../../core/model/fields.ts";
 import { InvalidDumpError, UsageError } from "../../core/problems.ts";
-import { compareIp } from "../../core/ip.ts";
-import type { Instant } from "../../core/timestamp.ts";
-import { validateDump } from "../../core/validator.ts";
-import { loadDump } from "../../io/load.ts";
-import { readCounts, readEvents } from "../../io/dump-history.ts";
+import { compareIp } from "../../core/values/ip.ts";
+import type { Instant } from "../../core/values/timestamp.ts";
+import { validateDump } from "../../core/model/validator.ts";
+import { loadDump } from "../../io/read/load.ts";
+import { readCounts, readEvents } from "../../io/read/dump-history.ts";
 import { viewOf, type ChangeEvent, type RunCounts, type StateView } from "../../core/history/events.ts";
 import { type Iface, OpennetModel } from "./opennet-model.ts";
 

@@ -1,5 +1,5 @@
 import { Parser } from "htmlparser2";
-import { canonicalIp } from "../../core/ip.ts";
+import { canonicalIp } from "../../core/values/ip.ts";
 import { parseFloatPy } from "./convert.ts";
 import { located } from "./error.ts";
 import type { OpennetModel } from "./opennet-model.ts";

@@ -1,0 +1,267 @@
+import { createHash, hash as digest } from "node:crypto";
+import { constants } from "node:fs";
+import { mkdir, open, readdir, readFile, rename, rm, rmdir, unlink, writeFile } from "node:fs/promises";
+import { removeInBackground, replaceFolder, type ReplaceOptions } from "./swap.ts";
+import type { OutputLock } from "./lock.ts";
+import path from "node:path";
+import { bodyPieces, PIECE } from "../../core/body.ts";
+import type { OutputFile } from "../../core/plan.ts";
+import { FILES } from "../../core/routes.ts";
+import { readBuildRecord } from "./build-record.ts";
+
+/** Writes the planned responses into a new tree that replaces `out` atomically (io/write/swap.ts). */
+export interface EmitResult {
+  readonly files: number;
+  readonly bytes: number;
+}
+
+/** Files written at once, and the bytes they may hold in memory (measured: see README, "Performance"). */
+const WRITE_CONCURRENCY = Number(process.env.MESH_API_WRITE_CONCURRENCY) || 32;
+const BYTES_IN_FLIGHT = 64 * 2 ** 20;
+
+export interface EmitOptions {
+  /** runs on the complete temporary tree before it replaces `out` (the marker and snapshots are made there) */
+  readonly finish?: (dir: string) => Promise<void>;
+  /** called after each file is written, with the count so far */
+  readonly progress?: (files: number) => void;
+  /** the output's lock, when the caller holds it already (io/write/swap.ts) */
+  readonly lock?: OutputLock;
+  /** whether the previous output is removed before returning or by a detached process (io/write/swap.ts) */
+  readonly removeOld?: ReplaceOptions["removeOld"];
+  /**
+   * A recyclable tree records the digest of every file it writes (FILES.fileDigests). `from`, such a
+   * tree that is no longer served (the cycle's build before the served one), becomes the new tree's
+   * start instead of an empty folder: only the files whose bytes changed are written, those no longer
+   * planned removed. Writing a build's tens of thousands of files into new folders, and removing an
+   * old build's, costs far more than rewriting the changed ones in place (docs/performance.md).
+   */
+  readonly recycle?: { readonly from?: string };
+  /** `out` is a new folder served through this symbolic link once complete (io/write/swap.ts) */
+  readonly link?: ReplaceOptions["link"];
+}
+
+export async function emitTree(out: string, files: Iterable<OutputFile>, options: EmitOptions = {}): Promise<EmitResult> {
+  return replaceFolder(
+    out,
+    async (tmp) => {
+      const known = options.recycle ? await takeOver(tmp, out) : undefined;
+      const digests = options.recycle ? new Map<string, Written>() : undefined;
+      const result = await writeAll(tmp, files, options.progress, digests && { known, digests });
+      if (digests) {
+        if (known) for (const file of known.keys()) if (!digests.has(file)) await removeStale(tmp, file);
+        const sorted = Object.fromEntries([...digests].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)));
+        await writeFile(path.join(tmp, DIGESTS), JSON.stringify({ format: DIGESTS_FORMAT, files: sorted }) + "\n");
+      }
+      await options.finish?.(tmp);
+      return result;
+    },
+    { lock: options.lock, removeOld: options.removeOld, seed: options.recycle?.from, link: options.link },
+  );
+}
+
+const DIGESTS = FILES.fileDigests.slice(1);
+const DIGESTS_FORMAT = "mesh-api-files/2";
+
+/** A file as the digests record it: its SHA-1 (base64url) and its length. */
+type Written = readonly [digest: string, bytes: number];
+const isWritten = (v: unknown): v is Written =>
+  Array.isArray(v) && v.length === 2 && typeof v[0] === "string" && Number.isSafeInteger(v[1]) && (v[1] as number) >= 0;
+
+/**
+ * A recycled file no longer than this is rewritten in place (truncated and written), longer ones by a
+ * rename. The recycled tree stopped being served a cycle ago, and a server reads a file this short
+ * whole when it opens it (one read, one sendfile into a socket buffer of at least 16 KiB), so no
+ * request can still be reading its old bytes; a long list may be downloaded slowly for minutes and
+ * keeps its old file through the rename. In place costs half as much on disk as a rename, which
+ * makes a new inode and frees the old one (docs/performance.md); 99.8 % of a build's files are this short.
+ */
+const READ_AT_ONCE = 16 * 1024;
+
+/**
+ * Truncate and write a recycled file, never through a symbolic link standing at its name (the tree
+ * is ours, but a link planted there would have the build write wherever it points): O_NOFOLLOW refuses
+ * it (ELOOP), and the link itself is then removed and the file made anew.
+ */
+const REWRITE = constants.O_WRONLY | constants.O_CREAT | constants.O_TRUNC | (constants.O_NOFOLLOW ?? 0);
+
+async function unlinkedOnLoop<T>(file: string, write: () => Promise<T>): Promise<T> {
+  try {
+    return await write();
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code !== "ELOOP") throw err;
+    await unlink(file);
+    return write();
+  }
+}
+
+// the one-shot form: half the cost of a Hash object per file, for the hundreds of thousands a build writes
+const digestOf = (data: Buffer) => digest("sha1", data, "base64url");
+
+/**
+ * The digests of a recycled tree's files, which stay where they are; what the build's finish writes
+ * (marker, record, snapshots, the operator's extra files) is removed, to be written afresh. Undefined
+ * for an empty folder (nothing was recycled). A tree whose digests cannot be read (a build of an
+ * older version, or one interrupted while recycling) is emptied: without them no file of it can be
+ * trusted to be the build's. Its files go as a replaced build's do: moved aside at once, into a
+ * sibling of `out` that a detached remover takes (io/write/swap.ts), since removing a large build in this
+ * process took longer than writing it (and 1.8 GiB at 40,000 access points).
+ */
+async function takeOver(root: string, out: string): Promise<Map<string, Written> | undefined> {
+  const names = await readdir(root);
+  if (names.length === 0) return undefined;
+  const file = path.join(root, DIGESTS);
+  let known: Map<string, Written> | undefined;
+  try {
+    const parsed = JSON.parse(await readFile(file, "utf8")) as { format?: unknown; files?: Record<string, unknown> };
+    if (parsed.format === DIGESTS_FORMAT && parsed.files && typeof parsed.files === "object")
+      known = new Map(Object.entries(parsed.files).filter((e): e is [string, Written] => isWritten(e[1])));
+  } catch {
+    // unreadable: emptied below
+  }
+  if (!known) {
+    const base = path.basename(path.resolve(out));
+    // named as the remover names its own: a run after a kill removes it (io/write/swap.ts recoverLeftovers)
+    const aside = path.join(path.dirname(root), `.${base}.trash-${process.pid}-${Date.now()}`);
+    await mkdir(aside);
+    for (const name of names) await rename(path.join(root, name), path.join(aside, name));
+    if (!(await removeInBackground(aside, base))) await rm(aside, { recursive: true, force: true });
+    return undefined;
+  }
+  // Gone before any write: a tree interrupted from here on has no digests, so it is never trusted again.
+  await rm(file);
+  for (const extra of (await readBuildRecord(root))?.extra ?? []) {
+    const file = path.join(root, extra);
+    if (file.startsWith(root + path.sep)) await rm(file, { force: true });
+  }
+  const tops = new Set([...known.keys()].map((f) => f.split("/").find((part) => part !== "")));
+  for (const name of names) if (!tops.has(name)) await rm(path.join(root, name), { recursive: true, force: true });
+  return known;
+}
+
+/** A file the new build no longer writes, and its folders as far as they are empty now. */
+async function removeStale(root: string, file: string): Promise<void> {
+  const full = path.join(root, file);
+  if (!full.startsWith(root + path.sep)) return;
+  await unlink(full).catch(() => {});
+  for (let dir = path.dirname(full); dir !== root && dir.startsWith(root + path.sep); dir = path.dirname(dir)) {
+    try {
+      await rmdir(dir);
+    } catch {
+      return; // not empty (or gone): its parents are not empty either
+    }
+  }
+}
+
+interface Recycling {
+  /** the digests of the files the recycled tree holds, when it was one */
+  readonly known?: ReadonlyMap<string, Written>;
+  /** filled with the digest of every file written */
+  readonly digests: Map<string, Written>;
+}
+
+async function writeAll(
+  root: string,
+  files: Iterable<OutputFile>,
+  progress?: (files: number) => void,
+  recycling?: Recycling,
+): Promise<EmitResult> {
+  const pending = new Set<Promise<void>>();
+  let count = 0;
+  let bytes = 0;
+  let inFlight = 0;
+  let failure: unknown;
+  let written = 0;
+  try {
+    for (const file of files) {
+      if (failure) break;
+      const full = path.join(root, file.path);
+      if (!full.startsWith(root + path.sep)) throw new Error(`refusing to write outside the output: ${file.path}`);
+      const dir = path.dirname(full);
+      const body = file.body;
+      count++;
+      // Counted before the job starts, so the cap holds back the next one. A list is rendered as it
+      // is written and holds at most about one piece at a time.
+      const held = typeof body === "string" || Buffer.isBuffer(body) ? body.length : PIECE;
+      inFlight += held;
+      const job = (async () => {
+        // A file the recycled tree holds is rewritten where it is (its folder is there): in place when
+        // it is short, else by a rename, so that a reader still holding the old file reads it whole.
+        const was = recycling?.known?.get(file.path);
+        if (was === undefined) await makeFolder(root, dir);
+        const renamed = was !== undefined && was[1] > READ_AT_ONCE;
+        const target = renamed ? path.join(dir, `.${path.basename(full)}.new`) : full;
+        const flag = was !== undefined ? REWRITE : "wx";
+        const pieces = bodyPieces(body);
+        const first = pieces.next();
+        const second = first.done ? first : pieces.next();
+        if (second.done) {
+          // The common case: the whole body in one piece, written with one call.
+          const data = first.done ? Buffer.alloc(0) : first.value;
+          bytes += data.length;
+          if (recycling) {
+            const digest = digestOf(data);
+            recycling.digests.set(file.path, [digest, data.length]);
+            if (was !== undefined && was[0] === digest && was[1] === data.length) return; // the same bytes are there
+          }
+          await unlinkedOnLoop(target, () => writeFile(target, data, { flag }));
+          if (renamed) await rename(target, full);
+          return;
+        }
+        const hash = recycling && createHash("sha1");
+        let length = 0;
+        const handle = await unlinkedOnLoop(target, () => open(target, flag));
+        const write = async (piece: Buffer) => {
+          length += piece.length;
+          hash?.update(piece);
+          await handle.write(piece);
+        };
+        try {
+          await write(first.value!);
+          await write(second.value);
+          for (const piece of pieces) await write(piece);
+        } finally {
+          await handle.close();
+        }
+        bytes += length;
+        if (renamed) await rename(target, full);
+        if (hash) recycling!.digests.set(file.path, [hash.digest("base64url"), length]);
+      })()
+        .catch((err) => {
+          failure ??= err;
+        })
+        .finally(() => {
+          progress?.(++written);
+          inFlight -= held;
+          pending.delete(job);
+        });
+      pending.add(job);
+      while (pending.size >= WRITE_CONCURRENCY || (inFlight > BYTES_IN_FLIGHT && pending.size > 0)) await Promise.race(pending);
+    }
+  } finally {
+    // Never leave writes running behind a failure: the caller removes the folder next.
+    await Promise.all(pending);
+  }
+  if (failure) throw failure;
+  return { files: count, bytes };
+}
+
+/**
+ * Every response has a folder of its own whose parent usually exists already, so one plain mkdir is
+ * the common case; a missing parent is made the same way first. The root itself is never made: after
+ * an interrupt removed it (io/write/interrupt.ts), a write still in flight must not bring it back, as a
+ * recursive mkdir would.
+ */
+async function makeFolder(root: string, dir: string): Promise<void> {
+  if (dir === root) return;
+  try {
+    await mkdir(dir);
+  } catch (err) {
+    const code = (err as NodeJS.ErrnoException).code;
+    if (code === "EEXIST") return;
+    if (code !== "ENOENT") throw err;
+    await makeFolder(root, path.dirname(dir));
+    await mkdir(dir).catch((again: NodeJS.ErrnoException) => {
+      if (again.code !== "EEXIST") throw again; // a sibling's write made it meanwhile
+    });
+  }
+}
