@@ -8,6 +8,7 @@ import { synthesize, writeSynthDump } from "../src/gen/synth.ts";
 import { NGINX, servingRates, type ServingRow } from "./bench-serve.ts";
 import { cycleRow, type CycleRow } from "./bench-cycle.ts";
 import { edgeRow, type EdgeRow } from "./bench-edge.ts";
+import { historyCostRow, historyWindowRow } from "./bench-history.ts";
 import { validate } from "../src/pipeline.ts";
 
 /**
@@ -30,11 +31,25 @@ const opts = new Command("bench")
   .option("--no-memory", "skip the 100 MiB NDJSON dump")
   .option("--no-serve", "skip nginx's and the preview's serving rates at 3,000 access points")
   .option("--no-cycle", "skip the cycle against a fresh build (3,000 access points, and 40,000 unless --no-large)")
+  .option(
+    "--no-history",
+    "skip what the history costs a cycle against 7d0ba73 (40,000 access points, 3,000 with --no-large) and its bounds over 60 days",
+  )
   .option("--sizes <list>", "comma-separated network sizes", (v) => v.split(",").map(Number))
   .option("--work <dir>", "scratch folder (needs ~10 GB for 40,000)", os.tmpdir())
   .option("--out <file>", "results file", "bench/results.json")
   .parse()
-  .opts<{ large: boolean; sweep: boolean; memory: boolean; serve: boolean; cycle: boolean; sizes?: number[]; work: string; out: string }>();
+  .opts<{
+    large: boolean;
+    sweep: boolean;
+    memory: boolean;
+    serve: boolean;
+    cycle: boolean;
+    history: boolean;
+    sizes?: number[];
+    work: string;
+    out: string;
+  }>();
 
 /** The memory case: access points for an all-NDJSON synthetic dump of at least MEMORY_DUMP_BYTES (checked). */
 const MEMORY_APS = 78_000;
@@ -253,6 +268,10 @@ try {
       cycles.push(await cycleRow(n, work, n > 3000 ? 3 : 5));
     }
   }
+  // What the history of issue 42 costs a recycled cycle, and its bounds (scripts/bench-history.ts).
+  const history = opts.history
+    ? { cost: historyCostRow(opts.large ? 40000 : 3000, work), window: historyWindowRow(1000, work), target: "cost <= 1.10" }
+    : null;
   let memory: (Row & { targetMiB: number; met: boolean }) | null = null;
   if (opts.memory) {
     process.stderr.write(`building the memory case: ${MEMORY_APS} access points, all NDJSON…\n`);
@@ -283,6 +302,7 @@ try {
     memory,
     serving,
     cycle: { target: "cycle / fresh build <= 1.0", rows: cycles },
+    history,
     layout: { accesspoints: Math.max(...sizes), byKind: layout },
     edge: { target: "function and rules the same for every network; p99 far under 50 ms", rows: edge },
     longValue: long,
