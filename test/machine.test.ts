@@ -58,6 +58,9 @@ describe("the machine's errors", () => {
     // fetch's TypeError over a refused connection is the address's fault, not a bug
     expect(end(new TypeError("fetch failed", { cause: errno("ECONNREFUSED") })).code).toBe(EXIT.invalid);
     expect(end(new InputError("a bad snapshot index")).code).toBe(EXIT.invalid);
+    expect(end(errno("EAI_AGAIN", { syscall: "getaddrinfo" })).code).toBe(EXIT.invalid);
+    // Node's own code for a wrong call is a bug's, not the system's
+    expect(end(Object.assign(new TypeError("The argument must be of type string"), { code: "ERR_INVALID_ARG_TYPE" })).code).toBe(EXIT.bug);
   });
 });
 

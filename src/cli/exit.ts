@@ -62,7 +62,8 @@ export function stopped(error: unknown, opts: ReportOptions, outcome: string, wh
  */
 function systemError(err: unknown): boolean {
   const code = (err as { code?: unknown } | null)?.code;
-  if (typeof code === "string" && /^(E[A-Z0-9_]+|UND_ERR_[A-Z_]+|ERR_INVALID_URL|ERR_TLS_[A-Z_]+)$/.test(code)) return true;
+  // errno codes (ENOENT, EAI_AGAIN), not Node's own ERR_… of a wrong call (a bug) but a bad URL or TLS
+  if (typeof code === "string" && /^((?!ERR_)E[A-Z0-9_]+|UND_ERR_[A-Z_]+|ERR_INVALID_URL|ERR_TLS_[A-Z_]+)$/.test(code)) return true;
   const cause = (err as { cause?: unknown } | null)?.cause;
   return err instanceof Error && cause !== undefined && cause !== err && systemError(cause);
 }
