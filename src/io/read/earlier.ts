@@ -1,7 +1,8 @@
 import { existsSync, readFileSync } from "node:fs";
 import { readFile } from "node:fs/promises";
 import path from "node:path";
-import type { Body } from "../../core/body.ts";
+import { later } from "../../core/body.ts";
+import { readDumpFile } from "./dump-history.ts";
 import { OUTPUTS } from "../../core/outputs/index.ts";
 import type { Earlier, OutputBase } from "../../core/outputs/output.ts";
 
@@ -28,22 +29,12 @@ export function earlierOf(before: string | undefined, dump: string): Earlier {
       const full = ofBuild(file);
       if (full === undefined || !existsSync(full)) return undefined;
       // read as it is written, so that a month of the history's graphs is never held at once
-      const body: Body = {
-        text: {
-          *[Symbol.iterator]() {
-            yield readFileSync(full, "utf8");
-          },
-        },
-      };
-      return body;
+      return later(() => readFileSync(full, "utf8"));
     },
     dumpText: async (file) => {
       const full = inside(dump, file);
       if (full === undefined) return undefined;
-      return readFile(full, "utf8").catch((err: NodeJS.ErrnoException) => {
-        if (err.code === "ENOENT") return undefined;
-        throw err;
-      });
+      return readDumpFile(full);
     },
   };
 }
