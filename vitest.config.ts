@@ -19,6 +19,7 @@ export const TIERS = {
     "docs-facts",
     "events",
     "filter-record",
+    "fixtures",
     "format",
     "layout",
     "limits",
