@@ -1,37 +1,38 @@
 import { writeFileSync } from "node:fs";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { build, startPreview, type BuildResult, type Preview } from "../src/index.ts";
-import { EXPECTED_OPENNET, mismatch, netlifyLimit, PUBLIC_SAMPLE, readExpected, type Expected } from "./support/expected.ts";
+import { startPreview, type Preview } from "../src/index.ts";
+import { placeholderValues } from "../src/core/plan.ts";
+import { EXPECTED_OPENNET, mismatch, netlifyLimit, readExpected, type Expected } from "./support/expected.ts";
 import { pool, rawRequest, type RawResponse } from "./support/http.ts";
 import { loadNetlify, type NetlifySite } from "./support/netlify.ts";
+import { previewAnswersOnce } from "./support/answers.ts";
+import { sharedBuild } from "./support/shared.ts";
 import { tempDir } from "./support/tree.ts";
 import { netlifyRules } from "../src/hosts/netlify.ts";
 
 /**
  * The programs that call the running original today, pointed at a build made for them
- * (`--brand opennet --default-status online` of the public sample), over HTTP on the preview and
- * through Netlify's engine on the deploy's rules. The request shapes are those of the clients'
+ * (`--brand opennet --default-status online` of the public sample: the run's shared build of it,
+ * test/support/shared.ts), over HTTP on the preview and through Netlify's engine on the deploy's rules. The request shapes are those of the clients'
  * public code (cited per test); the assertions are what each client reads.
  */
 
-const OPTIONS = { brand: "opennet", defaultStatus: "online" } as const;
 const API_HEADERS = { "content-type": "application/json", allow: "GET, HEAD, OPTIONS", vary: "Accept", "access-control-allow-origin": "*" };
 
 let out: string;
-let result: BuildResult;
 let preview: Preview;
 let port: number;
 let netlify: NetlifySite;
 
 beforeAll(async () => {
-  out = path.join(tempDir(), "dist");
-  result = await build({ data: `${PUBLIC_SAMPLE}dump`, out, settings: OPTIONS });
+  const shared = await sharedBuild("public-opennet");
+  out = shared.out;
   preview = await startPreview({ dir: out, port: 0 });
   port = Number(new URL(preview.url).port);
   // What the operator deploys with: `netlify-config --data <dump> --default-status online --write`.
   const config = path.join(tempDir(), "netlify.toml");
-  writeFileSync(config, netlifyRules(result.values!).config());
+  writeFileSync(config, netlifyRules(placeholderValues(shared.model)).config());
   netlify = await loadNetlify(config, out);
 }, 120_000);
 
@@ -60,7 +61,10 @@ describe("the original's own recordings, with its field names and list defaults 
 
   it("answers all 4,701 over the preview by their match rules, with the API headers", async () => {
     expect(expected).toHaveLength(4701);
-    const responses = await pool(expected, 8, (e) => get(e.path));
+    // The preview's answers on the shared build, as the server files ask them (support/answers.ts): the
+    // first file of the run to ask keeps them, the others compare the same bytes without asking again.
+    const requests = expected.map((e) => ({ method: "GET", target: e.path }));
+    const responses = await previewAnswersOnce("public-opennet", requests, () => pool(expected, 8, (e) => get(e.path)));
     const failures: string[] = [];
     responses.forEach((r, i) => {
       const e = expected[i];
