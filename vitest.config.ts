@@ -14,6 +14,7 @@ export const TIERS = {
     "architecture",
     "bounds",
     "compiled",
+    "compression",
     "conformance",
     "derive",
     "docs-facts",

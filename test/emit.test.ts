@@ -13,7 +13,9 @@ import {
   writeFileSync,
 } from "node:fs";
 import path from "node:path";
+import { gunzipSync } from "node:zlib";
 import { describe, expect, it } from "vitest";
+import { TWIN } from "../src/core/routes.ts";
 import { emitTree } from "../src/io/write/emit.ts";
 import { build } from "../src/index.ts";
 import { netlifyRules, parseDataRules } from "../src/hosts/netlify.ts";
@@ -199,6 +201,7 @@ describe("a recycled tree (cycle: the build before the served one becomes the ne
       "/api/gone/deep/index.json",
       "/api/grown/index.json",
       "/api/list/index.json",
+      "/api/list/index.json.gz",
       "/api/same/index.json",
     ]);
     const oldList = readFileSync(path.join(a, "api/list/index.json"));
@@ -235,6 +238,39 @@ describe("a recycled tree (cycle: the build before the served one becomes the ne
     expect(tree(b)).toEqual(tree(fresh));
     expect(existsSync(path.join(b, "api/gone"))).toBe(false);
     expect(readdirSync(d).sort()).toEqual(["b", "fresh"]);
+  });
+
+  it("writes a gzip twin of each long text answer, kept while its file is, made anew when it changes, gone when it is short", async () => {
+    const d = tempDir();
+    const long = (c: string) => `[${`"${c}",`.repeat(TWIN.minBytes / 4)}"${c}"]`;
+    const files = (list: string, short: string, streamed: Buffer[]) => [
+      { path: "/api/list/index.json", body: list },
+      { path: "/api/short/index.json", body: short },
+      { path: "/api/streamed/index.json", body: streamed },
+      { path: "/map/image.png", body: long("p") },
+      { path: "/metrics", body: long("m") },
+    ];
+    const a = path.join(d, "a");
+    await emitTree(a, files(long("a"), "x", [Buffer.from(long("s")), Buffer.from(long("t"))]), { recycle: {} });
+    const twins = (dir: string) =>
+      spawnSync("find", [".", "-name", "*.gz"], { cwd: dir, encoding: "utf8" }).stdout.trim().split("\n").sort();
+    // not the image, nor the answer below the bound
+    expect(twins(a)).toEqual(["./api/list/index.json.gz", "./api/streamed/index.json.gz", "./metrics.gz"]);
+    for (const f of ["api/list/index.json", "api/streamed/index.json", "metrics"])
+      expect(gunzipSync(readFileSync(path.join(a, `${f}.gz`)))).toEqual(readFileSync(path.join(a, f)));
+    const kept = inode(path.join(a, "metrics.gz"));
+    const b = path.join(d, "b");
+    // the list changes, the short answer grows past the bound, the streamed one shrinks below it
+    const next = files(long("b"), long("x"), [Buffer.from("1"), Buffer.from("2")]);
+    await emitTree(b, next, { recycle: { from: a } });
+    expect(twins(b)).toEqual(["./api/list/index.json.gz", "./api/short/index.json.gz", "./metrics.gz"]);
+    expect(inode(path.join(b, "metrics.gz"))).toBe(kept);
+    for (const f of ["api/list/index.json", "api/short/index.json"])
+      expect(gunzipSync(readFileSync(path.join(b, `${f}.gz`)))).toEqual(readFileSync(path.join(b, f)));
+    const fresh = path.join(d, "fresh");
+    await emitTree(fresh, next);
+    const bytes = (dir: string) => new Map(twins(dir).map((f) => [f, readFileSync(path.join(dir, f)).toString("base64")]));
+    expect(bytes(b)).toEqual(bytes(fresh));
   });
 
   it("never writes through a symbolic link planted at a recycled file's name: the link is replaced by the file", async () => {

@@ -1,10 +1,13 @@
-import { readFileSync } from "node:fs";
+import { readFileSync, statSync } from "node:fs";
 import path from "node:path";
+import { gunzipSync } from "node:zlib";
 import fg from "fast-glob";
 import { beforeAll, describe, expect, it } from "vitest";
 import {
   FILES,
   fileFor,
+  hasTwin,
+  isTwin,
   parseRequest,
   requestsForFile,
   resolve,
@@ -13,6 +16,8 @@ import {
   SNAPSHOT_DIR,
   SNAPSHOT_FILES,
   templateOf,
+  TWIN,
+  twinOf,
   type FileName,
 } from "../src/core/routes.ts";
 import { loadRouting } from "../src/io/read/aliases.ts";
@@ -53,14 +58,26 @@ describe("the route table and the files of a build", () => {
           SNAPSHOT_FILES.archive.test(name)
         );
       }
+      // a gzip twin stands beside a file the table names, long enough to have one, and holds its bytes
+      if (isTwin(f)) {
+        const answer = f.slice(0, -TWIN.suffix.length);
+        const plain = readFileSync(path.join(out, answer));
+        return (
+          templateOf(answer) === undefined || !hasTwin(answer, plain.length) || !gunzipSync(readFileSync(path.join(out, f))).equals(plain)
+        );
+      }
       return templateOf(f) === undefined;
     });
     expect(files.length).toBeGreaterThan(4000);
     expect(orphans).toEqual([]);
+    // every file long enough has its twin
+    const twinless = files.filter((f) => !isTwin(f) && hasTwin(f, statSync(path.join(out, f)).size) && !files.includes(twinOf(f)));
+    expect(twinless).toEqual([]);
+    expect(files.filter(isTwin).length).toBeGreaterThan(10);
   });
 
   it("meets every template and every rule with a target (none unreachable), with either list default", () => {
-    const met = new Set([...files, ...online.files].map(templateOf));
+    const met = new Set([...files, ...online.files].filter((f) => !isTwin(f)).map(templateOf));
     expect((Object.keys(FILES) as FileName[]).filter((name) => !met.has(name))).toEqual([]);
     for (const [written, rules] of [
       [files, RULES],
@@ -70,7 +87,7 @@ describe("the route table and the files of a build", () => {
       expect(rules.filter((r) => r.to !== null && !hit.has(r)).map((r) => `${r.from} ${JSON.stringify(r.query)}`)).toEqual([]);
     }
     // The online default writes an access point's online links beside its links, and nothing else more.
-    const extra = online.files.filter((f) => !files.includes(f) && !f.startsWith(`/${SNAPSHOT_DIR}/`));
+    const extra = online.files.filter((f) => !files.includes(f) && !f.startsWith(`/${SNAPSHOT_DIR}/`) && !isTwin(f));
     expect(new Set(extra.map(templateOf))).toEqual(new Set(["accesspointLinksByStatus"]));
   });
 

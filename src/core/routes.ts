@@ -15,6 +15,7 @@
 
 export { API, API_DIR } from "./base.ts";
 export * from "./routes/responses.ts";
+export * from "./routes/compression.ts";
 export * from "./routes/placeholders.ts";
 export {
   API_SERVED,

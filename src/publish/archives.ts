@@ -10,7 +10,7 @@ import { writeArchive } from "../io/read/archive.ts";
 import { exists, replaceFolder } from "../io/write/swap.ts";
 import type { DumpSummary } from "../core/model/model.ts";
 import { snapshotListing } from "../core/documents/pages.ts";
-import { API_SERVED_GLOBS, SNAPSHOT_DIR, SNAPSHOT_FILES, snapshotArchive } from "../core/routes.ts";
+import { API_SERVED_GLOBS, isTwin, SNAPSHOT_DIR, SNAPSHOT_FILES, snapshotArchive } from "../core/routes.ts";
 import { DEFAULTS } from "../core/defaults.ts";
 
 /**
@@ -74,7 +74,8 @@ export async function writeSnapshots(options: SnapshotOptions): Promise<Snapshot
       options.dumpFiles.map((f) => ({ name: `${dump.folder}/${f}`, source: path.join(options.data, f) })),
       mtime,
     );
-    const apiFiles = (await fg([...API_SERVED_GLOBS], { cwd: options.dist, onlyFiles: true, dot: true })).sort();
+    // the answers as a client reads them: their gzip twins are the servers' business
+    const apiFiles = (await fg([...API_SERVED_GLOBS], { cwd: options.dist, onlyFiles: true, dot: true })).filter((f) => !isTwin(f)).sort();
     await writeArchive(
       path.join(tmp, api.file),
       apiFiles.map((f) => ({ name: `${api.folder}/${f}`, source: path.join(options.dist, f) })),

@@ -5,6 +5,7 @@ import {
   API_HEADERS,
   API_SERVED_GLOBS,
   flatFile,
+  isTwin,
   parseRequest,
   requestsForFile,
   resolve,
@@ -206,7 +207,11 @@ function spread(details: readonly CheckRequest[], n: number): CheckRequest[] {
 
 /** Every request the build answers with a file of its own, recovered from the file paths through the route table. */
 export async function requestsFromTree(dist: string): Promise<CheckRequest[]> {
-  const files = (await fg([...API_SERVED_GLOBS], { cwd: dist, onlyFiles: true })).sort().map((f) => `/${f}`);
+  // a gzip twin is another encoding of its file's answer, not an answer of its own
+  const files = (await fg([...API_SERVED_GLOBS], { cwd: dist, onlyFiles: true }))
+    .filter((f) => !isTwin(f))
+    .sort()
+    .map((f) => `/${f}`);
   const routing = await loadRouting(dist);
   const out: CheckRequest[] = [];
   for (const file of files) {

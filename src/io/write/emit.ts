@@ -1,12 +1,17 @@
 import { createHash, hash as digest } from "node:crypto";
-import { constants } from "node:fs";
+import { constants, createReadStream } from "node:fs";
 import { mkdir, open, readdir, readFile, rename, rm, rmdir, unlink, writeFile } from "node:fs/promises";
 import { removeInBackground, replaceFolder, type ReplaceOptions } from "./swap.ts";
 import type { OutputLock } from "./lock.ts";
 import path from "node:path";
+import { pipeline } from "node:stream/promises";
+import { promisify } from "node:util";
+import { createGzip, gzip } from "node:zlib";
 import { bodyPieces, PIECE } from "../../core/body.ts";
 import type { OutputFile } from "../../core/plan.ts";
-import { FILES } from "../../core/routes.ts";
+import { FILES, hasTwin, TWIN, twinOf } from "../../core/routes.ts";
+
+const gzipAsync = promisify(gzip);
 import { readBuildRecord } from "./build-record.ts";
 
 /** Writes the planned responses into a new tree that replaces `out` atomically (io/write/swap.ts). */
@@ -188,9 +193,6 @@ async function writeAll(
         // it is short, else by a rename, so that a reader still holding the old file reads it whole.
         const was = recycling?.known?.get(file.path);
         if (was === undefined) await makeFolder(root, dir);
-        const renamed = was !== undefined && was[1] > READ_AT_ONCE;
-        const target = renamed ? path.join(dir, `.${path.basename(full)}.new`) : full;
-        const flag = was !== undefined ? REWRITE : "wx";
         const pieces = bodyPieces(body);
         const first = pieces.next();
         const second = first.done ? first : pieces.next();
@@ -198,18 +200,16 @@ async function writeAll(
           // The common case: the whole body in one piece, written with one call.
           const data = first.done ? Buffer.alloc(0) : first.value;
           bytes += data.length;
-          if (recycling) {
-            const digest = digestOf(data);
-            recycling.digests.set(file.path, [digest, data.length]);
-            if (was !== undefined && was[0] === digest && was[1] === data.length) return; // the same bytes are there
-          }
-          await unlinkedOnLoop(target, () => writeFile(target, data, { flag }));
-          if (renamed) await rename(target, full);
+          const same = recorded(recycling, file.path, data, was);
+          if (!same) await writeWhole(full, data, was);
+          if (hasTwin(file.path, data.length)) await writeTwin(root, file.path, same, recycling, () => gzipped(data));
           return;
         }
+        const renamed = was !== undefined && was[1] > READ_AT_ONCE;
+        const target = renamed ? path.join(dir, `.${path.basename(full)}.new`) : full;
         const hash = recycling && createHash("sha1");
         let length = 0;
-        const handle = await unlinkedOnLoop(target, () => open(target, flag));
+        const handle = await unlinkedOnLoop(target, () => open(target, was !== undefined ? REWRITE : "wx"));
         const write = async (piece: Buffer) => {
           length += piece.length;
           hash?.update(piece);
@@ -224,7 +224,11 @@ async function writeAll(
         }
         bytes += length;
         if (renamed) await rename(target, full);
-        if (hash) recycling!.digests.set(file.path, [hash.digest("base64url"), length]);
+        const digest = hash && ([hash.digest("base64url"), length] as const);
+        if (digest) recycling!.digests.set(file.path, digest);
+        const same = digest !== undefined && was !== undefined && was[0] === digest[0] && was[1] === digest[1];
+        // A list streamed as it was rendered: its twin is made from the file just written.
+        if (hasTwin(file.path, length)) await writeTwin(root, file.path, same, recycling, () => gzippedFile(full));
       })()
         .catch((err) => {
           failure ??= err;
@@ -243,6 +247,55 @@ async function writeAll(
   }
   if (failure) throw failure;
   return { files: count, bytes };
+}
+
+/** Records a one-piece body's digest when recycling; whether the recycled tree holds these very bytes. */
+function recorded(recycling: Recycling | undefined, file: string, data: Buffer, was: Written | undefined): boolean {
+  if (!recycling) return false;
+  const digest = digestOf(data);
+  recycling.digests.set(file, [digest, data.length]);
+  return was !== undefined && was[0] === digest && was[1] === data.length;
+}
+
+/** A whole file: new (refusing one already there), or a recycled one rewritten as READ_AT_ONCE says. */
+async function writeWhole(full: string, data: Buffer, was: Written | undefined): Promise<void> {
+  const renamed = was !== undefined && was[1] > READ_AT_ONCE;
+  const target = renamed ? path.join(path.dirname(full), `.${path.basename(full)}.new`) : full;
+  await unlinkedOnLoop(target, () => writeFile(target, data, { flag: was !== undefined ? REWRITE : "wx" }));
+  if (renamed) await rename(target, full);
+}
+
+const gzipped = (data: Buffer) => gzipAsync(data, { level: TWIN.level });
+
+async function gzippedFile(file: string): Promise<Buffer> {
+  const chunks: Buffer[] = [];
+  await pipeline(createReadStream(file), createGzip({ level: TWIN.level }), async (source: AsyncIterable<Buffer>) => {
+    for await (const chunk of source) chunks.push(chunk);
+  });
+  return Buffer.concat(chunks);
+}
+
+/**
+ * A file's gzip twin (core/routes/compression.ts), written after the file. When the recycled tree
+ * holds the file's bytes and its twin, the twin stays as it is, never compressed again; else it is
+ * made, and written unless the recycled twin has its bytes.
+ */
+async function writeTwin(
+  root: string,
+  file: string,
+  same: boolean,
+  recycling: Recycling | undefined,
+  make: () => Promise<Buffer>,
+): Promise<void> {
+  const twin = twinOf(file);
+  const was = recycling?.known?.get(twin);
+  if (same && was !== undefined) {
+    recycling!.digests.set(twin, was);
+    return;
+  }
+  const data = await make();
+  if (recorded(recycling, twin, data, was)) return;
+  await writeWhole(path.join(root, twin), data, was);
 }
 
 /**
