@@ -4,11 +4,11 @@ import path from "node:path";
 import { beforeAll, describe, expect, it } from "vitest";
 import { canonicalIp } from "../src/core/values/ip.ts";
 import { validate } from "../src/index.ts";
-import { RAW_FILES, RAW_MARKER, writeRawFolder } from "../src/gen/raw-folder.ts";
+import { assertRawReplaceable, RAW_FILES, RAW_MARKER, writeRawFolder } from "../src/gen/raw-folder.ts";
 import { wikiPositions } from "../src/gen/raw.ts";
 import { synthesize, writeSynthDump, type SynthDump } from "../src/gen/synth.ts";
 import { importOpennet } from "../src/importers/opennet/index.ts";
-import { MARKER, markerBody, RefusedOutputError } from "../src/io/write/ownership.ts";
+import { assertReplaceable, MARKER, markerBody, RefusedOutputError } from "../src/io/write/ownership.ts";
 import { cliAsync, compiledFile, tempDir, treeDigest } from "./support/tree.ts";
 
 /**
@@ -120,7 +120,7 @@ describe("writeSynthDump and npm run synth replace only their own folders", () =
     expect(leftovers(out)).toEqual([]);
   });
 
-  it("exits 2 for a file, the current folder, an ancestor of it and the home folder", () => {
+  it("exits 2 for a file, the current folder, an ancestor of it and the home folder", async () => {
     const base = tempDir();
     const file = path.join(base, "data.json");
     writeFileSync(file, "{}\n");
@@ -135,11 +135,15 @@ describe("writeSynthDump and npm run synth replace only their own folders", () =
       [path.join(base, "work"), /it contains the current folder/],
       [home, /it is your home folder/],
     ];
-    for (const [out, why] of cases) {
-      const r = synth(["--aps", "5", "--out", out], cwd, { HOME: home });
-      expect(r.status, out).toBe(2);
-      expect(r.stderr, out).toMatch(new RegExp(`^synth: refusing to write to .*${why.source}`));
-    }
+    // The script's check is the library's (scripts/synth.ts calls assertReplaceable): each case through
+    // it here, and the home folder, which the script takes from HOME, through the script too.
+    for (const [out, why] of cases)
+      await expect(assertReplaceable({ out, option: "--out", kind: "dump", cwd, home }), out).rejects.toThrow(
+        new RegExp(`^refusing to write to .*${why.source}`),
+      );
+    const r = synth(["--aps", "5", "--out", home], cwd, { HOME: home });
+    expect(r.status).toBe(2);
+    expect(r.stderr).toMatch(/^synth: refusing to write to .*it is your home folder/);
     expect(treeDigest(base)).toEqual(before);
     expect(readdirSync(home)).toEqual([]);
   }, 120_000);
@@ -298,21 +302,27 @@ describe("npm run synth -- --raw replaces only its own folders", () => {
     const cwd = tempDir();
     const foreign = tempDir();
     writeFileSync(path.join(foreign, "olsr.txt"), "my router's real txtinfo\n");
+    const five = synthesize({ aps: 5, seed: 1 });
     const dump = path.join(tempDir(), "dump");
-    expect(synth(["--aps", "5", "--out", dump], cwd).status).toBe(0);
+    await writeSynthDump(dump, five);
     const own = path.join(tempDir(), "raw");
-    expect(synth(["--aps", "5", "--raw", own], cwd).status).toBe(0);
+    await writeRawFolder(own, five, { seed: 1, step: 0 });
     writeFileSync(path.join(own, "notes.txt"), "mine\n");
     const cases: [string, RegExp][] = [
       [foreign, /it is not empty and was not written by mesh-api/],
       [dump, /it holds a dump of mesh-api, not raw sources; choose another folder for --raw\.$/],
       [own, /it holds an entry that synth --raw did not write \(notes\.txt\); move it away or choose a new folder for --raw\.$/],
     ];
-    for (const [dir, why] of cases) {
+    // The script's check is the library's (scripts/synth.ts calls assertRawReplaceable): each case
+    // through it, the last through the script too.
+    for (const [i, [dir, why]] of cases.entries()) {
       const before = treeDigest(dir);
-      const r = synth(["--aps", "5", "--raw", dir], cwd);
-      expect(r.status, dir).toBe(2);
-      expect(r.stderr.trim(), dir).toMatch(new RegExp(`^synth: refusing to write to ${dir}: ${why.source}`));
+      await expect(assertRawReplaceable(dir, { cwd }), dir).rejects.toThrow(new RegExp(`^refusing to write to ${dir}: ${why.source}`));
+      if (i === cases.length - 1) {
+        const r = synth(["--aps", "5", "--raw", dir], cwd);
+        expect(r.status, dir).toBe(2);
+        expect(r.stderr.trim(), dir).toMatch(new RegExp(`^synth: refusing to write to ${dir}: ${why.source}`));
+      }
       expect(treeDigest(dir), dir).toEqual(before);
       expect(leftovers(dir), dir).toEqual([]);
     }
