@@ -6,15 +6,21 @@ import type { AddressInfo } from "node:net";
 import path from "node:path";
 import fg from "fast-glob";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { build, snapshot, validate } from "../src/index.ts";
+import { snapshot, validate } from "../src/index.ts";
 import { fetchDump } from "../src/io/read/fetch.ts";
 import { MARKER, markerBody } from "../src/io/write/ownership.ts";
+import { sharedBuild } from "./support/shared.ts";
 import { cliArgs, ROOT, tempDir, treeDigest } from "./support/tree.ts";
 
 /**
  * fetch-dump: refuses folders that are not its own before downloading anything, verifies what
  * `snapshot` publishes (SHA256SUMS, or `<url>.sha256` first), and swaps the unpacked dump in only when
  * everything passed, so a failure or a kill leaves the previous --out as it was.
+ *
+ * The command runs where what is tested is the command (exit codes, what it prints, folders it
+ * refuses, a kill, relative paths); checksum files and archives that are refused are the library's
+ * messages, run in this process (`library` below; the command prints the message after "mesh-api: "
+ * and exits 1, shown by the tampered archive and the missing one).
  */
 
 const sha256 = (b: Buffer) => createHash("sha256").update(b).digest("hex");
@@ -70,6 +76,16 @@ function start(args: string[], cwd: string, env: Record<string, string> = {}): {
 
 const run = (args: string[], cwd = tempDir(), env: Record<string, string> = {}) => start(args, cwd, env).done;
 
+/** fetchDump in this process, as the command runs it: the run's outcome in the command's terms (exit 1 for an error). */
+async function library(url: string, out: string, allowUnverified = false): Promise<{ status: number; stderr: string }> {
+  const lines: string[] = [];
+  const say = (line: string) => lines.push(line);
+  return fetchDump(url, out, { log: say, warn: (line) => say(`warning: ${line}`), allowUnverified }).then(
+    () => ({ status: 0, stderr: lines.map((l) => `${l}\n`).join("") }),
+    (err: unknown) => ({ status: 1, stderr: [...lines, `mesh-api: ${(err as Error).message}`].map((l) => `${l}\n`).join("") }),
+  );
+}
+
 /** A folder's files with their digests, plus its folders (empty ones included). */
 function state(dir: string): { files: Map<string, string>; dirs: string[] } {
   return { files: treeDigest(dir), dirs: fg.sync("**", { cwd: dir, dot: true, onlyDirectories: true }).sort() };
@@ -92,8 +108,9 @@ let dumpBytes: Buffer;
 const DATA = path.join(ROOT, "data");
 
 beforeAll(async () => {
+  // the run's shared build of data/ (test/support/shared.ts), copied: snapshot writes into it
   const dist = path.join(tempDir(), "dist");
-  await build({ data: DATA, out: dist });
+  cpSync((await sharedBuild("data")).out, dist, { recursive: true });
   const { written } = await snapshot({ data: DATA, dist });
   dumpFile = written.files.find((f) => f.kind === "dump")!.file;
   published = path.join(dist, "snapshots");
@@ -193,7 +210,7 @@ describe("fetch-dump verifies what snapshot publishes", () => {
     const site = await serve({ "/top.tar.gz": readFileSync(top) });
     try {
       const out = path.join(tempDir(), "dump");
-      const r = await run(["fetch-dump", `${site.url}/top.tar.gz`, "--out", out, "-q", "--allow-unverified"]);
+      const r = await library(`${site.url}/top.tar.gz`, out, true);
       expect(r.status, r.stderr).toBe(0);
       expect(dumpDigest(out)).toEqual(treeDigest(DATA));
       expect(leftovers(out)).toEqual([]);
@@ -243,7 +260,7 @@ describe("fetch-dump verifies what snapshot publishes", () => {
     });
     try {
       const out = path.join(tempDir(), "dump");
-      const refused = await run(["fetch-dump", `${site.url}/a/${dumpFile}`, "--out", out]);
+      const refused = await library(`${site.url}/a/${dumpFile}`, out);
       expect(refused.status).toBe(1);
       expect(refused.stderr).toMatch(
         new RegExp(`^mesh-api: .*${sha256(dumpBytes)} does not match ${site.url}/a/${dumpFile}\\.sha256 \\(${wrong}\\)`, "m"),
@@ -251,7 +268,7 @@ describe("fetch-dump verifies what snapshot publishes", () => {
       expect(existsSync(out)).toBe(false);
       expect(site.requests).not.toContain("/a/SHA256SUMS");
 
-      const ok = await run(["fetch-dump", `${site.url}/b/${dumpFile}`, "--out", out]);
+      const ok = await library(`${site.url}/b/${dumpFile}`, out);
       expect(ok.status, ok.stderr).toBe(0);
       expect(ok.stderr).toContain(`against ${site.url}/b/${dumpFile}.sha256`);
       expect(site.requests).not.toContain("/b/SHA256SUMS");
@@ -289,9 +306,7 @@ describe("fetch-dump verifies what snapshot publishes", () => {
         ["error", /cannot verify the archive: .*HTTP 404 and .*SHA256SUMS answered HTTP 500/],
       ];
       const outs = expectations.map(() => path.join(tempDir(), "dump"));
-      const results = await Promise.all(
-        expectations.map(([dir], i) => run(["fetch-dump", `${site.url}/${dir}/${dumpFile}`, "--out", outs[i]])),
-      );
+      const results = await Promise.all(expectations.map(([dir], i) => library(`${site.url}/${dir}/${dumpFile}`, outs[i])));
       expectations.forEach(([dir, message], i) => {
         expect(results[i].status, dir).toBe(1);
         expect(results[i].stderr, dir).toMatch(new RegExp(`^mesh-api: .*${message.source}`, "m"));
@@ -399,9 +414,7 @@ describe("fetch-dump failures leave --out as it was", () => {
         ["truncated.tar.gz", "the archive is truncated"],
       ];
       const outs = cases.map(() => path.join(tempDir(), "dump"));
-      const results = await Promise.all(
-        cases.map(([file], i) => run(["fetch-dump", `${site.url}/${file}`, "--out", outs[i], "-q", "--allow-unverified"])),
-      );
+      const results = await Promise.all(cases.map(([file], i) => library(`${site.url}/${file}`, outs[i], true)));
       cases.forEach(([file, message], i) => {
         const r = results[i];
         expect(r.status, file).toBe(1);
