@@ -37,12 +37,15 @@ async function writing(out: string, pid: number, done: Promise<Run>): Promise<vo
   }
 }
 
-// A build of 1,500 access points writes some 22,000 files: seconds, far longer than the 5 ms between looks.
+// A build of 300 access points writes some 4,400 files: a second or more, far longer than the 5 ms between
+// looks. The dump of 1,500 is read long enough for the 2 ms looks of the interrupt before anything is written.
 let big: string;
+let medium: string;
 let small: string;
 beforeAll(async () => {
-  [big, small] = [tempDir(), tempDir()];
+  [big, medium, small] = [tempDir(), tempDir(), tempDir()];
   await writeSynthDump(big, synthesize({ aps: 1500, seed: 4 }));
+  await writeSynthDump(medium, synthesize({ aps: 300, seed: 4 }));
   await writeSynthDump(small, synthesize({ aps: 30, seed: 5 }));
 }, 60_000);
 
@@ -51,7 +54,7 @@ describe("an interrupted build", () => {
     const out = path.join(tempDir(), "dist");
     await build({ data: small, out });
     const before = treeDigest(out);
-    const { child, done } = startBuild(big, out);
+    const { child, done } = startBuild(medium, out);
     await writing(out, child.pid!, done);
     child.kill("SIGINT");
     const r = await done;
@@ -64,7 +67,7 @@ describe("an interrupted build", () => {
 
   it("SIGTERM: with no previous output, nothing is left; exits 143", async () => {
     const out = path.join(tempDir(), "dist");
-    const { child, done } = startBuild(big, out);
+    const { child, done } = startBuild(medium, out);
     await writing(out, child.pid!, done);
     child.kill("SIGTERM");
     const r = await done;
@@ -124,7 +127,7 @@ describe("an interrupt before anything is written", () => {
 describe("two builds into one folder", () => {
   it("the second is refused with a sentence (exit 2) while the first writes; the first one's output stands", async () => {
     const out = path.join(tempDir(), "dist");
-    const first = startBuild(big, out);
+    const first = startBuild(medium, out);
     await writing(out, first.child.pid!, first.done);
     // Held still while the second runs, so that it surely meets the first at work.
     first.child.kill("SIGSTOP");
@@ -146,7 +149,7 @@ describe("two builds into one folder", () => {
     expect(r.stderr).toMatch(/^built /m);
     expect(readdirSync(path.dirname(out))).toEqual(["dist"]);
     const alone = path.join(tempDir(), "dist");
-    await build({ data: big, out: alone });
+    await build({ data: medium, out: alone });
     expect(treeDigest(out)).toEqual(treeDigest(alone));
   }, 120_000);
 
