@@ -7,6 +7,7 @@ describe("gzip twins", () => {
     const at = TWIN.minBytes;
     expect(hasTwin("/api/v1/link/index.json", at)).toBe(true);
     expect(hasTwin("/api/v1/link/index.json", at - 1)).toBe(false);
+    expect(hasTwin("/api/v1/accesspoint/_q/status/online/index.json", at)).toBe(true);
     for (const f of ["/index.html", "/map/leaflet/leaflet.js", "/map/leaflet/leaflet.css", "/feeds/changes.atom", "/metrics"])
       expect(hasTwin(f, at), f).toBe(true);
     for (const f of [

@@ -1,15 +1,18 @@
-import { readFile } from "node:fs/promises";
+import { readFile, stat } from "node:fs/promises";
 import path from "node:path";
 import fg from "fast-glob";
 import {
   API_HEADERS,
   API_SERVED_GLOBS,
   flatFile,
+  hasTwin,
   isTwin,
   parseRequest,
   requestsForFile,
   resolve,
   RULES,
+  TWIN,
+  twinOf,
   urlFor,
   type RouteKind,
 } from "../core/routes.ts";
@@ -178,18 +181,42 @@ export async function checkDeployment(options: CheckOptions): Promise<CheckResul
 }
 
 async function compareOne(base: string, dist: string, req: CheckRequest, skip: Set<string>, signal: AbortSignal) {
-  const res = await fetch(base + req.target, { redirect: "manual", signal });
-  const body = Buffer.from(await res.arrayBuffer());
-  if (res.status !== 200) return { missing: true, text: `HTTP ${res.status}` };
   const local = await readFile(path.join(dist, req.file));
+  // A file with a gzip twin is asked for as a browser asks (gzip accepted) and as a script does
+  // (identity only): both must give its bytes. fetch decodes what it is sent and keeps the headers.
+  const twin = hasTwin(req.file, local.length) && (await stat(path.join(dist, twinOf(req.file))).catch(() => undefined))?.isFile();
   const wrong: string[] = [];
-  if (!body.equals(local)) wrong.push(`body differs (${body.length} bytes, ${local.length} built)`);
-  for (const [name, value] of Object.entries(API_HEADERS)) {
-    if (skip.has(name.toLowerCase())) continue;
-    const got = res.headers.get(name);
-    if (got !== value) wrong.push(`${name}: ${got ?? "(none)"}`);
+  for (const encoding of twin ? ["gzip", "identity"] : ["gzip"]) {
+    const res = await fetch(base + req.target, { redirect: "manual", signal, headers: { "Accept-Encoding": encoding } });
+    const body = Buffer.from(await res.arrayBuffer());
+    if (res.status !== 200) return { missing: true, text: `HTTP ${res.status}` };
+    const asked = twin ? ` (Accept-Encoding: ${encoding})` : "";
+    if (!body.equals(local)) wrong.push(`body differs${asked} (${body.length} bytes, ${local.length} built)`);
+    const coding = res.headers.get("content-encoding");
+    if (coding !== null && (coding !== TWIN.encoding || encoding === "identity")) wrong.push(`Content-Encoding${asked}: ${coding}`);
+    for (const [name, value] of Object.entries(API_HEADERS)) {
+      if (skip.has(name.toLowerCase())) continue;
+      const got = res.headers.get(name);
+      if (!(name.toLowerCase() === "vary" ? sameVary(got, value) : got === value)) wrong.push(`${name}${asked}: ${got ?? "(none)"}`);
+    }
   }
-  return wrong.length ? { missing: false, text: wrong.join("; ") } : undefined;
+  return wrong.length ? { missing: false, text: [...new Set(wrong)].join("; ") } : undefined;
+}
+
+/**
+ * The API's Vary, and Accept-Encoding beside it where the server negotiates the encoding (a gzip
+ * twin's, or a host compressing on its own): compared as a set of names, as caches read it.
+ */
+function sameVary(got: string | null, want: string): boolean {
+  const names = (v: string) =>
+    v
+      .split(",")
+      .map((n) => n.trim().toLowerCase())
+      .filter(Boolean);
+  const seen = new Set(names(got ?? ""));
+  seen.delete("accept-encoding");
+  const wanted = new Set(names(want));
+  return seen.size === wanted.size && [...wanted].every((n) => seen.has(n));
 }
 
 /** Evenly spaced picks, taken in turn from each kind, so every kind is represented. */

@@ -28,8 +28,8 @@ export const TWIN = {
  */
 const COMPRESSIBLE = /\.(json|html|js|css|atom)$|(^|\/)metrics$/;
 
-/** The build's own files (its records, the hosts' routing copy): never served, so never compressed. */
-const UNSERVED = /(^|\/)[._]/;
+/** The build's own files at its top (its records, the hosts' files and routing copy): never served, so never compressed. */
+const UNSERVED = /^\/?[._]/;
 
 /** Whether a file of this name gets a twin when it is long enough (a server looks for one then). */
 export const mayHaveTwin = (file: string): boolean => COMPRESSIBLE.test(file) && !UNSERVED.test(file);
