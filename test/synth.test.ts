@@ -1,4 +1,4 @@
-import { spawnSync } from "node:child_process";
+import { spawn, spawnSync } from "node:child_process";
 import { lstatSync, mkdirSync, readdirSync, readFileSync, readlinkSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { beforeAll, describe, expect, it } from "vitest";
@@ -27,6 +27,16 @@ function synth(args: string[], cwd: string, env: Record<string, string> = {}) {
     env: { ...process.env, ...env },
   });
   return { status: r.status ?? -1, stderr: r.stderr };
+}
+
+/** synth without blocking this process, for runs side by side. */
+function synthAsync(args: string[], cwd: string): Promise<{ status: number; stderr: string }> {
+  return new Promise((resolve) => {
+    const child = spawn(process.execPath, [compiledFile("scripts/synth.ts"), ...args], { cwd, stdio: ["ignore", "ignore", "pipe"] });
+    let stderr = "";
+    child.stderr.on("data", (c) => (stderr += c));
+    child.on("close", (status) => resolve({ status: status ?? -1, stderr }));
+  });
 }
 
 /** Folders a writer left beside `dir` (`.<name>.tmp-…`, `.<name>.old-…`). */
@@ -339,7 +349,7 @@ describe("npm run synth -- --raw replaces only its own folders", () => {
     expect(readdirSync(here).sort()).toEqual([RAW_MARKER, ...Object.values(RAW_FILES)].sort());
   }, 120_000);
 
-  it("replaces its own folder with another network or step; usage errors for --step alone, nested folders, a bad step", () => {
+  it("replaces its own folder with another network or step; usage errors for --step alone, nested folders, a bad step", async () => {
     const cwd = tempDir();
     const raw = path.join(tempDir(), "raw");
     expect(synth(["--aps", "8", "--seed", "2", "--raw", raw], cwd).status).toBe(0);
@@ -360,11 +370,12 @@ describe("npm run synth -- --raw replaces only its own folders", () => {
       [["--aps", "5", "--raw", path.join(cwd, "r"), "--step", "1.5"], /--step must be a whole number/],
       [["--aps", "5", "--out", path.join(cwd, "d"), "--raw", path.join(cwd, "d", "raw")], /--out and --raw must be separate folders/],
     ];
-    for (const [args, message] of usage) {
-      const r = synth(args, cwd);
-      expect(r.status, args.join(" ")).toBe(2);
-      expect(r.stderr, args.join(" ")).toMatch(message);
-    }
+    // side by side: each refuses before any work, and none writes
+    const results = await Promise.all(usage.map(([args]) => synthAsync(args, cwd)));
+    usage.forEach(([args, message], i) => {
+      expect(results[i].status, args.join(" ")).toBe(2);
+      expect(results[i].stderr, args.join(" ")).toMatch(message);
+    });
     expect(readdirSync(cwd)).toEqual([]);
   }, 120_000);
 });
