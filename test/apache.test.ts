@@ -1,27 +1,18 @@
-import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { build, startPreview, type Preview } from "../src/index.ts";
+import { startPreview, type Preview } from "../src/index.ts";
 import { placeholderValues } from "../src/core/plan.ts";
 import { API } from "../src/core/routes.ts";
 import { APACHE_LIMITS, apacheLimits, apacheOverlong } from "../src/hosts/apache.ts";
-import { hostileDump } from "./support/hostile.ts";
 import { startApache } from "./support/apache.ts";
-import {
-  describeServed,
-  GET,
-  otherRequests,
-  sameAnswer,
-  SHARED_LIMITS,
-  split,
-  type Request,
-  type RunningServer,
-} from "./support/served.ts";
+import { describeHost } from "./support/hosts-replay.ts";
+import { GET, otherRequests, sameAnswer, SHARED_LIMITS, split, type Request, type RunningServer } from "./support/served.ts";
+import { previewAnswersOnce } from "./support/answers.ts";
 import { pool, rawRequest, type RawResponse } from "./support/http.ts";
-import { ROOT, tempDir } from "./support/tree.ts";
+import { sharedBuild } from "./support/shared.ts";
 
 /**
  * Debian's Apache, started as a child process with the configuration `host-config apache --standalone`
- * prints for the build it serves, answers every request like the preview (test/support/served.ts).
+ * prints for the build it serves, answers every request like the preview (test/support/hosts-replay.ts).
  * A difference is a failure unless it is one of Apache's listed limits (APACHE_LIMITS, docs/hosting.md).
  */
 
@@ -38,7 +29,7 @@ function limitOf(r: Request, p: RawResponse, n: RawResponse): keyof typeof APACH
   return undefined;
 }
 
-describeServed({
+describeHost({
   name: "apache",
   start: startApache,
   overlong: apacheOverlong,
@@ -49,8 +40,7 @@ describeServed({
 
 describe("Apache's warnings", () => {
   it("warns of no hostile value (every one folds letter by letter), but of a letter whose case folds to two", async () => {
-    const result = await build({ data: hostileDump(), out: `${tempDir()}/dist` });
-    const values = placeholderValues(result.model!);
+    const values = placeholderValues((await sharedBuild("hostile")).model);
     expect(apacheLimits(values)).toEqual([]);
     const strasse = { ...values, values: { ...values.values, mac: ["straße"] } };
     expect(apacheLimits(strasse).map((w) => w.message)).toEqual([`if_hwaddress="straße": ${APACHE_LIMITS.caseFolding}`]);
@@ -60,23 +50,26 @@ describe("Apache's warnings", () => {
 describe("Apache beyond the replay", () => {
   let preview: Preview;
   let served: RunningServer;
-  let model: NonNullable<Awaited<ReturnType<typeof build>>["model"]>;
+  let model: Awaited<ReturnType<typeof sharedBuild>>["model"];
   beforeAll(async () => {
-    const out = path.join(tempDir(), "dist");
-    model = (await build({ data: path.join(ROOT, "data"), out })).model!;
+    let out: string;
+    ({ out, model } = await sharedBuild("data"));
     preview = await startPreview({ dir: out, port: 0 });
     served = await startApache(out, placeholderValues(model), { vhost: true });
   }, 120_000);
   afterAll(async () => {
     await Promise.all([served?.stop(), preview?.close()]);
   });
-  const both = (r: Request) =>
-    Promise.all([rawRequest(Number(new URL(preview.url).port), r.method, r.target), rawRequest(served.port, r.method, r.target)]);
+  const previewPort = () => Number(new URL(preview.url).port);
+  const both = (r: Request) => Promise.all([rawRequest(previewPort(), r.method, r.target), rawRequest(served.port, r.method, r.target)]);
 
   it("the block included in a <VirtualHost>, as docs/hosting.md shows it, answers like the preview", async () => {
     const requests = otherRequests(model);
-    const answers = await pool(requests, 8, both);
-    const differ = requests.filter((r, i) => !sameAnswer(...answers[i]) && limitOf(r, ...answers[i]) !== "assetType");
+    const previews = await previewAnswersOnce("data", requests, () =>
+      pool(requests, 8, (r) => rawRequest(previewPort(), r.method, r.target)),
+    );
+    const answers = await pool(requests, 8, (r) => rawRequest(served.port, r.method, r.target));
+    const differ = requests.filter((r, i) => !sameAnswer(previews[i], answers[i]) && limitOf(r, previews[i], answers[i]) !== "assetType");
     expect(differ).toEqual([]);
   });
 

@@ -1,16 +1,15 @@
 import { describe, expect, it } from "vitest";
-import { build } from "../src/index.ts";
 import { placeholderValues } from "../src/core/plan.ts";
 import { CADDY_LIMITS, caddyLimits } from "../src/hosts/caddy.ts";
-import { hostileDump } from "./support/hostile.ts";
 import { startCaddy } from "./support/caddy.ts";
-import { describeServed, SHARED_LIMITS, split, type Request } from "./support/served.ts";
+import { describeHost } from "./support/hosts-replay.ts";
+import { SHARED_LIMITS, split, type Request } from "./support/served.ts";
 import type { RawResponse } from "./support/http.ts";
-import { tempDir } from "./support/tree.ts";
+import { sharedBuild } from "./support/shared.ts";
 
 /**
  * Debian's Caddy, started as a child process with the Caddyfile `host-config caddy --standalone`
- * prints for the build it serves, answers every request like the preview (test/support/served.ts).
+ * prints for the build it serves, answers every request like the preview (test/support/hosts-replay.ts).
  * A difference is a failure unless it is one of Caddy's listed limits (CADDY_LIMITS, docs/hosting.md).
  */
 
@@ -23,7 +22,7 @@ function limitOf(r: Request, p: RawResponse, n: RawResponse): keyof typeof CADDY
   return undefined;
 }
 
-describeServed({
+describeHost({
   name: "caddy",
   start: startCaddy,
   limitOf,
@@ -33,8 +32,7 @@ describeServed({
 
 describe("Caddy's warnings", () => {
   it("warns of no hostile value (every one folds letter by letter), but of a letter whose case folds to two", async () => {
-    const result = await build({ data: hostileDump(), out: `${tempDir()}/dist` });
-    const values = placeholderValues(result.model!);
+    const values = placeholderValues((await sharedBuild("hostile")).model);
     expect(caddyLimits(values)).toEqual([]);
     const strasse = { ...values, values: { ...values.values, mac: ["straße"] } };
     expect(caddyLimits(strasse).map((w) => w.message)).toEqual([`if_hwaddress="straße": ${CADDY_LIMITS.caseFolding}`]);

@@ -11,10 +11,13 @@ import { apacheConfig } from "../src/hosts/apache.ts";
 import { nginxConfig } from "../src/hosts/nginx.ts";
 import { caddyConfig } from "../src/hosts/caddy.ts";
 import { validate } from "../src/pipeline.ts";
-import { cli, ROOT, tempDir } from "./support/tree.ts";
+import { cli, cliAsync, ROOT, tempDir } from "./support/tree.ts";
 import { invocation } from "../src/cli/host-config.ts";
 
 const DATA = path.join(ROOT, "data");
+
+/** Command lines that do not depend on each other, run at the same time (each a child process). */
+const clis = (...runs: string[][]) => Promise.all(runs.map((args) => cliAsync(args)));
 
 describe("the host registry", () => {
   it("names each host once and finds it by name; an unknown name is a usage error listing the hosts", () => {
@@ -25,12 +28,14 @@ describe("the host registry", () => {
   });
 
   it("the pipeline reports each host: its warnings are the host's limits, and the build holds the host's files", async () => {
+    const dist = path.join(tempDir(), "dist");
+    // the build runs while this process validates
+    const building = cliAsync(["build", "--data", DATA, "--out", dist, "--default-status", "online"]);
     const r = await validate({ data: DATA });
     expect(Object.keys(r.hosts)).toEqual(HOST_NAMES);
     for (const host of HOSTS) expect(r.hosts[host.name].warnings).toEqual(host.limits(r.values!));
     expect(r.hostWarnings).toEqual(HOSTS.flatMap((h) => h.limits(r.values!)));
-    const dist = path.join(tempDir(), "dist");
-    const built = cli(["build", "--data", DATA, "--out", dist, "--default-status", "online"]);
+    const built = await building;
     expect(built.status, built.stderr).toBe(0);
     const values = placeholderValues((await validate({ data: DATA, settings: { defaultStatus: "online" } })).model!);
     for (const host of HOSTS)
@@ -59,12 +64,16 @@ describe("--folder-limit on the command line", () => {
     expect(readFileSync(path.join(dist, `api/v1/link/~${id.slice(-2)}/${id}/index.json`), "utf8")).toContain(`"id":${id}`);
     expect(() => readFileSync(path.join(dist, `api/v1/link/${id}/index.json`))).toThrow();
     expect(built.stderr).toMatch(/netlify-config --data \S+ --folder-limit 2 --write/);
-    const split = cli(["host-config", "nginx", "--data", DATA, "--folder-limit", "2"]);
+    const [split, flat, zero] = await clis(
+      ["host-config", "nginx", "--data", DATA, "--folder-limit", "2"],
+      ["host-config", "nginx", "--data", DATA],
+      ["build", "--data", DATA, "--out", dist, "--folder-limit", "0"],
+    );
     expect(split.status, split.stderr).toBe(0);
     expect(split.stdout).toBe(nginxConfig(values));
     expect(split.stdout).toContain("$mesh_shard");
-    expect(cli(["host-config", "nginx", "--data", DATA]).stdout).not.toContain("$mesh_shard");
-    expect(cli(["build", "--data", DATA, "--out", dist, "--folder-limit", "0"]).status).toBe(2);
+    expect(flat.stdout).not.toContain("$mesh_shard");
+    expect(zero.status).toBe(2);
   });
 });
 
@@ -93,14 +102,21 @@ describe("mesh-api host-config", () => {
     expect(readFileSync(fn, "utf8")).toBe(written);
   });
 
-  it("netlify prints what netlify-config prints, byte for byte, with and without a dump", () => {
-    for (const args of [[], ["--data", DATA], ["--data", DATA, "--default-status", "online"]]) {
-      const alias = cli(["netlify-config", ...args]);
-      const named = cli(["host-config", "netlify", ...args]);
-      expect(alias.status, alias.stderr).toBe(0);
-      expect(named).toEqual(alias);
+  it("netlify prints what netlify-config prints, byte for byte, with and without a dump", async () => {
+    const sets = [[], ["--data", DATA], ["--data", DATA, "--default-status", "online"]];
+    const runs = await clis(
+      ...sets.flatMap((args) => [
+        ["netlify-config", ...args],
+        ["host-config", "netlify", ...args],
+      ]),
+    );
+    for (const [i, args] of sets.entries()) {
+      const [alias, named] = runs.slice(2 * i, 2 * i + 2);
+      expect(alias.status, `${args.join(" ")}: ${alias.stderr}`).toBe(0);
+      expect(named, args.join(" ")).toEqual(alias);
     }
-    expect(cli(["host-config", "netlify"]).stdout).toBe(readFileSync(path.join(ROOT, "netlify.toml"), "utf8"));
+    // without a dump: the generic rules the repository commits
+    expect(runs[1].stdout).toBe(readFileSync(path.join(ROOT, "netlify.toml"), "utf8"));
   });
 
   it.each([
@@ -110,76 +126,58 @@ describe("mesh-api host-config", () => {
     "%s prints the block for a dump's server or virtual host, or with --standalone --root --port a configuration of its own; those options go together",
     async (name, config, listen, user) => {
       const values = placeholderValues((await validate({ data: DATA, settings: { defaultStatus: "online" } })).model!);
-      const block = cli(["host-config", name, "--data", DATA, "--default-status", "online", "-q"]);
+      // Started as root, the workers run as --user: <user>[:<group>], the group by default the user's name.
+      const as = (u: string) => ["host-config", name, "--standalone", "--root", "/srv/dist", "--port", "8181", "--user", u, "-q"];
+      const [block, alone, noRoot, noStandalone, withGroup, withUser, badUser, userAlone] = await clis(
+        ["host-config", name, "--data", DATA, "--default-status", "online", "-q"],
+        ["host-config", name, "--data", DATA, "--default-status", "online", "--standalone", "--root", "/srv/dist", "--port", "8181", "-q"],
+        ["host-config", name, "--standalone", "--port", "8181"],
+        ["host-config", name, "--root", "/srv/dist"],
+        as("www-data:web"),
+        as("www-data"),
+        as("a:b:c"),
+        ["host-config", name, "--user", "www-data"],
+      );
       expect([block.status, block.stdout]).toEqual([0, config(values)]);
-      const alone = cli([
-        "host-config",
-        name,
-        "--data",
-        DATA,
-        "--default-status",
-        "online",
-        "--standalone",
-        "--root",
-        "/srv/dist",
-        "--port",
-        "8181",
-        "-q",
-      ]);
       expect([alone.status, alone.stdout]).toEqual([0, config(values, { standalone: { root: "/srv/dist", port: 8181 } })]);
       expect(alone.stdout).toContain(listen);
-      expect(cli(["host-config", name, "--standalone", "--port", "8181"])).toMatchObject({
-        status: 2,
-        stderr: expect.stringContaining("--standalone needs --root"),
-      });
-      expect(cli(["host-config", name, "--root", "/srv/dist"])).toMatchObject({
-        status: 2,
-        stderr: expect.stringContaining("--root, --port and --user are for --standalone"),
-      });
-      // Started as root, the workers run as --user: <user>[:<group>], the group by default the user's name.
-      const as = (u: string) => cli(["host-config", name, "--standalone", "--root", "/srv/dist", "--port", "8181", "--user", u, "-q"]);
-      expect(as("www-data:web").stdout).toContain(user);
-      expect(as("www-data").stdout).toContain(user.replace("web", "www-data"));
-      expect(as("a:b:c")).toMatchObject({
-        status: 2,
-        stdout: "",
-        stderr: expect.stringContaining("--user takes <user> or <user>:<group>"),
-      });
-      expect(cli(["host-config", name, "--user", "www-data"])).toMatchObject({ status: 2, stdout: "" });
+      expect(noRoot).toMatchObject({ status: 2, stderr: expect.stringContaining("--standalone needs --root") });
+      expect(noStandalone).toMatchObject({ status: 2, stderr: expect.stringContaining("--root, --port and --user are for --standalone") });
+      expect(withGroup.stdout).toContain(user);
+      expect(withUser.stdout).toContain(user.replace("web", "www-data"));
+      expect(badUser).toMatchObject({ status: 2, stdout: "", stderr: expect.stringContaining("--user takes <user> or <user>:<group>") });
+      expect(userAlone).toMatchObject({ status: 2, stdout: "" });
     },
   );
 
   it("caddy prints the route for a dump's site block, or with --standalone --root --port a Caddyfile of its own; those options go together", async () => {
     const values = placeholderValues((await validate({ data: DATA })).model!);
-    const block = cli(["host-config", "caddy", "--data", DATA, "-q"]);
+    const [block, alone, noRoot, noStandalone, user, quote] = await clis(
+      ["host-config", "caddy", "--data", DATA, "-q"],
+      ["host-config", "caddy", "--data", DATA, "--standalone", "--root", "/srv/dist", "--port", "8181", "-q"],
+      ["host-config", "caddy", "--standalone", "--port", "8181"],
+      ["host-config", "caddy", "--root", "/srv/dist"],
+      ["host-config", "caddy", "--standalone", "--root", "/srv/dist", "--port", "8181", "--user", "www-data"],
+      ["host-config", "caddy", "--standalone", "--root", "/srv/a`b", "--port", "8181"],
+    );
     expect([block.status, block.stdout]).toEqual([0, caddyConfig(values)]);
     expect(block.stdout).toMatch(/^# Generated by `mesh-api host-config caddy`[^]*\nroute \{\n/);
-    const alone = cli(["host-config", "caddy", "--data", DATA, "--standalone", "--root", "/srv/dist", "--port", "8181", "-q"]);
     expect([alone.status, alone.stdout]).toEqual([0, caddyConfig(values, { standalone: { root: "/srv/dist", port: 8181 } })]);
     expect(alone.stdout).toContain("http://127.0.0.1:8181 {\n\tbind 127.0.0.1\n\troot * `/srv/dist`\n");
     expect(alone.stdout).toContain("\tadmin off\n\tauto_https off\n");
-    expect(cli(["host-config", "caddy", "--standalone", "--port", "8181"])).toMatchObject({
-      status: 2,
-      stderr: expect.stringContaining("--standalone needs --root"),
-    });
-    expect(cli(["host-config", "caddy", "--root", "/srv/dist"])).toMatchObject({
-      status: 2,
-      stderr: expect.stringContaining("--root, --port and --user are for --standalone"),
-    });
-    expect(cli(["host-config", "caddy", "--standalone", "--root", "/srv/dist", "--port", "8181", "--user", "www-data"])).toMatchObject({
-      status: 2,
-      stdout: "",
-      stderr: expect.stringContaining("this server does not change its user"),
-    });
-    expect(cli(["host-config", "caddy", "--standalone", "--root", "/srv/a`b", "--port", "8181"])).toMatchObject({ status: 2 });
+    expect(noRoot).toMatchObject({ status: 2, stderr: expect.stringContaining("--standalone needs --root") });
+    expect(noStandalone).toMatchObject({ status: 2, stderr: expect.stringContaining("--root, --port and --user are for --standalone") });
+    expect(user).toMatchObject({ status: 2, stdout: "", stderr: expect.stringContaining("this server does not change its user") });
+    expect(quote).toMatchObject({ status: 2 });
   });
 
-  it("a host not implemented is a usage error naming the hosts available, from the registry", () => {
+  it("a host not implemented is a usage error naming the hosts available, from the registry", async () => {
     // Names no registry will hold (a path, a shell word, a letter case of a host's), each tried: none is skipped.
     const names = ["gopher", "../nginx", "nginx;id", HOST_NAMES[0].toUpperCase()];
     expect(names.filter((n) => HOST_NAMES.includes(n))).toEqual([]);
-    for (const name of names) {
-      const r = cli(["host-config", name, "--data", DATA]);
+    const runs = await clis(...names.map((name) => ["host-config", name, "--data", DATA]));
+    for (const [i, name] of names.entries()) {
+      const r = runs[i];
       expect(r.status).toBe(2);
       expect(r.stdout).toBe("");
       expect(r.stderr).toContain(`'${name}'`);
@@ -187,21 +185,24 @@ describe("mesh-api host-config", () => {
     }
   });
 
-  it("options for a server are a usage error for Netlify, before any output", () => {
-    for (const args of [["--standalone"], ["--root", "dist", "--port", "8080"], ["--user", "www-data"]]) {
-      const r = cli(["host-config", "netlify", "--data", DATA, ...args]);
+  it("options for a server are a usage error for Netlify, before any output", async () => {
+    const sets = [["--standalone"], ["--root", "dist", "--port", "8080"], ["--user", "www-data"]];
+    const runs = await clis(...sets.map((args) => ["host-config", "netlify", "--data", DATA, ...args]));
+    for (const r of runs) {
       expect(r.status).toBe(2);
       expect(r.stdout).toBe("");
       expect(r.stderr).toMatch(/^mesh-api: Netlify serves a deploy itself: --/);
     }
   });
 
-  it("--write <file> writes what it prints, replaces a file it wrote, and keeps a file of yours without --force", () => {
+  it("--write <file> writes what it prints, replaces a file it wrote, and keeps a file of yours without --force", async () => {
     const dir = tempDir();
-    const printed = cli(["host-config", "netlify", "--data", DATA, "-q"]).stdout;
     writeFileSync(path.join(dir, "mine.toml"), "# mine\n");
     const mine = path.join(dir, "mine.toml");
-    const refused = cli(["host-config", "netlify", "--data", DATA, "--write", mine]);
+    const [{ stdout: printed }, refused] = await clis(
+      ["host-config", "netlify", "--data", DATA, "-q"],
+      ["host-config", "netlify", "--data", DATA, "--write", mine],
+    );
     expect(refused.status).toBe(2);
     expect(refused.stderr).toMatch(/^mesh-api: refusing to write to .*mine\.toml: it was not generated by mesh-api; /);
     expect(readFileSync(mine, "utf8")).toBe("# mine\n");

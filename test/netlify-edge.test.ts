@@ -2,20 +2,18 @@ import { spawnSync } from "node:child_process";
 import { writeFileSync } from "node:fs";
 import path from "node:path";
 import { describe, expect, it } from "vitest";
-import { startPreview } from "../src/index.ts";
-import { answerRequest, parseRouting, urlFor } from "../src/core/routes.ts";
+import { answerRequest, parseRouting } from "../src/core/routes.ts";
 import { edgeFunction } from "../src/hosts/netlify-edge.ts";
 import { DENO, startEdge, STANDIN } from "./support/edge.ts";
-import { drawnBounds } from "./support/bounds.ts";
-import { pool, rawRequest, type RawResponse } from "./support/http.ts";
-import { sharedBuild } from "./support/shared.ts";
-import { describeServed, sameAnswer, SHARED_LIMITS, type Request } from "./support/served.ts";
+import type { RawResponse } from "./support/http.ts";
+import { describeHost } from "./support/hosts-replay.ts";
+import { SHARED_LIMITS, type Request } from "./support/served.ts";
 import { ROOT, tempDir } from "./support/tree.ts";
 
 /**
  * Netlify with the edge function (issue 30), offline: the generated module in Deno behind a stand-in
  * of Netlify's edge, over Netlify's own engine serving the build (test/support/edge.ts), answers
- * every request like the preview, with its headers, Allow included (test/support/served.ts).
+ * every request like the preview, with its headers, Allow included (test/support/hosts-replay.ts).
  */
 
 const NO_ROUTING = parseRouting(undefined);
@@ -32,7 +30,7 @@ function limitOf(r: Request, p: RawResponse, n: RawResponse): string | undefined
   return undefined;
 }
 
-describeServed({
+describeHost({
   name: "netlify-edge",
   start: (root) => startEdge(root),
   limitOf,

@@ -1,10 +1,12 @@
 import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { build, startPreview, type BuildResult, type Preview } from "../src/index.ts";
+import { build, startPreview, validate, type Preview } from "../src/index.ts";
 import { netlifyRules, netlifyToml, OWN_RULES } from "../src/hosts/netlify.ts";
 import { tableRequests } from "./support/requests.ts";
-import { placeholderValues } from "../src/core/plan.ts";
+import type { PlaceholderValues } from "../src/core/plan.ts";
+import type { Model } from "../src/core/model/model.ts";
+import type { HostWarning } from "../src/hosts/host.ts";
 import {
   API_HEADERS,
   DOCS_FOLDER,
@@ -17,12 +19,16 @@ import {
   TYPED_FILES,
 } from "../src/core/routes.ts";
 import { isParseableVersion } from "../src/core/values/version.ts";
+import { DEFAULTS } from "../src/core/defaults.ts";
 import { checkDeployment, requestsFromTree } from "../src/publish/deployment.ts";
 import { parseAllRedirects } from "@netlify/redirect-parser";
-import { readExpected, PUBLIC_SAMPLE } from "./support/expected.ts";
+import { readExpected } from "./support/expected.ts";
 import { pool, rawRequest, type RawResponse } from "./support/http.ts";
 import { loadNetlify, serveNetlify, type NetlifyAnswer, type NetlifySite } from "./support/netlify.ts";
 import { hostileDump, hostileTargets, longHostileValues } from "./support/hostile.ts";
+import { previewAnswersOnce } from "./support/answers.ts";
+import { detailsByShape, longTargets, networkRequests, runSeed, tableOnce } from "./support/hosts-replay.ts";
+import { sharedBuild, type SharedName } from "./support/shared.ts";
 import { ROOT, tempDir } from "./support/tree.ts";
 
 /**
@@ -50,8 +56,12 @@ const EXCEPTIONS = {
 type Exception = keyof typeof EXCEPTIONS;
 
 interface Site {
+  /** the shared build's name (support/shared.ts), none for a build of the test's own */
+  readonly shared?: SharedName;
   readonly out: string;
-  readonly result: BuildResult;
+  readonly result: { readonly model: Model; readonly values: PlaceholderValues; readonly hostWarnings: readonly HostWarning[] };
+  /** the deploy's rules as netlify-config makes them (netlifyRules), made once */
+  readonly rules: ReturnType<typeof netlifyRules>;
   readonly preview: Preview;
   readonly port: number;
   /** the engine on the deploy's rules */
@@ -65,16 +75,29 @@ afterAll(async () => {
   for (const p of open) await p.close();
 });
 
-async function site(data: string): Promise<Site> {
-  const out = path.join(tempDir(), "dist");
-  const result = await build({ data, out });
+/** A network of the shared set-up (support/shared.ts, read only) by its name, or a dump built here. */
+async function site(network: SharedName | { readonly data: string }): Promise<Site> {
+  let out: string, model: Model, values: PlaceholderValues, hostWarnings: readonly HostWarning[];
+  if (typeof network === "string") {
+    const shared = await sharedBuild(network);
+    out = shared.out;
+    // the pipeline's report on the same dump and options (the shared builds' default ones)
+    const r = await validate({ data: shared.data });
+    [model, values, hostWarnings] = [r.model!, r.values!, r.hostWarnings];
+  } else {
+    out = path.join(tempDir(), "dist");
+    const r = await build({ data: network.data, out });
+    [model, values, hostWarnings] = [r.model!, r.values, r.hostWarnings];
+  }
   const preview = await startPreview({ dir: out, port: 0 });
   open.push(preview);
   // What the workflow does: `netlify-config --data <dump> --write`, then netlify-cli deploys with ./netlify.toml.
+  const rules = netlifyRules(values);
   const config = path.join(tempDir(), "netlify.toml");
-  writeFileSync(config, netlifyRules(result.values!).config());
+  writeFileSync(config, rules.config());
   const netlify = await loadNetlify(config, out);
-  return { out, result, preview, port: Number(new URL(preview.url).port), netlify, config };
+  const shared = typeof network === "string" ? network : undefined;
+  return { shared, out, result: { model, values, hostWarnings }, rules, preview, port: Number(new URL(preview.url).port), netlify, config };
 }
 
 /** Query parameters and how each folds, from the route table (generic over RULES). */
@@ -129,18 +152,16 @@ async function explain(s: Site, target: string, p: RawResponse, n: NetlifyAnswer
   }
   if (p.status === 400 && isMalformed(target) && n.status !== 200) return "malformed";
   if (p.status === 200 && isNotFound(n)) {
+    const { values } = s.result.values;
     const bound = params(target).find(([name]) => name === "firmware_version__after")?.[1];
-    if (bound && !isParseableVersion(bound) && !placeholderValues(s.result.model!).values.after.includes(bound)) return "unparseable";
-    const { values } = placeholderValues(s.result.model!);
+    if (bound && !isParseableVersion(bound) && !values.after.includes(bound)) return "unparseable";
     const absent = (name: string, placeholder: string) =>
       params(target).some(([n, v]) => n === name && isParseableVersion(v) && !values[placeholder].includes(v));
     if (absent("firmware_version__before", "bound") || absent("firmware_version__after", "after")) return "bound";
     for (const [name, value] of params(target)) {
       const fold = FOLD.get(name);
       if (fold === undefined) continue;
-      const hit = netlifyRules(s.result.values!).unreachable.find(
-        (u) => u.param === name && (u.value === value || (fold && u.value === value.toLowerCase())),
-      );
+      const hit = s.rules.unreachable.find((u) => u.param === name && (u.value === value || (fold && u.value === value.toLowerCase())));
       if (hit) return hit.value.startsWith(":") ? "colon" : "del";
       if (fold && value !== value.toLowerCase() && value !== value.toUpperCase()) return "mixedCase";
     }
@@ -154,12 +175,36 @@ interface Comparison {
   readonly counts: Record<Exception, number>;
 }
 
+/** The preview's answers by target, kept for the site. */
+const kept = new WeakMap<Site, Map<string, RawResponse>>();
+
+/**
+ * The preview's answers to `targets`. On a shared build, those to the servers' replay of it
+ * (support/hosts-replay.ts) are asked once a run by whichever file comes first (support/answers.ts);
+ * a target beyond them is asked here, each once.
+ */
+async function previewAnswers(s: Site, targets: readonly string[]): Promise<RawResponse[]> {
+  let known = kept.get(s);
+  if (!known) {
+    kept.set(s, (known = new Map()));
+    if (s.shared) {
+      const replay = await networkRequests(s.shared, s.result.model, s.out);
+      const answers = await previewAnswersOnce(s.shared, replay, () => pool(replay, 8, (r) => rawRequest(s.port, r.method, r.target)));
+      for (const [i, r] of replay.entries()) if (r.method === "GET") known.set(r.target, answers[i]);
+    }
+  }
+  const missing = [...new Set(targets.filter((t) => !known.has(t)))];
+  const asked = await pool(missing, 8, (t) => rawRequest(s.port, "GET", t));
+  for (const [i, t] of missing.entries()) known.set(t, asked[i]);
+  return targets.map((t) => known.get(t)!);
+}
+
 async function compare(s: Site, targets: readonly string[]): Promise<Comparison> {
-  const previewAnswers = await pool(targets, 8, (t) => rawRequest(s.port, "GET", t));
+  const previewAnswers_ = await previewAnswers(s, targets);
   const counts = Object.fromEntries(Object.keys(EXCEPTIONS).map((k) => [k, 0])) as Record<Exception, number>;
   const failures: string[] = [];
   for (const [i, target] of targets.entries()) {
-    const p = previewAnswers[i];
+    const p = previewAnswers_[i];
     const n = s.netlify.answer(target);
     if ("error" in n) {
       if (p.status === 400 && isMalformed(target)) counts.malformed++;
@@ -195,7 +240,7 @@ function report(title: string, c: Comparison): Partial<Record<Exception, number>
  * more query placeholders, filled with present values that are not their own file name.
  */
 function twoFilterRequests(s: Site): string[] {
-  const { values } = placeholderValues(s.result.model!);
+  const { values } = s.result.values;
   const placeholderOf = new Map<string, string>();
   for (const rule of RULES)
     for (const [param, v] of Object.entries(rule.query))
@@ -218,16 +263,16 @@ function twoFilterRequests(s: Site): string[] {
 describe("Netlify's engine on the deploy's rules: the public sample", () => {
   let s: Site;
   beforeAll(async () => {
-    s = await site(`${PUBLIC_SAMPLE}dump`);
+    s = await site("public");
   });
 
   it("parses the deploy's netlify.toml and _redirects without errors; each _redirects rule is one of the netlify.toml's", async () => {
     expect(s.netlify.errors.map(String)).toEqual([]);
     // Netlify's parser keeps one copy of two equal rules: the deploy is the route table's order, literal rules in place.
     const toml = await parseAllRedirects({ redirectsFiles: [], netlifyConfigPath: s.config, minimal: false, configRedirects: [] });
-    expect(netlifyRules(s.result.values!).rules).toBeGreaterThan(0);
+    expect(s.rules.rules).toBeGreaterThan(0);
     expect(s.netlify.rules).toBe(toml.redirects.length);
-    expect(toml.redirects.length).toBe(OWN_RULES.length + RULES.length + netlifyRules(s.result.values!).configRules);
+    expect(toml.redirects.length).toBe(OWN_RULES.length + RULES.length + s.rules.configRules);
   });
 
   it("the committed netlify.toml is exactly what the route table generates", () => {
@@ -246,7 +291,7 @@ describe("Netlify's engine on the deploy's rules: the public sample", () => {
   });
 
   it("answers every request of the route table's list like the preview, but for the listed cases", async () => {
-    const targets = tableRequests(s.result.model!).map((r) => r.target);
+    const targets = tableRequests(s.result.model).map((r) => r.target);
     expect(targets.length).toBeGreaterThan(500);
     const c = await compare(s, targets);
     const listed = report("public sample, route table requests", c);
@@ -334,24 +379,27 @@ describe("Netlify's engine on the deploy's rules: the public sample", () => {
 describe("Netlify's engine on the deploy's rules: the repository's data/", () => {
   let s: Site;
   beforeAll(async () => {
-    s = await site(path.join(ROOT, "data"));
+    s = await site("data");
   });
 
   it("needs netlify.toml for its two SSIDs with a space, and no value is left without a rule", () => {
-    expect(netlifyRules(s.result.values!).inexpressible).toEqual([
+    expect(s.rules.inexpressible).toEqual([
       { param: "wifi_ssid", value: "Café Meshtest" },
       { param: "wifi_ssid", value: "on-i.de Nord" },
     ]);
-    expect(netlifyRules(s.result.values!).unreachable).toEqual([]);
+    expect(s.rules.unreachable).toEqual([]);
     expect(s.result.hostWarnings).toEqual([]);
   });
 
-  it("passes the nightly workflow's live check (every list and filter, every detail) served by the engine", async () => {
+  it("passes the nightly workflow's live check (every list and filter, its sample of details) served by the engine", async () => {
     const server = await serveNetlify(s.netlify);
     try {
-      const r = await checkDeployment({ base: server.url, dist: s.out, sample: 100_000, skipHeaders: ["Allow"] });
+      // as .github/workflows/publish.yml runs it: `mesh-api check "$SITE_URL"`, the default sample
+      const r = await checkDeployment({ base: server.url, dist: s.out, skipHeaders: ["Allow"] });
       const requested = r.rows.reduce((n, row) => n + row.requested, 0);
-      expect(requested).toBe((await requestsFromTree(s.out)).length);
+      const keyed = new Set(RULES.filter((rule) => rule.from.includes(":")).map((rule) => rule.kind));
+      const tree = await requestsFromTree(s.out);
+      expect(requested).toBe(tree.filter((q) => !keyed.has(q.kind)).length + DEFAULTS.sample);
       expect(r.problems).toEqual([]);
       const ssid = await fetch(`${server.url}/api/v1/interface/?wifi_ssid=Caf%C3%A9+Meshtest`);
       const file = readFileSync(path.join(s.out, fileFor("interfaceListBySsid", { ssid: "Café Meshtest" })));
@@ -375,7 +423,8 @@ describe("Netlify's engine on the deploy's rules: the repository's data/", () =>
   });
 
   it("answers every request of the route table's list like the preview, but for the listed cases", async () => {
-    const c = await compare(s, [...tableRequests(s.result.model!).map((r) => r.target), ...twoFilterRequests(s)]);
+    // format=api once per rule (the public sample's table adds it to every value): support/hosts-replay.ts tableOnce
+    const c = await compare(s, [...tableOnce(s.result.model).map((r) => r.target), ...twoFilterRequests(s)]);
     const listed = report("data/, route table requests", c);
     expect(c.failures.slice(0, 10)).toEqual([]);
     expect(
@@ -387,17 +436,17 @@ describe("Netlify's engine on the deploy's rules: the repository's data/", () =>
 describe("Netlify's engine on the deploy's rules: hostile filter values", () => {
   let s: Site;
   beforeAll(async () => {
-    s = await site(hostileDump());
+    s = await site("hostile");
   });
 
   it('lists as unreachable exactly the values starting with ":" or holding U+007F, and warns about them', () => {
-    const unreachable = new Set(netlifyRules(s.result.values!).unreachable.map((u) => u.value));
+    const unreachable = new Set(s.rules.unreachable.map((u) => u.value));
     // MACs fold: both spellings of each are listed.
     expect([...unreachable].sort()).toEqual([": LEAD", ": lead", ":LEAD", ":lead", "X\u007fY", "x\u007fy"].sort());
-    expect(s.result.hostWarnings.length).toBe(netlifyRules(s.result.values!).unreachable.length);
+    expect(s.result.hostWarnings.length).toBe(s.rules.unreachable.length);
     for (const w of s.result.hostWarnings) expect(w.message).toMatch(/cannot be a Netlify rule: it (starts with ":"|holds U\+007F)/);
     // Everything else a _redirects line cannot hold is in the deploy's netlify.toml.
-    expect(netlifyRules(s.result.values!).inexpressible.length).toBeGreaterThan(unreachable.size);
+    expect(s.rules.inexpressible.length).toBeGreaterThan(unreachable.size);
   });
 
   it("answers every value, spelled with %20 or + for a space, like the preview; only the listed cases differ", async () => {
@@ -410,9 +459,14 @@ describe("Netlify's engine on the deploy's rules: hostile filter values", () => 
     expect(listed.colon).toBe(2 * 3 * (1 + 1 + 2));
   });
 
-  it("answers every request check makes, the route table's list and two filters at once, but for the listed cases", async () => {
-    const fromTree = (await requestsFromTree(s.out)).map((r) => r.target);
-    const c = await compare(s, [...fromTree, ...tableRequests(s.result.model!).map((r) => r.target), ...twoFilterRequests(s)]);
+  it("answers check's requests (every list and filter, five details of each rule and key shape), the route table's list and two filters at once, but for the listed cases", async () => {
+    // every list and filter check makes, and five details of each rule and key shape (support/hosts-replay.ts detailsByShape)
+    const fromTree = detailsByShape(
+      (await requestsFromTree(s.out)).map((r) => r.target),
+      (t) => t,
+      5,
+    );
+    const c = await compare(s, [...fromTree, ...tableOnce(s.result.model).map((r) => r.target), ...twoFilterRequests(s)]);
     const listed = report("hostile values, check, route table and two-filter requests", c);
     expect(c.failures.slice(0, 10)).toEqual([]);
     expect(
@@ -424,19 +478,24 @@ describe("Netlify's engine on the deploy's rules: hostile filter values", () => 
 });
 
 describe("Netlify's parser and engine on values of up to 10,000 characters", () => {
-  for (const seed of [1, 2])
-    it(`parses the deploy's files and answers every value like the preview, but for the listed cases (seed ${seed})`, async () => {
-      const values = longHostileValues(seed);
-      const s = await site(hostileDump(values));
-      expect(Math.max(...values.map((v) => v.length))).toBeGreaterThan(5_000);
-      const c = await compare(
-        s,
-        hostileTargets(values).filter((t) => t.length < 7_000),
-      );
-      const listed = report(`long values (seed ${seed})`, c);
-      expect(c.failures.slice(0, 5)).toEqual([]);
-      expect(Object.keys(listed).every((k) => ["allow", "mixedCase", "colon", "del"].includes(k))).toBe(true);
-    }, 180_000);
+  // A seed a run (support/hosts-replay.ts runSeed): printed, and named in the failures.
+  it("parses the deploy's files and answers every value like the preview, but for the listed cases (seed from MESH_API_TEST_SEED or the run)", async () => {
+    const seed = runSeed();
+    console.log(`netlify: long values of seed ${seed} (MESH_API_TEST_SEED=${seed} repeats them)`);
+    const values = longHostileValues(seed);
+    const s = await site({ data: hostileDump(values) });
+    expect(Math.max(...values.map((v) => v.length))).toBeGreaterThan(5_000);
+    const c = await compare(
+      s,
+      longTargets(values).filter((t) => t.length < 7_000),
+    );
+    const listed = report(`long values (seed ${seed})`, c);
+    expect(c.failures.slice(0, 5), `seed ${seed}`).toEqual([]);
+    expect(
+      Object.keys(listed).every((k) => ["allow", "mixedCase", "colon", "del"].includes(k)),
+      `seed ${seed}`,
+    ).toBe(true);
+  }, 180_000);
 });
 
 describe("why the unreachable values have no rule (measured with Netlify's parser and engine)", () => {

@@ -2,19 +2,18 @@ import { spawnSync } from "node:child_process";
 import { writeFileSync } from "node:fs";
 import path from "node:path";
 import { describe, expect, it } from "vitest";
-import { build } from "../src/index.ts";
 import { placeholderValues } from "../src/core/plan.ts";
 import { NGINX_LIMITS, nginxConfig, nginxLimits, nginxOverlong } from "../src/hosts/nginx.ts";
-import { PUBLIC_SAMPLE } from "./support/expected.ts";
-import { hostileDump } from "./support/hostile.ts";
 import { NGINX, startNginx } from "./support/nginx.ts";
-import { describeServed, SHARED_LIMITS, type Request } from "./support/served.ts";
+import { describeHost } from "./support/hosts-replay.ts";
+import { SHARED_LIMITS, type Request } from "./support/served.ts";
 import type { RawResponse } from "./support/http.ts";
+import { sharedBuild } from "./support/shared.ts";
 import { tempDir } from "./support/tree.ts";
 
 /**
  * Debian's nginx, started as a child process with the configuration `host-config nginx --standalone`
- * prints for the build it serves, answers every request like the preview (test/support/served.ts).
+ * prints for the build it serves, answers every request like the preview (test/support/hosts-replay.ts).
  * A difference is a failure unless it is one of nginx's listed limits (NGINX_LIMITS, docs/hosting.md).
  */
 
@@ -27,7 +26,7 @@ function limitOf(r: Request, p: RawResponse, n: RawResponse): keyof typeof NGINX
   return undefined;
 }
 
-describeServed({
+describeHost({
   name: "nginx",
   start: startNginx,
   overlong: nginxOverlong,
@@ -38,19 +37,17 @@ describeServed({
 
 describe("nginx's warnings", () => {
   it("takes the standalone configuration without a warning of its own (nginx -t)", async () => {
-    const out = `${tempDir()}/dist`;
-    const result = await build({ data: `${PUBLIC_SAMPLE}dump`, out });
+    const { out, model } = await sharedBuild("public");
     const prefix = tempDir();
     const config = path.join(prefix, "nginx.conf");
-    writeFileSync(config, nginxConfig(placeholderValues(result.model!), { standalone: { root: out, port: 1, prefix } }));
+    writeFileSync(config, nginxConfig(placeholderValues(model), { standalone: { root: out, port: 1, prefix } }));
     const t = spawnSync(NGINX, ["-t", "-p", prefix, "-c", config], { encoding: "utf8" });
     expect(t.status).toBe(0);
     expect(t.stderr.split("\n").filter((l) => /\[(warn|emerg|alert|crit|error)\]/.test(l))).toEqual([]);
   });
 
   it("warns of no hostile value (every one folds letter by letter), but of a letter whose case folds to two", async () => {
-    const result = await build({ data: hostileDump(), out: `${tempDir()}/dist` });
-    const values = placeholderValues(result.model!);
+    const values = placeholderValues((await sharedBuild("hostile")).model);
     expect(nginxLimits(values)).toEqual([]);
     const strasse = { ...values, values: { ...values.values, mac: ["straße"] } };
     expect(nginxLimits(strasse).map((w) => w.message)).toEqual([`if_hwaddress="straße": ${NGINX_LIMITS.caseFolding}`]);
