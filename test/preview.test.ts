@@ -1,13 +1,15 @@
 import { spawn } from "node:child_process";
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { createServer, type AddressInfo } from "node:net";
+import { request as httpRequest } from "node:http";
 import path from "node:path";
+import { gunzipSync } from "node:zlib";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { build, startPreview, type Preview } from "../src/index.ts";
 import { synthesize, writeSynthDump } from "../src/gen/synth.ts";
 import { sampleSite } from "./support/site.ts";
 import { tableRequests } from "./support/requests.ts";
-import { API_HEADERS, DOCS_FOLDER, RULES } from "../src/core/routes.ts";
+import { API_HEADERS, DOCS_FOLDER, RULES, TWIN } from "../src/core/routes.ts";
 import { mismatch, readExpected } from "./support/expected.ts";
 import { pool, rawRequest, type RawResponse } from "./support/http.ts";
 import type { Model } from "../src/core/model/model.ts";
@@ -33,10 +35,14 @@ afterAll(() => preview?.close());
 const get = (target: string | Buffer, method = "GET", headers: Record<string, string> = {}) => rawRequest(port, method, target, headers);
 const answer = (r: RawResponse) => ({ status: r.status, body: r.body.toString("utf8"), location: r.headers.location });
 
+/** The API's Vary, with Accept-Encoding for an answer long enough to have a gzip twin (asked for without one: its length is the file's). */
+const varyOf = (r: RawResponse) =>
+  r.status === 200 && Number(r.headers["content-length"] ?? r.body.length) >= TWIN.minBytes ? "Accept, Accept-Encoding" : "Accept";
+
 function expectApiHeaders(r: RawResponse) {
   expect(r.headers["content-type"]).toBe("application/json");
   expect(r.headers.allow).toBe("GET, HEAD, OPTIONS");
-  expect(r.headers.vary).toBe("Accept");
+  expect(r.headers.vary).toBe(varyOf(r));
   expect(r.headers["access-control-allow-origin"]).toBe("*");
 }
 
@@ -50,7 +56,7 @@ describe("HTTP conformance: the 4,699 recorded responses through the preview", (
       const m = mismatch(expected[i], answer(r));
       if (m) failures.push(m);
       if (r.status === 200) {
-        for (const [name, value] of Object.entries({ "content-type": "application/json", allow: "GET, HEAD, OPTIONS", vary: "Accept" })) {
+        for (const [name, value] of Object.entries({ "content-type": "application/json", allow: "GET, HEAD, OPTIONS", vary: varyOf(r) })) {
           if (r.headers[name] !== value) failures.push(`${expected[i].path}: ${name} is ${r.headers[name]}`);
         }
       }
@@ -194,6 +200,60 @@ describe("preview behaviour", () => {
     expect(r.body.toString()).toBe("static file");
   });
 
+  it("sends a long answer's gzip twin to a client that accepts gzip, the file to others, with the same headers but Content-Encoding", async () => {
+    for (const target of ["/api/v1/accesspoint/?status=online", "/api/v1/link/", "/metrics"]) {
+      const plain = await get(target);
+      expect(plain.body.length).toBeGreaterThanOrEqual(TWIN.minBytes);
+      const api = target.startsWith("/api/");
+      expect(plain.headers.vary).toBe(api ? "Accept, Accept-Encoding" : "Accept-Encoding");
+      expect(plain.headers["content-encoding"]).toBeUndefined();
+      for (const accept of ["gzip", "br, gzip;q=0.5", "*"]) {
+        const zipped = await get(target, "GET", { "Accept-Encoding": accept });
+        expect(zipped.status).toBe(200);
+        expect(zipped.headers["content-encoding"]).toBe("gzip");
+        // Buffer.equals: vitest's deep equality takes seconds over a list's bytes
+        expect(gunzipSync(zipped.body).equals(plain.body)).toBe(true);
+        expect(Number(zipped.headers["content-length"])).toBe(zipped.body.length);
+        expect(zipped.body.length).toBeLessThan(plain.body.length / 4);
+        const { "content-encoding": _, "content-length": __, etag, "last-modified": ___, date, ...same } = zipped.headers;
+        const { "content-length": ____, etag: plainTag, "last-modified": _____, date: ______, ...expected } = plain.headers;
+        expect(same).toEqual(expected);
+        // another representation, another validator
+        expect(etag).not.toBe(plainTag);
+        const head = await bodiless(target, "HEAD", { "Accept-Encoding": accept });
+        expect([head.status, head.body.length, head.headers["content-length"], head.headers["content-encoding"]]).toEqual([
+          200,
+          0,
+          zipped.headers["content-length"],
+          "gzip",
+        ]);
+        // a cache revalidating what it holds
+        const again = await bodiless(target, "GET", { "Accept-Encoding": accept, "If-None-Match": etag! });
+        expect([again.status, again.body.length]).toEqual([304, 0]);
+        const stale = await get(target, "GET", { "If-None-Match": etag! });
+        expect(stale.status).toBe(200);
+        expect(stale.body.equals(plain.body)).toBe(true);
+      }
+      for (const accept of ["identity", "deflate", "br", "gzip;q=0", "*;q=0"]) {
+        const r = await get(target, "GET", { "Accept-Encoding": accept });
+        expect([r.status, r.headers["content-encoding"], r.headers.vary]).toEqual([200, undefined, plain.headers.vary]);
+        expect(r.body.equals(plain.body)).toBe(true);
+      }
+    }
+    // a short answer, OPTIONS and the 404 stay as they were
+    const short = await get("/api/v1/site/1", "GET", { "Accept-Encoding": "gzip" });
+    expect([short.headers.vary, short.headers["content-encoding"]]).toEqual(["Accept", undefined]);
+    const options = await get("/api/v1/link/", "OPTIONS", { "Accept-Encoding": "gzip" });
+    expect([options.status, options.headers.vary, options.headers["content-encoding"]]).toEqual([200, "Accept", undefined]);
+    expect(JSON.parse(options.body.toString())).toMatchObject({ renders: ["application/json"] });
+    const missing = await get("/api/v1/nothing/", "GET", { "Accept-Encoding": "gzip" });
+    expect([missing.status, missing.body.toString(), missing.headers["content-encoding"]]).toEqual([
+      404,
+      '{"detail":"Not found."}',
+      undefined,
+    ]);
+  });
+
   it("sends exactly the API headers of the route table", () => {
     expect(API_HEADERS).toEqual({
       "Content-Type": "application/json",
@@ -203,6 +263,24 @@ describe("preview behaviour", () => {
     });
   });
 });
+
+/**
+ * An answer without a body (HEAD, 304) through Node's client, which knows there is none: the raw
+ * exchange reads until the server closes, which a server keeping the connection does only later.
+ */
+function bodiless(target: string, method: string, headers: Record<string, string>): Promise<RawResponse> {
+  return new Promise((resolve, reject) => {
+    const req = httpRequest({ host: "127.0.0.1", port, path: target, method, headers, agent: false }, (res) => {
+      const chunks: Buffer[] = [];
+      res.on("data", (c: Buffer) => chunks.push(c));
+      res.on("end", () =>
+        resolve({ status: res.statusCode!, headers: res.headers as Record<string, string>, body: Buffer.concat(chunks) }),
+      );
+    });
+    req.on("error", reject);
+    req.end();
+  });
+}
 
 /** Every href of a page, its entities undone (the pages escape &, <, >, " and '). */
 function hrefs(page: string): string[] {

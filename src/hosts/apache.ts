@@ -188,6 +188,9 @@ function serverBlock(table: compiled.ServerTable, values: PlaceholderValues | un
     `ErrorDocument 405 ${ANSWER}`,
     "# The API's headers: on its answers, the 404 page, and every JSON 404 and 400.",
     ...headers("", headerIf, true),
+    "# A file with a gzip twin: its Vary names Accept-Encoding too (twinRules), in one header as the preview writes it.",
+    `Header always set Vary ${constant(SERVED.twin.vary(SERVED.headers.Vary))} "expr=-n reqenv('MESH_API') && -n reqenv('MESH_TWIN')"`,
+    `Header always set Vary ${constant(SERVED.twin.vary(undefined))} "expr=-z reqenv('MESH_API') && -n reqenv('MESH_TWIN')"`,
     `Header always set Content-Type ${constant("text/html; charset=utf-8")} env=MESH_HTML`,
     "# The site's files with a type of their own (staticSection notes each).",
     ...SERVED.typed.map(({ type }, i) => `Header always set Content-Type ${constant(type)} env=${typedVar(i)}`),
@@ -215,6 +218,7 @@ function serverBlock(table: compiled.ServerTable, values: PlaceholderValues | un
     "# Malformed requests: a percent sign without two hex digits, or escapes that are not UTF-8 (the path's own are Apache's 400).",
     `RewriteCond %{THE_REQUEST} !${rx(`^\\S+ (?:[^%\\s]|${PERCENT_UTF8})*(?: |$)`)}`,
     "RewriteRule ^ - [R=400]",
+    ...twinTypes(),
     "",
     ...apiSection(table, values),
     "",
@@ -267,6 +271,7 @@ function apiSection(table: compiled.ServerTable, values: PlaceholderValues | und
     `RewriteRule ${API_PATH} - [R=404]`,
     "RewriteCond %{REQUEST_METHOD} =OPTIONS",
     `RewriteRule ${API_PATH} - [R=200]`,
+    ...twinRules(API_PATH, env("MESH_FILE")),
     `RewriteRule ${API_PATH} %{DOCUMENT_ROOT}${env("MESH_FILE")} [L]`,
   );
   return lines;
@@ -377,7 +382,42 @@ function staticSection(): string[] {
     `RewriteCond $1 !${notFoundPage}`,
     "RewriteRule ^(.*\\.html?)$ - [NC,E=MESH_HTML:1]",
     ...SERVED.typed.map(({ file }, i) => `RewriteRule ${rx(`^${regexEscape(file)}$`)} - [E=${typedVar(i)}:1]`),
+    ...twinRules("^(.*)$", "$1"),
     "RewriteRule ^(.*)$ %{DOCUMENT_ROOT}$1 [L]",
+  ];
+}
+
+/**
+ * Accept-Encoding naming gzip (or x-gzip) without a weight of 0: nginx's test, which the other
+ * servers share for a named gzip (RFC 9110 12.5.3; `*` alone is not read here).
+ */
+const ACCEPTS_GZIP = String.raw`(?:^|,)\s*(?:x-)?gzip\s*(?:,|$|;(?!\s*q\s*=\s*0(?:\.0*)?\s*(?:[,;]|$)))`;
+
+/**
+ * A file with a gzip twin (core/routes/compression.ts): every answer of it says it varies with
+ * Accept-Encoding (after the API's Vary, set first), and a client that accepts gzip is sent the
+ * twin, which mod_mime then types by the file's own name and marks with Content-Encoding (twinTypes);
+ * no-gzip keeps mod_deflate from compressing it again. `file` is the file's path as the rule's
+ * substitution names it (a back-reference of `match`, or an environment variable).
+ */
+function twinRules(match: string, file: string): string[] {
+  const twin = `%{DOCUMENT_ROOT}${file}${SERVED.twin.suffix}`;
+  return [
+    `RewriteCond ${twin} -f`,
+    `RewriteRule ${match} - [E=MESH_TWIN:1]`,
+    "RewriteCond %{ENV:MESH_TWIN} =1",
+    `RewriteCond %{HTTP:Accept-Encoding} ${rx(ACCEPTS_GZIP)} [NC]`,
+    `RewriteRule ${match} ${twin} [L,E=no-gzip:1]`,
+  ];
+}
+
+/** A twin is typed by the name of its file and sent with Content-Encoding; an archive (.tar.gz) stays what it is. */
+function twinTypes(): string[] {
+  return [
+    `<FilesMatch ${str(SERVED.twin.name)}>`,
+    `  RemoveType ${SERVED.twin.suffix}`,
+    `  AddEncoding ${SERVED.twin.encoding} ${SERVED.twin.suffix}`,
+    "</FilesMatch>",
   ];
 }
 

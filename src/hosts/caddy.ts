@@ -90,6 +90,30 @@ const API_EXTRA = Object.entries(SERVED.headers).filter(([name]) => name !== "Co
 /** The API's headers but its type (a redirect has no body, so no type), and the type. */
 const apiHeaders = (matcher = "") => API_EXTRA.map(([name, value]) => `header ${matcher}${name} ${quote(value)}`);
 const apiType = (matcher = "") => `header ${matcher}Content-Type ${quote(SERVED.headers["Content-Type"])}`;
+/**
+ * A file (`target`, a path the file matcher and rewrite read) served with its gzip twin where it has
+ * one (core/routes/compression.ts): file_server's `precompressed` sends the twin to a client that
+ * accepts gzip; the Vary of such an answer is set when the answer is written (`defer`), as one header, the
+ * API's (`vary`, if any) and Accept-Encoding, which also replaces the one file_server adds
+ * (Caddy 2.6 knows `defer`, not the `>` of later versions).
+ */
+function twinServed(name: string, target: string, vary: string | undefined, before: readonly string[] = []): string[] {
+  return [
+    `@${name} file ${target}${SERVED.twin.suffix}`,
+    ...route(`@${name} `, [
+      ...before,
+      "header {",
+      "\tdefer",
+      `\tVary ${quote(SERVED.twin.vary(vary))}`,
+      "}",
+      ...(target === "{path}" ? [] : [`rewrite * ${target}`]),
+      `file_server {`,
+      `	precompressed ${SERVED.twin.encoding}`,
+      "}",
+    ]),
+  ];
+}
+
 /** A JSON answer with the API's headers. */
 const json = (status: number, text: string) => [...apiHeaders(), apiType(), `respond ${body(text)} ${status}`];
 
@@ -177,6 +201,7 @@ function apiLines(table: compiled.ServerTable, values: PlaceholderValues | undef
       "}",
       `respond @mesh_options_${kind} ${body(SERVED.options(kind))} 200`,
     ]),
+    ...twinServed("mesh_twin", "{vars.mesh_file}", SERVED.headers.Vary),
     "rewrite * {vars.mesh_file}",
     "file_server",
   ];
@@ -199,20 +224,30 @@ function staticLines(): string[] {
     "\tpath */",
     `\tfile {path}${SERVED.folderIndex}`,
     "}",
-    ...route("@mesh_folder ", [...refuse, `rewrite * {path}${SERVED.folderIndex}`, "file_server"]),
+    ...route("@mesh_folder ", [
+      ...refuse,
+      ...twinServed("mesh_folder_twin", `{path}${SERVED.folderIndex}`, undefined),
+      `rewrite * {path}${SERVED.folderIndex}`,
+      "file_server",
+    ]),
     // The site's files with a type of their own (the path matcher ignores case: the file matcher does not).
     ...SERVED.typed.flatMap(({ file, type }, i) => [
       `@mesh_typed_${i} {`,
       `\tpath ${quote(file)}`,
       "\tfile {path}",
       "}",
-      ...route(`@mesh_typed_${i} `, [...refuse, `header Content-Type ${quote(type)}`, "file_server"]),
+      ...route(`@mesh_typed_${i} `, [
+        ...refuse,
+        `header Content-Type ${quote(type)}`,
+        ...twinServed(`mesh_typed_twin_${i}`, "{path}", undefined),
+        "file_server",
+      ]),
     ]),
     "@mesh_file {",
     "\tnot path */",
     "\tfile {path}",
     "}",
-    ...route("@mesh_file ", [...refuse, "file_server"]),
+    ...route("@mesh_file ", [...refuse, ...twinServed("mesh_file_twin", "{path}", undefined), "file_server"]),
     ...json(404, SERVED.notFound),
   ];
 }

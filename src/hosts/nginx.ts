@@ -105,11 +105,19 @@ const apiHeaders = (indent = "") => [
 
 const notFound = `return 404 ${str(SERVED.notFound)};`;
 
+/**
+ * A file's gzip twin (core/routes/compression.ts) to a client that accepts gzip, and `Vary:
+ * Accept-Encoding` on every answer of a file that has one, whatever the client sent (gzip_vary beside
+ * gzip_static); nginx's own compression stays off here, so nothing else is compressed on the fly.
+ */
+const TWINS = ["  gzip_static on;", "  gzip_vary on;", "  gzip off;"];
+
 const CHARSET = "  charset utf-8;";
 /** The build's files as a static host serves them: a location's body. */
 const STATIC = [
   `  index ${SERVED.folderIndex};`,
   CHARSET,
+  ...TWINS,
   `  error_page 404 ${LOC.missing};`,
   `  error_page 403 =404 ${LOC.missing};`,
   `  error_page 301 =301 ${LOC.empty};`,
@@ -157,9 +165,13 @@ function serverBlock(table: compiled.ServerTable, values: PlaceholderValues | un
     "# A rule's file: not found unless it exists; OPTIONS describes the route.",
     `location = ${LOC.file} {`,
     "  internal;",
-    ...apiHeaders("  "),
+    ...apiHeaders("  ").map((l) => (l.includes("add_header Vary ") ? "  add_header Vary $mesh_vary always;" : l)),
+    `  set $mesh_vary ${str(SERVED.headers.Vary)};`,
     `  if (!-f $document_root$mesh_file) { ${notFound} }`,
     "  if ($request_method = OPTIONS) { return 200 $mesh_options; }",
+    // The API's Vary with Accept-Encoding in one header, in the preview's order (gzip_vary would add a second, first).
+    ...TWINS.map((l) => (l.includes("gzip_vary") ? "  gzip_vary off;" : l)),
+    `  if (-f $document_root$mesh_file${SERVED.twin.suffix}) { set $mesh_vary ${str(SERVED.twin.vary(SERVED.headers.Vary))}; }`,
     "  rewrite ^ $mesh_file break;",
     "}",
     "",

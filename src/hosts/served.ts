@@ -10,7 +10,10 @@ import {
   NOT_FOUND_BODY,
   optionsBody,
   ROUTE_NAMES,
+  TWIN,
+  TWIN_NAME,
   TYPED_FILES,
+  varyWithTwin,
 } from "../core/routes.ts";
 
 /** The answers and places every server writes beside the rules (core/routes), as the servers name them. */
@@ -31,4 +34,6 @@ export const SERVED = {
   typed: TYPED_FILES,
   /** the prefix of paths a server keeps for itself (internal locations), hidden from the build's files */
   hidden: HIDDEN,
+  /** a long answer's gzip twin beside its file (core/routes/compression.ts): its suffix, and the Vary of a file that has one */
+  twin: { suffix: TWIN.suffix, encoding: TWIN.encoding, vary: varyWithTwin, name: TWIN_NAME },
 } as const;

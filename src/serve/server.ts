@@ -7,6 +7,7 @@ import httpServer from "http-server";
 import { DEFAULTS } from "../core/defaults.ts";
 import { loadRouting } from "../io/read/aliases.ts";
 import {
+  acceptsGzip,
   answerRequest,
   API_HEADERS,
   ERROR_DETAILS,
@@ -14,8 +15,12 @@ import {
   FILES,
   FOLDER_INDEX,
   NOT_FOUND_BODY,
+  mayHaveTwin,
   optionsBody,
+  TWIN,
+  twinOf,
   TYPED_FILES,
+  varyWithTwin,
   type Routing,
 } from "../core/routes.ts";
 
@@ -144,7 +149,7 @@ async function handle(root: string, routing: Routing, req: IncomingMessage, res:
   if (a.options) return json(req, res, 200, optionsBody(a.route));
   // Hand the file to http-server, with the API's headers; it would add a charset to the type.
   for (const [name, value] of Object.entries(API_HEADERS)) res.setHeader(name, value);
-  handOver(req, res, a.file, API_HEADERS["Content-Type"]);
+  return handOverEncoded(root, req, res, a.file, API_HEADERS["Content-Type"]);
 }
 
 const HTML_TYPE = "text/html; charset=utf-8";
@@ -187,13 +192,52 @@ async function serveStatic(
     for (const [name, value] of Object.entries(API_HEADERS)) res.setHeader(name, value);
     return handOver(req, res, file, API_HEADERS["Content-Type"]);
   }
-  if (/\.html?$/i.test(file)) return handOver(req, res, file, HTML_TYPE);
+  if (/\.html?$/i.test(file)) return handOverEncoded(root, req, res, file, HTML_TYPE);
   // A file with a type of its own, whatever its name (the metrics file).
   const typed = TYPED_FILES.find((t) => t.file === file);
-  if (typed) return handOver(req, res, file, typed.type);
+  if (typed) return handOverEncoded(root, req, res, file, typed.type);
+  // A script, stylesheet or feed with a twin: typed as http-server types the file itself.
+  const own = TWIN_TYPES.find(([suffix]) => file.endsWith(suffix));
+  if (own && (await twinFound(root, file))) return handOverEncoded(root, req, res, file, own[1]);
   // Other files (archives, sums, index.json) as http-server types them; ranges allowed (resumed downloads).
   req.url = encodePath(file);
   res.emit("next");
+}
+
+/** The types http-server gives the files with twins outside the API, which the twin's answer keeps. */
+const TWIN_TYPES: readonly (readonly [string, string])[] = [
+  [".js", "application/javascript; charset=UTF-8"],
+  [".css", "text/css; charset=UTF-8"],
+  [".atom", "application/atom+xml"],
+];
+
+async function twinFound(root: string, file: string): Promise<boolean> {
+  if (!mayHaveTwin(file)) return false;
+  return (await stat(path.join(root, twinOf(file))).catch(() => undefined))?.isFile() ?? false;
+}
+
+/**
+ * A file that has a gzip twin (core/routes/compression.ts) is sent as the twin, with
+ * Content-Encoding, to a client that accepts gzip, and says in its Vary that it depends on it;
+ * http-server's own negotiation (its `gzip` option) is not used: it sends gzip to a client that
+ * accepts only deflate and its twin's type lacks the charset it gives the file.
+ */
+async function handOverEncoded(
+  root: string,
+  req: IncomingMessage,
+  res: ServerResponse & { emit(event: "next"): boolean },
+  file: string,
+  type: string,
+) {
+  // only a file's own answer varies with the encoding: another method's refusal does not
+  if ((req.method === "GET" || req.method === "HEAD") && (await twinFound(root, file))) {
+    res.setHeader("Vary", varyWithTwin(res.getHeader("Vary") as string | undefined));
+    if (acceptsGzip(req.headers["accept-encoding"])) {
+      res.setHeader("Content-Encoding", TWIN.encoding);
+      return handOver(req, res, twinOf(file), type);
+    }
+  }
+  handOver(req, res, file, type);
 }
 
 /** Lets http-server send `file` (a path under the root) with exactly this Content-Type. */

@@ -1,6 +1,7 @@
 import { createHash } from "node:crypto";
 import { readFileSync, renameSync, writeFileSync } from "node:fs";
 import path from "node:path";
+import { gunzipSync } from "node:zlib";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
 import { build, startPreview, type Preview } from "../../src/index.ts";
 import { placeholderValues } from "../../src/core/plan.ts";
@@ -23,7 +24,7 @@ import { EXPECTED_OPENNET, mismatch, PUBLIC_SAMPLE, readExpected, type Expected 
 import { HOSTILE_LISTS, hostileDump, hostileTargets, longHostileValues } from "./hostile.ts";
 import { pool, rawRequest, type RawResponse } from "./http.ts";
 import { tableRequests } from "./requests.ts";
-import { GET, otherRequests, sameAnswer, type Request, type RunningServer, type ServedHost } from "./served.ts";
+import { GET, headerOf, otherRequests, sameAnswer, type Request, type RunningServer, type ServedHost } from "./served.ts";
 import { sharedBuild, type SharedName } from "./shared.ts";
 import { cliAsync, tempDir } from "./tree.ts";
 
@@ -327,6 +328,37 @@ export function describeHost(host: ServedHost): void {
     expect(verdictsOnce(s.shared!, expected, c.previews).slice(0, 10)).toEqual([]);
   }
 
+  /**
+   * The expected requests again with `Accept-Encoding: gzip` (issue 45): the server sends a long
+   * answer's gzip twin where the preview does, with the same status and headers but Content-Encoding
+   * and Content-Length, and its bytes decoded are the answer's without it.
+   */
+  async function replayGzip(s: Replayed, expected: readonly Expected[], title: string): Promise<void> {
+    const requests = expected.map((e) => GET(e.path));
+    const ask = (port: number) => pool(requests, 8, (r) => rawRequest(port, r.method, r.target, { "Accept-Encoding": "gzip" }));
+    const [previews, served] = await Promise.all([ask(s.previewPort), ask(s.server.port)]);
+    const failures: string[] = [];
+    let zipped = 0;
+    requests.forEach((r, i) => {
+      const [plain] = s.answers.get(keyOf(r))!;
+      const [p, n] = [previews[i], served[i]];
+      const encoding = n.headers["content-encoding"];
+      if (encoding === "gzip") zipped++;
+      const body = encoding === "gzip" ? gunzipSync(n.body) : n.body;
+      const wrong = [
+        n.status !== plain.status && `status ${n.status}`,
+        !body.equals(plain.body) && `body (${encoding ?? "identity"}) differs`,
+        encoding !== p.headers["content-encoding"] && `Content-Encoding ${encoding}, the preview's ${p.headers["content-encoding"]}`,
+        ...HEADERS.filter((h) => headerOf(n, h) !== headerOf(p, h)).map((h) => `${h}: ${n.headers[h]}, the preview's ${p.headers[h]}`),
+      ].filter(Boolean);
+      if (wrong.length) failures.push(`${r.target}: ${wrong.join("; ")}`);
+    });
+    console.log(`${host.name}, ${title} with Accept-Encoding: gzip: ${requests.length} requests, ${zipped} sent compressed`);
+    expect(failures.slice(0, 10)).toEqual([]);
+    // the lists are long enough to have twins
+    expect(zipped).toBeGreaterThan(20);
+  }
+
   function replayTable(s: Replayed, title: string, requests: readonly Request[]): void {
     expect(requests.length).toBeGreaterThan(100);
     const c = judge(s, requests, title);
@@ -373,6 +405,10 @@ export function describeHost(host: ServedHost): void {
       const expected = publicExpected();
       expect(expected.length).toBeGreaterThan(400);
       replayExpected(s(), expected, "expected requests");
+    });
+
+    it("answers them as well to a client that accepts gzip: a long answer's gzip twin where the preview sends it, its bytes decoded the same", async () => {
+      await replayGzip(s(), publicExpected(), "expected requests");
     });
 
     it("answers every request of the route table's list like the preview", () => {

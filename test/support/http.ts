@@ -28,7 +28,12 @@ export function rawRequest(
         const i = line.indexOf(":");
         out[line.slice(0, i).toLowerCase()] = line.slice(i + 1).trim();
       }
-      resolve({ status: Number(statusLine.split(" ")[1]), headers: out, body: all.subarray(split + 4) });
+      const raw = all.subarray(split + 4);
+      resolve({
+        status: Number(statusLine.split(" ")[1]),
+        headers: out,
+        body: /chunked/i.test(out["transfer-encoding"] ?? "") ? dechunked(raw) : raw,
+      });
     });
     const head = Object.entries({ Host: "127.0.0.1", Connection: "close", ...headers })
       .map(([k, v]) => `${k}: ${v}\r\n`)
@@ -51,4 +56,19 @@ export async function pool<T, R>(items: readonly T[], limit: number, fn: (item: 
     }),
   );
   return results;
+}
+
+/** A chunked body's payload (RFC 9112, 7.1): Caddy sends a precompressed file so, without its length. */
+function dechunked(raw: Buffer): Buffer {
+  const parts: Buffer[] = [];
+  let at = 0;
+  for (;;) {
+    const eol = raw.indexOf("\r\n", at);
+    if (eol < 0) throw new Error("a chunked body without its last chunk");
+    const size = parseInt(raw.subarray(at, eol).toString("latin1").split(";")[0], 16);
+    if (!Number.isFinite(size)) throw new Error("a chunk without its size");
+    if (size === 0) return Buffer.concat(parts);
+    parts.push(raw.subarray(eol + 2, eol + 2 + size));
+    at = eol + 2 + size + 2;
+  }
 }

@@ -126,9 +126,23 @@ export function sameAnswer(p: RawResponse, n: RawResponse): boolean {
   return (
     p.status === n.status &&
     p.body.equals(n.body) &&
-    HEADERS.every((h) => p.headers[h] === n.headers[h]) &&
+    HEADERS.every((h) => headerOf(p, h) === headerOf(n, h)) &&
     (p.status !== 301 || p.headers.location === n.headers.location)
   );
+}
+
+/**
+ * A header as the comparison reads it: Vary as its list of names, which Apache writes without the
+ * space after each comma (its core joins every Vary it is given); the others as they are.
+ */
+export function headerOf(r: RawResponse, name: string): string | undefined {
+  const value = r.headers[name];
+  return name === "vary" && value !== undefined
+    ? value
+        .split(",")
+        .map((v) => v.trim())
+        .join(", ")
+    : value;
 }
 
 /** A request's raw path and raw query, as sent. */

@@ -26,7 +26,12 @@ export const TWIN = {
  * What a twin is made for: the answers, pages, scripts, stylesheets and feeds (not images, licences,
  * nor archives already compressed).
  */
-const COMPRESSIBLE = /\.(json|html|js|css|atom)$|(^|\/)metrics$/;
+// written without backslashes ([.]), so that a server's configuration holds it as it is
+const COMPRESSIBLE_NAME = "(?:[^/]*[.](?:json|html|js|css|atom)|metrics)";
+const COMPRESSIBLE = new RegExp(`(?:^|/)${COMPRESSIBLE_NAME}$`);
+
+/** The name (no folder) of a twin, as a regular expression source, for servers that match a file's name. */
+export const TWIN_NAME = `^${COMPRESSIBLE_NAME}${TWIN.suffix.replace(/\./g, "[.]")}$`;
 
 /** The build's own files at its top (its records, the hosts' files and routing copy): never served, so never compressed. */
 const UNSERVED = /^\/?[._]/;

@@ -11,14 +11,20 @@
  * sent as it is, with its own headers (header rules do not apply to it, and Allow is kept).
  */
 import {
+  acceptsGzip,
   answerRequest,
   API_HEADERS,
   API_SERVED,
   DOCS_FOLDER,
   FILES,
+  hasTwin,
+  mayHaveTwin,
   NOT_FOUND_BODY,
   optionsBody,
   parseRouting,
+  TWIN,
+  twinOf,
+  varyWithTwin,
   type Routing,
 } from "../../core/routes.ts";
 
@@ -80,6 +86,13 @@ export default async function meshApi(request: Request, context: EdgeContext): P
     case "redirect":
       return json(301, "", method, { Location: a.location });
   }
+  // A client that accepts gzip is sent the file's twin where it has one (core/routes/compression.ts):
+  // asked for first, so that the file itself is not fetched too.
+  if (!a.options && mayHaveTwin(a.file) && acceptsGzip(request.headers.get("Accept-Encoding") ?? undefined)) {
+    const twin = await context.next(new Request(new URL(twinOf(a.file), request.url)));
+    if (twin.status === 200) return whole(twin, method, { Vary: varyWithTwin(API_HEADERS.Vary), "Content-Encoding": TWIN.encoding });
+    await twin.body?.cancel();
+  }
   const file = await context.next(new Request(new URL(a.file, request.url)));
   if (file.status !== 200) {
     await file.body?.cancel();
@@ -89,10 +102,21 @@ export default async function meshApi(request: Request, context: EdgeContext): P
     await file.body?.cancel();
     return json(200, optionsBody(a.route), method);
   }
-  // Whole, so that the answer carries its length as the preview's does.
+  return whole(file, method, {}, (bytes): Record<string, string> =>
+    hasTwin(a.file, bytes) ? { Vary: varyWithTwin(API_HEADERS.Vary) } : {},
+  );
+}
+
+/** A file's answer, whole, so that it carries its length as the preview's does; `more` headers by its length. */
+async function whole(
+  file: Response,
+  method: string,
+  extra: Record<string, string>,
+  more: (bytes: number) => Record<string, string> = () => ({}),
+): Promise<Response> {
   const body = await file.arrayBuffer();
   return new Response(method === "HEAD" ? null : body, {
     status: 200,
-    headers: { ...API_HEADERS, "Content-Length": String(body.byteLength) },
+    headers: { ...API_HEADERS, ...extra, ...more(body.byteLength), "Content-Length": String(body.byteLength) },
   });
 }
