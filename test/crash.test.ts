@@ -45,17 +45,19 @@ async function killWhenWritten(data: string, out: string, files: number): Promis
 describe("crash safety", () => {
   it("keeps the previous output through SIGKILLs at several points while writing", async () => {
     const [a, b] = [tempDir(), tempDir()];
-    await writeSynthDump(a, synthesize({ aps: 400, seed: 1 }));
-    await writeSynthDump(b, synthesize({ aps: 400, seed: 2 }));
+    await writeSynthDump(a, synthesize({ aps: 120, seed: 1 }));
+    await writeSynthDump(b, synthesize({ aps: 120, seed: 2 }));
     const out = path.join(tempDir(), "dist");
     await build({ data: a, out });
     const before = treeDigest(out);
-    expect(before.size).toBeGreaterThan(4000);
+    // 120 access points write about 2,200 files (400 wrote 7,000 at over 1.5 times the time): the last kill below still
+    // comes while the build writes, with a margin.
+    expect(before.size).toBeGreaterThan(2000);
     // The same previous output, untouched by kills: a build carries what it replaces (the meshviewer file's first sightings).
     const twin = path.join(tempDir(), "dist");
     cpSync(out, twin, { recursive: true });
 
-    for (const at of [1, 300, 1500, 3500]) {
+    for (const at of [1, 300, 1000, 1800]) {
       const written = await killWhenWritten(b, out, at);
       expect(written).toBeGreaterThanOrEqual(at);
       expect(treeDigest(out)).toEqual(before);
