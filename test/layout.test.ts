@@ -7,14 +7,13 @@ import {
   API,
   FILES,
   flatFile,
-  isTwin,
   KEYED_FOLDERS,
   layoutOf,
   parseRouting,
   placeFile,
   shardOf,
   SHARD_MARK,
-  TWIN,
+  twinnedFile,
   type Layout,
 } from "../src/core/routes.ts";
 import { fileKey } from "../src/core/values/names.ts";
@@ -125,7 +124,7 @@ describe("the layout of a build", () => {
       const dir = path.join(out, folder.slice(1));
       const names = readdirSync(dir);
       // and the gzip twins of its fixed files (core/routes/compression.ts)
-      const fixed = (n: string) => KEYED_FOLDERS.get(folder)!.has(isTwin(n) ? n.slice(0, -TWIN.suffix.length) : n);
+      const fixed = (n: string) => KEYED_FOLDERS.get(folder)!.has(twinnedFile(n));
       expect(names.filter((n) => !n.startsWith(SHARD_MARK) && !fixed(n))).toEqual([]);
       for (const shard of names.filter((n) => n.startsWith(SHARD_MARK))) {
         const entries = readdirSync(path.join(dir, shard)).length;

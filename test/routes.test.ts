@@ -16,7 +16,7 @@ import {
   SNAPSHOT_DIR,
   SNAPSHOT_FILES,
   templateOf,
-  TWIN,
+  twinnedFile,
   twinOf,
   type FileName,
 } from "../src/core/routes.ts";
@@ -60,7 +60,7 @@ describe("the route table and the files of a build", () => {
       }
       // a gzip twin stands beside a file the table names, long enough to have one, and holds its bytes
       if (isTwin(f)) {
-        const answer = f.slice(0, -TWIN.suffix.length);
+        const answer = twinnedFile(f);
         const plain = readFileSync(path.join(out, answer));
         return (
           templateOf(answer) === undefined || !hasTwin(answer, plain.length) || !gunzipSync(readFileSync(path.join(out, f))).equals(plain)

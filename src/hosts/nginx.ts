@@ -95,12 +95,13 @@ function str(s: string): string {
   return `"${s.replace(/[\\"]/g, "\\$&").replace(/\n/g, "\\n")}"`;
 }
 
-const apiHeaders = (indent = "") => [
+/** The API's headers; `vary`, an nginx value (a variable), in place of the API's Vary where the answer decides it. */
+const apiHeaders = (indent = "", vary?: string) => [
   `${indent}types { }`,
   `${indent}default_type ${str(SERVED.headers["Content-Type"])};`,
   ...Object.entries(SERVED.headers)
     .filter(([name]) => name !== "Content-Type")
-    .map(([name, value]) => `${indent}add_header ${name} ${str(value)} always;`),
+    .map(([name, value]) => `${indent}add_header ${name} ${name === "Vary" && vary ? vary : str(value)} always;`),
 ];
 
 const notFound = `return 404 ${str(SERVED.notFound)};`;
@@ -110,14 +111,14 @@ const notFound = `return 404 ${str(SERVED.notFound)};`;
  * Accept-Encoding` on every answer of a file that has one, whatever the client sent (gzip_vary beside
  * gzip_static); nginx's own compression stays off here, so nothing else is compressed on the fly.
  */
-const TWINS = ["  gzip_static on;", "  gzip_vary on;", "  gzip off;"];
+const twins = (vary: "on" | "off") => ["  gzip_static on;", `  gzip_vary ${vary};`, "  gzip off;"];
 
 const CHARSET = "  charset utf-8;";
 /** The build's files as a static host serves them: a location's body. */
 const STATIC = [
   `  index ${SERVED.folderIndex};`,
   CHARSET,
-  ...TWINS,
+  ...twins("on"),
   `  error_page 404 ${LOC.missing};`,
   `  error_page 403 =404 ${LOC.missing};`,
   `  error_page 301 =301 ${LOC.empty};`,
@@ -165,12 +166,12 @@ function serverBlock(table: compiled.ServerTable, values: PlaceholderValues | un
     "# A rule's file: not found unless it exists; OPTIONS describes the route.",
     `location = ${LOC.file} {`,
     "  internal;",
-    ...apiHeaders("  ").map((l) => (l.includes("add_header Vary ") ? "  add_header Vary $mesh_vary always;" : l)),
+    ...apiHeaders("  ", "$mesh_vary"),
     `  set $mesh_vary ${str(SERVED.headers.Vary)};`,
     `  if (!-f $document_root$mesh_file) { ${notFound} }`,
     "  if ($request_method = OPTIONS) { return 200 $mesh_options; }",
     // The API's Vary with Accept-Encoding in one header, in the preview's order (gzip_vary would add a second, first).
-    ...TWINS.map((l) => (l.includes("gzip_vary") ? "  gzip_vary off;" : l)),
+    ...twins("off"),
     `  if (-f $document_root$mesh_file${SERVED.twin.suffix}) { set $mesh_vary ${str(SERVED.twin.vary(SERVED.headers.Vary))}; }`,
     "  rewrite ^ $mesh_file break;",
     "}",

@@ -48,6 +48,9 @@ export const twinOf = (file: string): string => `${file}${TWIN.suffix}`;
 /** Whether a path names a twin rather than a file of the site (snapshots, digests of the answers). */
 export const isTwin = (file: string): boolean => file.endsWith(TWIN.suffix) && mayHaveTwin(file.slice(0, -TWIN.suffix.length));
 
+/** The file a twin compresses; any other path as it is. */
+export const twinnedFile = (file: string): string => (isTwin(file) ? file.slice(0, -TWIN.suffix.length) : file);
+
 /**
  * Whether an Accept-Encoding header (RFC 9110, 12.5.3) accepts gzip: named (or as `x-gzip`) with a
  * weight above 0, or `*` above 0 while gzip is not named. Absent or empty: no (the identity only).

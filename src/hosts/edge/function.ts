@@ -90,7 +90,8 @@ export default async function meshApi(request: Request, context: EdgeContext): P
   // asked for first, so that the file itself is not fetched too.
   if (!a.options && mayHaveTwin(a.file) && acceptsGzip(request.headers.get("Accept-Encoding") ?? undefined)) {
     const twin = await context.next(new Request(new URL(twinOf(a.file), request.url)));
-    if (twin.status === 200) return whole(twin, method, { Vary: varyWithTwin(API_HEADERS.Vary), "Content-Encoding": TWIN.encoding });
+    if (twin.status === 200)
+      return whole(twin, method, () => ({ Vary: varyWithTwin(API_HEADERS.Vary), "Content-Encoding": TWIN.encoding }));
     await twin.body?.cancel();
   }
   const file = await context.next(new Request(new URL(a.file, request.url)));
@@ -102,21 +103,14 @@ export default async function meshApi(request: Request, context: EdgeContext): P
     await file.body?.cancel();
     return json(200, optionsBody(a.route), method);
   }
-  return whole(file, method, {}, (bytes): Record<string, string> =>
-    hasTwin(a.file, bytes) ? { Vary: varyWithTwin(API_HEADERS.Vary) } : {},
-  );
+  return whole(file, method, (bytes): Record<string, string> => (hasTwin(a.file, bytes) ? { Vary: varyWithTwin(API_HEADERS.Vary) } : {}));
 }
 
-/** A file's answer, whole, so that it carries its length as the preview's does; `more` headers by its length. */
-async function whole(
-  file: Response,
-  method: string,
-  extra: Record<string, string>,
-  more: (bytes: number) => Record<string, string> = () => ({}),
-): Promise<Response> {
+/** A file's answer, whole, so that it carries its length as the preview's does, with the headers its length calls for. */
+async function whole(file: Response, method: string, headersFor: (bytes: number) => Record<string, string>): Promise<Response> {
   const body = await file.arrayBuffer();
   return new Response(method === "HEAD" ? null : body, {
     status: 200,
-    headers: { ...API_HEADERS, ...extra, ...more(body.byteLength), "Content-Length": String(body.byteLength) },
+    headers: { ...API_HEADERS, ...headersFor(body.byteLength), "Content-Length": String(body.byteLength) },
   });
 }

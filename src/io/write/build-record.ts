@@ -4,7 +4,7 @@ import { readFile, realpath, writeFile } from "node:fs/promises";
 import path from "node:path";
 import { pipeline } from "node:stream/promises";
 import fg from "fast-glob";
-import { API, FILES, isTwin, SNAPSHOT_DIR, SNAPSHOT_FILES, templateOf, TWIN } from "../../core/routes.ts";
+import { API, FILES, SNAPSHOT_DIR, SNAPSHOT_FILES, templateOf, twinnedFile } from "../../core/routes.ts";
 
 /**
  * What a build records about itself in its output (FILES.buildRecord, hidden like the marker): the
@@ -74,8 +74,7 @@ export async function foreignFiles(dir: string): Promise<string[]> {
     .filter((f) => {
       if (f.startsWith(`${SNAPSHOT_DIR}/`)) return !isSnapshotFile(f.slice(SNAPSHOT_DIR.length + 1));
       // a gzip twin is the build's when the file it compresses is (core/routes/compression.ts)
-      const answer = isTwin(f) ? f.slice(0, -TWIN.suffix.length) : f;
-      return templateOf(`/${answer}`) === undefined && !extra.has(f);
+      return templateOf(`/${twinnedFile(f)}`) === undefined && !extra.has(f);
     })
     .sort();
 }

@@ -10,9 +10,9 @@ import { createGzip, gzip } from "node:zlib";
 import { bodyPieces, PIECE } from "../../core/body.ts";
 import type { OutputFile } from "../../core/plan.ts";
 import { FILES, hasTwin, TWIN, twinOf } from "../../core/routes.ts";
+import { readBuildRecord } from "./build-record.ts";
 
 const gzipAsync = promisify(gzip);
-import { readBuildRecord } from "./build-record.ts";
 
 /** Writes the planned responses into a new tree that replaces `out` atomically (io/write/swap.ts). */
 export interface EmitResult {
@@ -205,8 +205,7 @@ async function writeAll(
           if (hasTwin(file.path, data.length)) await writeTwin(root, file.path, same, recycling, () => gzipped(data));
           return;
         }
-        const renamed = was !== undefined && was[1] > READ_AT_ONCE;
-        const target = renamed ? path.join(dir, `.${path.basename(full)}.new`) : full;
+        const { target, renamed } = writtenAt(full, was);
         const hash = recycling && createHash("sha1");
         let length = 0;
         const handle = await unlinkedOnLoop(target, () => open(target, was !== undefined ? REWRITE : "wx"));
@@ -249,6 +248,12 @@ async function writeAll(
   return { files: count, bytes };
 }
 
+/** Where a file is written: in place, or beside it and renamed over it when the recycled file is long (READ_AT_ONCE). */
+function writtenAt(full: string, was: Written | undefined): { readonly target: string; readonly renamed: boolean } {
+  const renamed = was !== undefined && was[1] > READ_AT_ONCE;
+  return { target: renamed ? path.join(path.dirname(full), `.${path.basename(full)}.new`) : full, renamed };
+}
+
 /** Records a one-piece body's digest when recycling; whether the recycled tree holds these very bytes. */
 function recorded(recycling: Recycling | undefined, file: string, data: Buffer, was: Written | undefined): boolean {
   if (!recycling) return false;
@@ -259,8 +264,7 @@ function recorded(recycling: Recycling | undefined, file: string, data: Buffer, 
 
 /** A whole file: new (refusing one already there), or a recycled one rewritten as READ_AT_ONCE says. */
 async function writeWhole(full: string, data: Buffer, was: Written | undefined): Promise<void> {
-  const renamed = was !== undefined && was[1] > READ_AT_ONCE;
-  const target = renamed ? path.join(path.dirname(full), `.${path.basename(full)}.new`) : full;
+  const { target, renamed } = writtenAt(full, was);
   await unlinkedOnLoop(target, () => writeFile(target, data, { flag: was !== undefined ? REWRITE : "wx" }));
   if (renamed) await rename(target, full);
 }
