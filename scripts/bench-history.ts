@@ -8,12 +8,16 @@ import { synthesize } from "../src/gen/synth.ts";
 /**
  * What the history of issue 42 costs a cycle, and that it stays bounded.
  *
- * - cost: recycled cycles of one network run twice, by a commit with the history (HEAD unless told)
- *   and by the last commit without it (BASELINE), each unpacked with `git archive` into the scratch
- *   folder (edits of the working tree during the hour it takes change nothing), this checkout's
- *   node_modules linked in, each into a state of its own, in ABBA order so that a slow spell of the
- *   disk does not favour one. The headline is the median of the per-step ratios (time) and the ratio
- *   of the highest peaks (memory), over the runs after the second, the first that recycle.
+ * - cost: recycled cycles of one network run twice by the same commit (HEAD unless told), each
+ *   unpacked with `git archive` into the scratch folder (edits of the working tree during the hour it
+ *   takes change nothing), this checkout's node_modules linked in: once as it is, once with
+ *   bench/without-history.patch applied (WITHOUT), which leaves out what issue 42 added to a cycle (no
+ *   state compared, no events or counts recorded, no changes, feeds, status page, topology by day or
+ *   metrics file written) and nothing else, so the difference is the history's and not that of every
+ *   other change since it landed. Each side cycles into a state of its own, in ABBA order so that a
+ *   slow spell of the disk does not favour one. The headline is the median of the per-step ratios
+ *   (time) and the ratio of the highest peaks (memory), over the runs after the second, the first that
+ *   recycle.
  * - window: a network whose OLSR changes every run (new access points appear, links leave and come
  *   back, and the cycle of steps repeats so that the network itself stays the same size), run four
  *   times a simulated day for 60 days through cycle: each day the history's files (the dump's
@@ -21,8 +25,8 @@ import { synthesize } from "../src/gen/synth.ts";
  *   retention window's end (day 31) on, none of it grows.
  */
 
-/** The last commit before the history (2ca5003 added the events). */
-export const BASELINE = "7d0ba73";
+/** What the baseline leaves out of the commit measured: the history (issue 42), as a patch that must apply. */
+export const WITHOUT = "bench/without-history.patch";
 
 const root = new URL("../", import.meta.url).pathname;
 const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
@@ -71,10 +75,18 @@ export interface HistoryCostRow {
   firstCycleSeconds: { with: number; without: number };
 }
 
-/** A commit of this repository unpacked into `dir`, with this checkout's node_modules. */
-function unpack(rev: string, dir: string): string {
+/** A commit of this repository unpacked into `dir`, with this checkout's node_modules, and a patch of it applied. */
+function unpack(rev: string, dir: string, patch?: string): string {
   mkdirSync(dir);
   execFileSync("sh", ["-c", `git -C "$1" archive "$2" | tar -x -C "$3"`, "sh", root, rev, dir]);
+  // a patch that no longer applies stops the bench: the baseline would not be what it says
+  // (git apply inside another repository would patch that one's paths: none is looked for above `dir`)
+  if (patch)
+    execFileSync("git", ["apply", path.join(root, patch)], {
+      cwd: dir,
+      stdio: "inherit",
+      env: { ...process.env, GIT_CEILING_DIRECTORIES: path.dirname(dir) },
+    });
   symlinkSync(path.join(root, "node_modules"), path.join(dir, "node_modules"));
   return dir;
 }
@@ -90,7 +102,7 @@ export function historyCostRow(
   rmSync(dir, { recursive: true, force: true });
   mkdirSync(dir, { recursive: true });
   const commit = execFileSync("git", ["-C", root, "rev-parse", "--short", rev], { encoding: "utf8" }).trim();
-  const baseline = unpack(BASELINE, path.join(dir, "baseline"));
+  const baseline = unpack(commit, path.join(dir, "baseline"), WITHOUT);
   const current = unpack(commit, path.join(dir, "current"));
   const steps = recycled + 2;
   const file = sources(dir, aps, steps);
@@ -106,6 +118,9 @@ export function historyCostRow(
       const state = path.join(dir, `state-${side}`);
       const r = child(sides[side], [state, path.join(dir, `www-${side}`), file("olsr", step), file("wiki", step), at(step)]);
       if (step === 0) first[side] = round(r.seconds);
+      // the two sides differ by the history, seen in what they serve
+      const metrics = existsSync(path.join(dir, `www-${side}`, "metrics"));
+      if (metrics !== (side === "with")) throw new Error(`the ${side} side ${metrics ? "writes" : "does not write"} /metrics`);
       if (step >= 2) measured[side].push(r);
       log(`  ${side} history, run ${step + 1} of ${steps} at ${aps}: ${r.seconds.toFixed(2)} s, ${Math.round(r.peakRssMiB)} MiB\n`);
     }
@@ -115,7 +130,7 @@ export function historyCostRow(
   return {
     accesspoints: aps,
     rev: commit,
-    baseline: BASELINE,
+    baseline: `${commit} with ${WITHOUT}`,
     runs: recycled,
     withSeconds: measured.with.map((r) => round(r.seconds)),
     withoutSeconds: measured.without.map((r) => round(r.seconds)),

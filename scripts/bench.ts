@@ -33,7 +33,7 @@ const opts = new Command("bench")
   .option("--no-cycle", "skip the cycle against a fresh build (3,000 access points, and 40,000 unless --no-large)")
   .option(
     "--no-history",
-    "skip what the history costs a cycle against 7d0ba73 (40,000 access points, 3,000 with --no-large) and its bounds over 60 days",
+    "skip what the history costs a cycle against the same commit without it (bench/without-history.patch; 40,000 access points, 3,000 with --no-large) and its bounds over 60 days",
   )
   .option("--sizes <list>", "comma-separated network sizes", (v) => v.split(",").map(Number))
   .option("--work <dir>", "scratch folder (needs ~10 GB for 40,000)", os.tmpdir())
