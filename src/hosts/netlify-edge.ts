@@ -1,6 +1,6 @@
+import { createRequire } from "node:module";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
-import { buildSync } from "esbuild";
 import { API_HEADERS, FILES } from "../core/routes.ts";
 import { config as DECLARED } from "./edge/function.ts";
 import { folderWarnings, refuseServerOptions, type Host } from "./host.ts";
@@ -32,6 +32,8 @@ let bundled: string | undefined;
  */
 export function edgeFunction(): string {
   if (bundled === undefined) {
+    // required when the function is bundled, not by every command that imports the hosts
+    const { buildSync } = createRequire(import.meta.url)("esbuild") as typeof import("esbuild");
     const result = buildSync({
       entryPoints: [entry],
       absWorkingDir: path.resolve(path.dirname(entry), "../../.."),

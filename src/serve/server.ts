@@ -3,7 +3,7 @@ import { stat } from "node:fs/promises";
 import type { IncomingMessage, ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
 import path from "node:path";
-import httpServer from "http-server";
+import { createRequire } from "node:module";
 import { DEFAULTS } from "../core/defaults.ts";
 import { loadRouting } from "../io/read/aliases.ts";
 import {
@@ -60,6 +60,8 @@ export async function startPreview(options: PreviewOptions): Promise<Preview> {
         if (!res.headersSent) json(req, res, 500, errorBody(ERROR_DETAILS.internal));
       });
   };
+  // required when a preview starts, not by every command that imports this module's helpers
+  const httpServer = createRequire(import.meta.url)("http-server") as typeof import("http-server").default;
   const server = httpServer.createServer({
     root,
     cache: -1,

@@ -4,7 +4,10 @@ import path from "node:path";
 import { pipeline } from "node:stream/promises";
 import { Transform, type Readable } from "node:stream";
 import { createGunzip, createGzip } from "node:zlib";
-import tar from "tar-stream";
+import { createRequire } from "node:module";
+
+// required when an archive is made or read, not when this module is imported by every command
+const tarStream = () => createRequire(import.meta.url)("tar-stream") as typeof import("tar-stream");
 
 /**
  * Deterministic .tar.gz archives with tar-stream: entries sorted, fixed modes, owner root/0, every
@@ -30,7 +33,7 @@ const READ_AHEAD = 32;
 const EMPTY = Buffer.alloc(0);
 
 export async function writeArchive(file: string, entries: readonly ArchiveEntry[], mtime: Date): Promise<void> {
-  const pack = tar.pack();
+  const pack = tarStream().pack();
   const sorted = [...entries].sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
   const dirs = new Set<string>();
   for (const e of sorted) for (let d = path.posix.dirname(e.name); d !== "."; d = path.posix.dirname(d)) dirs.add(d);
@@ -113,7 +116,7 @@ export class ArchiveError extends Error {
  * are. `dir` should be a fresh folder: on failure, what was unpacked so far is left for the caller to remove.
  */
 export async function extractArchive(source: Readable, dir: string): Promise<number> {
-  const extract = tar.extract();
+  const extract = tarStream().extract();
   const root = path.resolve(dir);
   await mkdir(root, { recursive: true });
   let files = 0;
