@@ -1,6 +1,6 @@
 import { createHash, hash as digest } from "node:crypto";
-import { constants, createReadStream } from "node:fs";
-import { mkdir, open, readdir, readFile, rename, rm, rmdir, unlink, writeFile } from "node:fs/promises";
+import { closeSync, constants, createReadStream, mkdirSync, openSync, renameSync, unlinkSync, writeSync } from "node:fs";
+import { mkdir, readdir, readFile, rename, rm, rmdir, unlink, writeFile } from "node:fs/promises";
 import { removeInBackground, replaceFolder, type ReplaceOptions } from "./swap.ts";
 import type { OutputLock } from "./lock.ts";
 import path from "node:path";
@@ -20,7 +20,7 @@ export interface EmitResult {
   readonly bytes: number;
 }
 
-/** Files written at once, and the bytes they may hold in memory (measured: see README, "Performance"). */
+/** Twins compressed at once, and the bytes their files may hold in memory meanwhile (docs/performance.md). */
 const WRITE_CONCURRENCY = Number(process.env.MESH_API_WRITE_CONCURRENCY) || 32;
 const BYTES_IN_FLIGHT = 64 * 2 ** 20;
 
@@ -89,12 +89,12 @@ const READ_AT_ONCE = 16 * 1024;
  */
 const REWRITE = constants.O_WRONLY | constants.O_CREAT | constants.O_TRUNC | (constants.O_NOFOLLOW ?? 0);
 
-async function unlinkedOnLoop<T>(file: string, write: () => Promise<T>): Promise<T> {
+function unlinkedOnLoop<T>(file: string, write: () => T): T {
   try {
-    return await write();
+    return write();
   } catch (err) {
     if ((err as NodeJS.ErrnoException).code !== "ELOOP") throw err;
-    await unlink(file);
+    unlinkSync(file);
     return write();
   }
 }
@@ -170,82 +170,103 @@ async function writeAll(
   progress?: (files: number) => void,
   recycling?: Recycling,
 ): Promise<EmitResult> {
-  const pending = new Set<Promise<void>>();
+  // Twins are compressed off the main thread (zlib's pool), a few at a time, while the next files are written.
+  const twins = new Set<Promise<void>>();
+  let twinBytes = 0;
   let count = 0;
   let bytes = 0;
-  let inFlight = 0;
   let failure: unknown;
-  let written = 0;
+  const yielding = pauses();
+  const twin = (file: string, same: boolean, held: number, make: () => Promise<Buffer>) => {
+    twinBytes += held;
+    const job = writeTwin(root, file, same, recycling, make)
+      .catch((err) => {
+        failure ??= err;
+      })
+      .finally(() => {
+        twinBytes -= held;
+        twins.delete(job);
+      });
+    twins.add(job);
+  };
   try {
     for (const file of files) {
       if (failure) break;
       const full = path.join(root, file.path);
       if (!full.startsWith(root + path.sep)) throw new Error(`refusing to write outside the output: ${file.path}`);
-      const dir = path.dirname(full);
-      const body = file.body;
       count++;
-      // Counted before the job starts, so the cap holds back the next one. A list is rendered as it
-      // is written and holds at most about one piece at a time.
-      const held = typeof body === "string" || Buffer.isBuffer(body) ? body.length : PIECE;
-      inFlight += held;
-      const job = (async () => {
-        // A file the recycled tree holds is rewritten where it is (its folder is there): in place when
-        // it is short, else by a rename, so that a reader still holding the old file reads it whole.
-        const was = recycling?.known?.get(file.path);
-        if (was === undefined) await makeFolder(root, dir);
-        const pieces = bodyPieces(body);
-        const first = pieces.next();
-        const second = first.done ? first : pieces.next();
-        if (second.done) {
-          // The common case: the whole body in one piece, written with one call.
-          const data = first.done ? Buffer.alloc(0) : first.value;
-          bytes += data.length;
-          const same = recorded(recycling, file.path, data, was);
-          if (!same) await writeWhole(full, data, was);
-          if (hasTwin(file.path, data.length)) await writeTwin(root, file.path, same, recycling, () => gzipped(data));
-          return;
-        }
+      // A file the recycled tree holds is rewritten where it is (its folder is there): in place when
+      // it is short, else by a rename, so that a reader still holding the old file reads it whole.
+      const was = recycling?.known?.get(file.path);
+      if (was === undefined) makeFolder(root, path.dirname(full));
+      const pieces = bodyPieces(file.body);
+      const first = pieces.next();
+      const second = first.done ? first : pieces.next();
+      if (second.done) {
+        // The common case: the whole body in one piece, written with one call.
+        const data = first.done ? Buffer.alloc(0) : first.value;
+        bytes += data.length;
+        const same = recorded(recycling, file.path, data, was);
+        if (!same) writeWhole(full, data, was);
+        if (hasTwin(file.path, data.length)) twin(file.path, same, data.length, () => gzipped(data));
+      } else {
+        // A list rendered as it is written, at most about one piece in memory; its twin is made from the file.
         const { target, renamed } = writtenAt(full, was);
         const hash = recycling && createHash("sha1");
         let length = 0;
-        const handle = await unlinkedOnLoop(target, () => open(target, was !== undefined ? REWRITE : "wx"));
-        const write = async (piece: Buffer) => {
-          length += piece.length;
-          hash?.update(piece);
-          await handle.write(piece);
-        };
+        const fd = unlinkedOnLoop(target, () => openSync(target, was !== undefined ? REWRITE : "wx"));
         try {
-          await write(first.value!);
-          await write(second.value);
-          for (const piece of pieces) await write(piece);
+          for (const piece of [first.value!, second.value] as Buffer[]) length += writePiece(fd, piece, hash);
+          for (const piece of pieces) {
+            length += writePiece(fd, piece, hash);
+            await yielding();
+          }
         } finally {
-          await handle.close();
+          closeSync(fd);
         }
         bytes += length;
-        if (renamed) await rename(target, full);
+        if (renamed) renameSync(target, full);
         const digest = hash && ([hash.digest("base64url"), length] as const);
         if (digest) recycling!.digests.set(file.path, digest);
         const same = digest !== undefined && was !== undefined && was[0] === digest[0] && was[1] === digest[1];
-        // A list streamed as it was rendered: its twin is made from the file just written.
-        if (hasTwin(file.path, length)) await writeTwin(root, file.path, same, recycling, () => gzippedFile(full));
-      })()
-        .catch((err) => {
-          failure ??= err;
-        })
-        .finally(() => {
-          progress?.(++written);
-          inFlight -= held;
-          pending.delete(job);
-        });
-      pending.add(job);
-      while (pending.size >= WRITE_CONCURRENCY || (inFlight > BYTES_IN_FLIGHT && pending.size > 0)) await Promise.race(pending);
+        if (hasTwin(file.path, length)) twin(file.path, same, PIECE, () => gzippedFile(full));
+      }
+      progress?.(count);
+      await yielding();
+      while (twins.size >= WRITE_CONCURRENCY || (twinBytes > BYTES_IN_FLIGHT && twins.size > 0)) await Promise.race(twins);
     }
   } finally {
-    // Never leave writes running behind a failure: the caller removes the folder next.
-    await Promise.all(pending);
+    // Never leave compressions running behind a failure: the caller removes the folder next.
+    await Promise.all(twins);
   }
   if (failure) throw failure;
   return { files: count, bytes };
+}
+
+/**
+ * The files are written with synchronous calls: the promise API hands each call to libuv's pool and
+ * back, which cost a build of small files several times the user time and about twice the system
+ * time of the same calls made in order (docs/performance.md), and the writes land in the page cache
+ * either way. The event loop is let run every few milliseconds, so that a signal (io/write/interrupt.ts)
+ * and the twins' compressions are seen.
+ */
+function pauses(everyMs = 15): () => Promise<void> | undefined {
+  let since = performance.now();
+  return () => {
+    if (performance.now() - since < everyMs) return undefined;
+    return new Promise<void>((ok) =>
+      setImmediate(() => {
+        since = performance.now();
+        ok();
+      }),
+    );
+  };
+}
+
+function writePiece(fd: number, piece: Buffer, hash: ReturnType<typeof createHash> | undefined): number {
+  hash?.update(piece);
+  for (let at = 0; at < piece.length;) at += writeSync(fd, piece, at);
+  return piece.length;
 }
 
 /** Where a file is written: in place, or beside it and renamed over it when the recycled file is long (READ_AT_ONCE). */
@@ -263,10 +284,15 @@ function recorded(recycling: Recycling | undefined, file: string, data: Buffer, 
 }
 
 /** A whole file: new (refusing one already there), or a recycled one rewritten as READ_AT_ONCE says. */
-async function writeWhole(full: string, data: Buffer, was: Written | undefined): Promise<void> {
+function writeWhole(full: string, data: Buffer, was: Written | undefined): void {
   const { target, renamed } = writtenAt(full, was);
-  await unlinkedOnLoop(target, () => writeFile(target, data, { flag: was !== undefined ? REWRITE : "wx" }));
-  if (renamed) await rename(target, full);
+  const fd = unlinkedOnLoop(target, () => openSync(target, was !== undefined ? REWRITE : "wx"));
+  try {
+    writePiece(fd, data, undefined);
+  } finally {
+    closeSync(fd);
+  }
+  if (renamed) renameSync(target, full);
 }
 
 const gzipped = (data: Buffer) => gzipAsync(data, { level: TWIN.level });
@@ -299,26 +325,24 @@ async function writeTwin(
   }
   const data = await make();
   if (recorded(recycling, twin, data, was)) return;
-  await writeWhole(path.join(root, twin), data, was);
+  writeWhole(path.join(root, twin), data, was);
 }
 
 /**
  * Every response has a folder of its own whose parent usually exists already, so one plain mkdir is
  * the common case; a missing parent is made the same way first. The root itself is never made: after
- * an interrupt removed it (io/write/interrupt.ts), a write still in flight must not bring it back, as a
+ * an interrupt removed it (io/write/interrupt.ts), a write after it must not bring it back, as a
  * recursive mkdir would.
  */
-async function makeFolder(root: string, dir: string): Promise<void> {
+function makeFolder(root: string, dir: string): void {
   if (dir === root) return;
   try {
-    await mkdir(dir);
+    mkdirSync(dir);
   } catch (err) {
     const code = (err as NodeJS.ErrnoException).code;
     if (code === "EEXIST") return;
     if (code !== "ENOENT") throw err;
-    await makeFolder(root, path.dirname(dir));
-    await mkdir(dir).catch((again: NodeJS.ErrnoException) => {
-      if (again.code !== "EEXIST") throw again; // a sibling's write made it meanwhile
-    });
+    makeFolder(root, path.dirname(dir));
+    mkdirSync(dir);
   }
 }
