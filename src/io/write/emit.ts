@@ -1,5 +1,5 @@
 import { createHash, hash as digest } from "node:crypto";
-import { closeSync, constants, createReadStream, mkdirSync, openSync, renameSync, unlinkSync, writeSync } from "node:fs";
+import { closeSync, constants, createReadStream, ftruncateSync, mkdirSync, openSync, renameSync, unlinkSync, writeSync } from "node:fs";
 import { mkdir, readdir, readFile, rename, rm, rmdir, unlink, writeFile } from "node:fs/promises";
 import { removeInBackground, replaceFolder, type ReplaceOptions } from "./swap.ts";
 import type { OutputLock } from "./lock.ts";
@@ -83,11 +83,20 @@ const isWritten = (v: unknown): v is Written =>
 const READ_AT_ONCE = 16 * 1024;
 
 /**
- * Truncate and write a recycled file, never through a symbolic link standing at its name (the tree
- * is ours, but a link planted there would have the build write wherever it points): O_NOFOLLOW refuses
- * it (ELOOP), and the link itself is then removed and the file made anew.
+ * Write a recycled file over its old bytes and cut it to the new length after (rewritten()), never
+ * through a symbolic link standing at its name (the tree is ours, but a link planted there would have
+ * the build write wherever it points): O_NOFOLLOW refuses it (ELOOP), and the link itself is then
+ * removed and the file made anew. Not O_TRUNC: a file cut to nothing and written again is flushed to
+ * the disk when it is closed (ext4's auto_da_alloc, which guards files replaced that way against a
+ * crash), one synchronous flush per file; measured on 20,000 files of 1.5 kB, written over and cut
+ * 0.25 s, truncated and written 2.5 to 2.7 s (docs/performance.md).
  */
-const REWRITE = constants.O_WRONLY | constants.O_CREAT | constants.O_TRUNC | (constants.O_NOFOLLOW ?? 0);
+const REWRITE = constants.O_WRONLY | constants.O_CREAT | (constants.O_NOFOLLOW ?? 0);
+
+/** A recycled file's bytes past the new end go; a new one has none. */
+function rewritten(fd: number, length: number, was: Written | undefined): void {
+  if (was !== undefined) ftruncateSync(fd, length);
+}
 
 function unlinkedOnLoop<T>(file: string, write: () => T): T {
   try {
@@ -221,6 +230,7 @@ async function writeAll(
             length += writePiece(fd, piece, hash);
             await yielding();
           }
+          rewritten(fd, length, was);
         } finally {
           closeSync(fd);
         }
@@ -289,6 +299,7 @@ function writeWhole(full: string, data: Buffer, was: Written | undefined): void 
   const fd = unlinkedOnLoop(target, () => openSync(target, was !== undefined ? REWRITE : "wx"));
   try {
     writePiece(fd, data, undefined);
+    rewritten(fd, data.length, was);
   } finally {
     closeSync(fd);
   }
