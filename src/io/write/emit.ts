@@ -73,7 +73,7 @@ const isWritten = (v: unknown): v is Written =>
   Array.isArray(v) && v.length === 2 && typeof v[0] === "string" && Number.isSafeInteger(v[1]) && (v[1] as number) >= 0;
 
 /**
- * A recycled file no longer than this is rewritten in place (truncated and written), longer ones by a
+ * A recycled file no longer than this is rewritten in place (written over and cut to length), longer ones by a
  * rename. The recycled tree stopped being served a cycle ago, and a server reads a file this short
  * whole when it opens it (one read, one sendfile into a socket buffer of at least 16 KiB), so no
  * request can still be reading its old bytes; a long list may be downloaded slowly for minutes and
