@@ -1,5 +1,5 @@
-import { createRequire } from "node:module";
-import type { Ajv } from "ajv";
+import { Ajv } from "ajv";
+import addFormats from "ajv-formats";
 import { FREIFUNK_API_SCHEMA, FREIFUNK_API_VERSION } from "./freifunk-api-schema.ts";
 import { UsageError } from "../problems.ts";
 
@@ -75,10 +75,6 @@ export function freifunkApiProblems(input: FreifunkApiInput): string[] {
     problems.push('$.nodeMaps: no entry with "technicalType": "nodelist"; give --site-url <the site\'s address>, or add the entry');
   if (problems.length > 0) return problems;
   if (!validator) {
-    // required here, not imported: every command would load the validator (about 40 ms) to check this one file
-    const load = createRequire(import.meta.url);
-    const { Ajv } = load("ajv") as typeof import("ajv");
-    const addFormats = load("ajv-formats") as typeof import("ajv-formats");
     const ajv = new Ajv({ allErrors: true, strict: true });
     addFormats.default(ajv);
     validator = ajv.compile(FREIFUNK_API_SCHEMA);
