@@ -176,7 +176,7 @@ describe("a recycled tree (cycle: the build before the served one becomes the ne
     );
   const inode = (f: string) => Number(spawnSync("stat", ["-c", "%i", f], { encoding: "utf8" }).stdout);
 
-  it("rewrites short changed files in place and long ones by a rename, keeps the same ones, removes the rest, and ends as a fresh tree would", async () => {
+  it("rewrites short changed files in place and long ones by a rename, keeps the same ones (long ones too), removes the rest, and ends as a fresh tree would", async () => {
     const d = tempDir();
     const a = path.join(d, "a");
     const big = "x".repeat(300_000); // more than one piece, and longer than a server reads at once
@@ -191,6 +191,7 @@ describe("a recycled tree (cycle: the build before the served one becomes the ne
         { path: "/api/changed/index.json", body: "before" },
         { path: "/api/gone/deep/index.json", body: "gone" },
         { path: "/api/list/index.json", body: [Buffer.from(big), Buffer.from(big)] },
+        { path: "/api/kept/index.json", body: [big, big, big, big].map((x) => Buffer.from(x)) },
         { path: "/api/grown/index.json", body: "short" },
       ],
       { recycle: {}, finish },
@@ -200,6 +201,8 @@ describe("a recycled tree (cycle: the build before the served one becomes the ne
       "/api/changed/index.json",
       "/api/gone/deep/index.json",
       "/api/grown/index.json",
+      "/api/kept/index.json",
+      "/api/kept/index.json.gz",
       "/api/list/index.json",
       "/api/list/index.json.gz",
       "/api/same/index.json",
@@ -210,6 +213,7 @@ describe("a recycled tree (cycle: the build before the served one becomes the ne
     const changed = inode(path.join(a, "api/changed/index.json"));
     const list = inode(path.join(a, "api/list/index.json"));
     const grown = inode(path.join(a, "api/grown/index.json"));
+    const kept = inode(path.join(a, "api/kept/index.json"));
     // a slow download of the old list holds it open across the rewrite
     const reader = openSync(path.join(a, "api/list/index.json"), "r");
 
@@ -219,6 +223,7 @@ describe("a recycled tree (cycle: the build before the served one becomes the ne
       { path: "/api/changed/index.json", body: "after" },
       { path: "/api/new/index.json", body: "new" },
       { path: "/api/list/index.json", body: [Buffer.from(big), Buffer.from("y")] },
+      { path: "/api/kept/index.json", body: [big, big, big, big].map((x) => Buffer.from(x)) },
       { path: "/api/grown/index.json", body: big },
     ];
     await emitTree(b, next, { recycle: { from: a }, finish });
@@ -229,6 +234,9 @@ describe("a recycled tree (cycle: the build before the served one becomes the ne
     expect(inode(path.join(b, "api/grown/index.json"))).toBe(grown);
     // long before: a new file renamed over it, and the reader reads the old one whole
     expect(inode(path.join(b, "api/list/index.json"))).not.toBe(list);
+    // long (more than one piece) and the same bytes: the recycled file stays, its new copy goes (a day's graph carried from run to run)
+    expect(inode(path.join(b, "api/kept/index.json"))).toBe(kept);
+    expect(readdirSync(path.join(b, "api/kept"))).toEqual(["index.json", "index.json.gz"]);
     const old = Buffer.alloc(oldList.length + 1000);
     expect(readSync(reader, old, 0, old.length, 0)).toBe(oldList.length);
     closeSync(reader);

@@ -235,10 +235,15 @@ async function writeAll(
           closeSync(fd);
         }
         bytes += length;
-        if (renamed) renameSync(target, full);
         const digest = hash && ([hash.digest("base64url"), length] as const);
         if (digest) recycling!.digests.set(file.path, digest);
         const same = digest !== undefined && was !== undefined && was[0] === digest[0] && was[1] === digest[1];
+        // A long body the recycled tree already holds (a day's graph carried from run to run, a list
+        // that did not change) keeps its file: the new copy goes before its pages reach the disk.
+        if (renamed) {
+          if (same) unlinkSync(target);
+          else renameSync(target, full);
+        }
         if (hasTwin(file.path, length)) twin(file.path, same, PIECE, () => gzippedFile(full));
       }
       progress?.(count);
