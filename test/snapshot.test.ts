@@ -44,7 +44,7 @@ describe("snapshots", () => {
     await build({ data, out, snapshot: {} });
     const archive = path.join(out, "snapshots/mesh-topology-2026-11-20.tar.gz");
     const head = readFileSync(archive).subarray(0, 10);
-    expect([...head.subarray(3, 10)]).toEqual([0, 0, 0, 0, 0, 2, 0xff]); // no flags (no name), mtime 0, OS unknown
+    expect([...head.subarray(3, 10)]).toEqual([0, 0, 0, 0, 0, 0, 0xff]); // no flags (no name), mtime 0, zlib's default level (XFL 0), OS unknown
     const listing = execFileSync("tar", ["--numeric-owner", "-tvzf", archive], { encoding: "utf8" }).trim().split("\n");
     for (const line of listing) expect(line).toMatch(/^(-rw-r--r--|drwxr-xr-x) 0\/0 +\d+ 2026-11-20 03:00 mesh-topology-2026-11-20\//);
     const names = listing.map((l) => l.split(" ").pop()!);
