@@ -69,18 +69,10 @@ export async function writeSnapshots(options: SnapshotOptions): Promise<Snapshot
   return replaceFolder(target, async (tmp) => {
     const dump = snapshotArchive("dump", date);
     const api = snapshotArchive("api", date);
-    await writeArchive(
-      path.join(tmp, dump.file),
-      options.dumpFiles.map((f) => ({ name: `${dump.folder}/${f}`, source: path.join(options.data, f) })),
-      mtime,
-    );
+    await writeArchive(path.join(tmp, dump.file), { from: options.data, folder: dump.folder, files: options.dumpFiles }, mtime);
     // the answers as a client reads them: their gzip twins are the servers' business
     const apiFiles = (await fg([...API_SERVED_GLOBS], { cwd: options.dist, onlyFiles: true, dot: true })).filter((f) => !isTwin(f)).sort();
-    await writeArchive(
-      path.join(tmp, api.file),
-      apiFiles.map((f) => ({ name: `${api.folder}/${f}`, source: path.join(options.dist, f) })),
-      mtime,
-    );
+    await writeArchive(path.join(tmp, api.file), { from: options.dist, folder: api.folder, files: apiFiles }, mtime);
     const { accesspoints, interfaces, links, sites } = options.summary;
     const current: SnapshotEntry = {
       taken_at: takenAt,
