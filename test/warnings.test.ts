@@ -11,7 +11,7 @@ import { cli, tempDir } from "./support/tree.ts";
  */
 describe("grouped warnings", () => {
   // The grouping is a rule of counts, not of size: 300 access points with 120 shared addresses and 45
-  // shared link peers (nothing else) give every kind more than the five shown, and counts of three digits.
+  // shared link peers (nothing else) give every kind more than the five shown (the shared addresses a count of three digits).
   it("a 300-access-point build prints at most ~20 warning lines with correct totals, the same as validate; --all-warnings prints every one", async () => {
     const dump = synthesize({ aps: 300, seed: 11 });
     const aps = dump.accesspoints as {
