@@ -1,4 +1,5 @@
 import { execFileSync } from "node:child_process";
+import { readFileSync } from "node:fs";
 import { limitHeapGrowth } from "../src/cli/memory.ts";
 import { cycle } from "../src/live/run.ts";
 import { CYCLE_SETTINGS } from "./bench-cycle.ts";
@@ -21,10 +22,29 @@ const r = await cycle({
   settings: CYCLE_SETTINGS,
 });
 execFileSync("sync"); // the files are written when they are on disk
+// what the run asked of the kernel and the disk: where two runs of one wall time differ (Linux only)
+const io = (() => {
+  try {
+    return Object.fromEntries(
+      readFileSync("/proc/self/io", "utf8")
+        .trim()
+        .split("\n")
+        .map((l) => l.split(": ") as [string, string])
+        .map(([k, v]) => [k, Number(v)]),
+    ) as Record<string, number>;
+  } catch {
+    return {};
+  }
+})();
+const usage = process.resourceUsage();
 process.stdout.write(
   JSON.stringify({
     seconds: (performance.now() - started) / 1000,
-    peakRssMiB: process.resourceUsage().maxRSS / 1024,
+    peakRssMiB: usage.maxRSS / 1024,
+    userSeconds: usage.userCPUTime / 1e6,
+    systemSeconds: usage.systemCPUTime / 1e6,
+    writeMiB: io.write_bytes === undefined ? null : io.write_bytes / 2 ** 20,
+    syscalls: io.syscr === undefined ? null : io.syscr + io.syscw,
     line: r.line,
     steps: r.seconds,
   }) + "\n",

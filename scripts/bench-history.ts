@@ -35,6 +35,9 @@ const round = (x: number) => Math.round(x * 1000) / 1000;
 interface Run {
   seconds: number;
   peakRssMiB: number;
+  userSeconds?: number;
+  systemSeconds?: number;
+  writeMiB?: number | null;
 }
 
 function child(checkout: string, args: string[]): Run {
@@ -122,7 +125,11 @@ export function historyCostRow(
       const metrics = existsSync(path.join(dir, `www-${side}`, "metrics"));
       if (metrics !== (side === "with")) throw new Error(`the ${side} side ${metrics ? "writes" : "does not write"} /metrics`);
       if (step >= 2) measured[side].push(r);
-      log(`  ${side} history, run ${step + 1} of ${steps} at ${aps}: ${r.seconds.toFixed(2)} s, ${Math.round(r.peakRssMiB)} MiB\n`);
+      const cpu = r.userSeconds === undefined ? "" : `, user ${r.userSeconds.toFixed(1)} s, system ${r.systemSeconds!.toFixed(1)} s`;
+      const written = r.writeMiB == null ? "" : `, ${Math.round(r.writeMiB)} MiB written`;
+      log(
+        `  ${side} history, run ${step + 1} of ${steps} at ${aps}: ${r.seconds.toFixed(2)} s, ${Math.round(r.peakRssMiB)} MiB${cpu}${written}\n`,
+      );
     }
   }
   rmSync(dir, { recursive: true, force: true });
