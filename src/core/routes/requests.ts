@@ -11,19 +11,45 @@ import { RULES, type Rule } from "./table.ts";
  * percent-encoded, in the rule's order. The only way code outside this table names a URL.
  */
 export function urlFor(kind: RouteKind, values: Readonly<Record<string, string>> = {}, rules: readonly Rule[] = RULES): string {
-  for (const rule of rules) {
-    if (rule.kind !== kind || rule.to === null) continue;
-    const path = [...rule.from.matchAll(/:([a-z]+)/g)].map((m) => m[1]);
-    if (!path.every((name) => name in values)) continue;
-    const query = Object.keys(values).filter((name) => !path.includes(name));
-    const want = Object.entries(rule.query);
-    if (want.length !== query.length) continue;
-    if (!want.every(([name, v]) => name in values && (v.startsWith(":") ? values[name] !== "" : v === values[name]))) continue;
+  const given = Object.keys(values);
+  for (const rule of candidatesOf(rules, kind)) {
+    if (!rule.path.every((name) => name in values)) continue;
+    if (rule.want.length !== given.length - rule.path.length) continue;
+    if (!rule.want.every(([name, v]) => name in values && (v.startsWith(":") ? values[name] !== "" : v === values[name]))) continue;
     const filled = rule.from.replace(/:([a-z]+)/g, (_, name: string) => encodeURIComponent(values[name]).replace(/%3A/gi, ":"));
-    const q = want.map(([name]) => `${name}=${encodeURIComponent(values[name])}`).join("&");
+    const q = rule.want.map(([name]) => `${name}=${encodeURIComponent(values[name])}`).join("&");
     return q ? `${filled}?${q}` : filled;
   }
-  throw new Error(`no route of ${kind} takes ${JSON.stringify(Object.keys(values))}`);
+  throw new Error(`no route of ${kind} takes ${JSON.stringify(given)}`);
+}
+
+/** A rule with a file, its path placeholders and its query as urlFor reads them. */
+interface Candidate {
+  readonly from: string;
+  readonly path: readonly string[];
+  readonly want: readonly (readonly [string, string])[];
+}
+
+/**
+ * The rules of each kind that have a file, in the table's order, read once per table: the history
+ * names a URL for each access point and each change (tens of thousands a build), where scanning the
+ * whole table each time cost a tenth of a second per 10,000 (docs/performance.md).
+ */
+const candidates = new WeakMap<readonly Rule[], Map<string, Candidate[]>>();
+function candidatesOf(rules: readonly Rule[], kind: RouteKind): readonly Candidate[] {
+  let byKind = candidates.get(rules);
+  if (!byKind) {
+    byKind = new Map();
+    for (const rule of rules) {
+      if (rule.to === null) continue;
+      const path = [...new Set([...rule.from.matchAll(/:([a-z]+)/g)].map((m) => m[1]))];
+      const list = byKind.get(rule.kind) ?? [];
+      list.push({ from: rule.from, path, want: Object.entries(rule.query) });
+      byKind.set(rule.kind, list);
+    }
+    candidates.set(rules, byKind);
+  }
+  return byKind.get(kind) ?? [];
 }
 
 /**
