@@ -1,4 +1,4 @@
-import { createHash } from "node:crypto";
+import { hash } from "node:crypto";
 import { z } from "zod";
 import type { Places } from "../outputs/output.ts";
 import { ChangeEvent, EVENT_KINDS, titleOf } from "./events.ts";
@@ -36,8 +36,8 @@ export function subjectUrl(e: ChangeEvent, url: Places["url"]): string {
 /** Newest first; among events of one instant, in the order they were recorded. */
 export const newestFirst = (events: readonly ChangeEvent[]): ChangeEvent[] =>
   events
-    .map((e, i) => ({ e, i }))
-    .sort((a, b) => (a.e.at === b.e.at ? a.i - b.i : Date.parse(b.e.at) - Date.parse(a.e.at) || (a.e.at < b.e.at ? 1 : -1)))
+    .map((e, i) => ({ e, i, t: Date.parse(e.at) }))
+    .sort((a, b) => (a.e.at === b.e.at ? a.i - b.i : b.t - a.t || (a.e.at < b.e.at ? 1 : -1)))
     .map(({ e }) => e);
 
 export function changeItem(e: ChangeEvent, url: Places["url"]): z.infer<typeof ChangeItem> {
@@ -54,8 +54,7 @@ export function changeItem(e: ChangeEvent, url: Places["url"]): z.infer<typeof C
 }
 
 /** The JSON list: events newest first. */
-export const changesBody = (events: readonly ChangeEvent[], url: Places["url"]): string =>
-  JSON.stringify(newestFirst(events).map((e) => changeItem(e, url)));
+export const changesBody = (events: readonly ChangeEvent[], url: Places["url"]): string => eventViews(events, url).list(events);
 
 /** The events that concern each access point, by main_ip: its own, and its links' (by either end). */
 export function eventsByAccesspoint(events: readonly ChangeEvent[]): ReadonlyMap<string, readonly ChangeEvent[]> {
@@ -77,7 +76,7 @@ export function eventsByAccesspoint(events: readonly ChangeEvent[]): ReadonlyMap
  * so that it is the same in every build and every feed the event is in.
  */
 export function entryId(eventId: string): string {
-  const h = createHash("sha1").update(`mesh-static-api change ${eventId}`).digest();
+  const h = hash("sha1", `mesh-static-api change ${eventId}`, "buffer");
   h[6] = (h[6] & 0x0f) | 0x50;
   h[8] = (h[8] & 0x3f) | 0x80;
   const x = h.subarray(0, 16).toString("hex");
@@ -86,13 +85,15 @@ export function entryId(eventId: string): string {
 
 /** Text for XML: its five special characters escaped, and the control characters XML 1.0 forbids replaced. */
 const xml = (s: string) =>
-  s
-    .replace(/&/g, "&amp;")
-    .replace(/</g, "&lt;")
-    .replace(/>/g, "&gt;")
-    .replace(/"/g, "&quot;")
-    .replace(/'/g, "&apos;")
-    .replace(/[\u0000-\u0008\u000b\u000c\u000e-\u001f\ufffe\uffff]/g, "\ufffd");
+  !/[&<>"'\u0000-\u0008\u000b\u000c\u000e-\u001f\ufffe\uffff]/.test(s)
+    ? s
+    : s
+        .replace(/&/g, "&amp;")
+        .replace(/</g, "&lt;")
+        .replace(/>/g, "&gt;")
+        .replace(/"/g, "&quot;")
+        .replace(/'/g, "&apos;")
+        .replace(/[\u0000-\u0008\u000b\u000c\u000e-\u001f\ufffe\uffff]/g, "\ufffd");
 
 /** What a feed is about: its title, its own URL, the page it speaks of, and the instant when nothing changed yet. */
 export interface FeedHead {
@@ -103,36 +104,77 @@ export interface FeedHead {
 }
 
 /** An Atom feed of the events, newest first (the feed's `updated`: the newest event's, else the data's instant). */
-export function atomFeed(head: FeedHead, events: readonly ChangeEvent[], url: Places["url"]): string {
-  const sorted = newestFirst(events);
-  const updated = sorted[0]?.at ?? head.updated;
-  const entries = sorted.map((e) => {
-    const values = ["before" in e ? `before: ${JSON.stringify(e.before)}` : "", "after" in e ? `after: ${JSON.stringify(e.after)}` : ""]
-      .filter(Boolean)
-      .join("; ");
-    return [
-      "  <entry>",
-      `    <id>${entryId(e.id)}</id>`,
-      `    <title>${xml(titleOf(e))}</title>`,
-      `    <updated>${xml(e.at)}</updated>`,
-      `    <link rel="alternate" href="${xml(subjectUrl(e, url))}"/>`,
-      `    <category term="${xml(e.kind)}"/>`,
-      `    <summary>${xml(`${e.kind} at ${e.at}${values ? `; ${values}` : ""}`)}</summary>`,
-      "  </entry>",
-    ].join("\n");
-  });
+export const atomFeed = (head: FeedHead, events: readonly ChangeEvent[], url: Places["url"]): string =>
+  eventViews(events, url).feed(head, events);
+
+function atomEntry(e: ChangeEvent, url: Places["url"]): string {
+  const values = ["before" in e ? `before: ${JSON.stringify(e.before)}` : "", "after" in e ? `after: ${JSON.stringify(e.after)}` : ""]
+    .filter(Boolean)
+    .join("; ");
   return [
-    '<?xml version="1.0" encoding="utf-8"?>',
-    '<feed xmlns="http://www.w3.org/2005/Atom">',
-    `  <id>${entryId(`feed ${head.self}`)}</id>`,
-    `  <title>${xml(head.title)}</title>`,
-    `  <updated>${xml(updated)}</updated>`,
-    `  <link rel="self" type="application/atom+xml" href="${xml(head.self)}"/>`,
-    `  <link rel="alternate" type="application/json" href="${xml(head.about)}"/>`,
-    "  <author><name>mesh-static-api</name></author>",
-    `  <generator>mesh-static-api</generator>`,
-    ...entries,
-    "</feed>",
-    "",
+    "  <entry>",
+    `    <id>${entryId(e.id)}</id>`,
+    `    <title>${xml(titleOf(e))}</title>`,
+    `    <updated>${xml(e.at)}</updated>`,
+    `    <link rel="alternate" href="${xml(subjectUrl(e, url))}"/>`,
+    `    <category term="${xml(e.kind)}"/>`,
+    `    <summary>${xml(`${e.kind} at ${e.at}${values ? `; ${values}` : ""}`)}</summary>`,
+    "  </entry>",
   ].join("\n");
+}
+
+/** The lists and feeds of a build's events, each event rendered once for all of them. */
+export interface EventViews {
+  /** every event, newest first */
+  readonly sorted: readonly ChangeEvent[];
+  /** the events of each access point (eventsByAccesspoint), newest first */
+  readonly byAccesspoint: ReadonlyMap<string, readonly ChangeEvent[]>;
+  /** the JSON list of some of the events, in their order here */
+  list(events: readonly ChangeEvent[]): string;
+  /** an Atom feed of some of the events, newest first */
+  feed(head: FeedHead, events: readonly ChangeEvent[]): string;
+}
+
+/**
+ * An access point's link change is in the network's list and feed and in both ends' lists and
+ * feeds: rendered once, its text reused (the window holds thousands of changes, each written six
+ * times a build). The lists are sorted once; an access point's keeps that order.
+ */
+export function eventViews(events: readonly ChangeEvent[], url: Places["url"]): EventViews {
+  const sorted = newestFirst(events);
+  const rank = new Map(sorted.map((e, i) => [e, i]));
+  const inOrder = (some: readonly ChangeEvent[]) =>
+    some.every((e, i) => i === 0 || rank.get(some[i - 1])! < rank.get(e)!) ? some : newestFirst(some);
+  const json = new Map<ChangeEvent, string>();
+  const entries = new Map<ChangeEvent, string>();
+  const once = (memo: Map<ChangeEvent, string>, e: ChangeEvent, make: () => string) => {
+    let text = memo.get(e);
+    if (text === undefined) memo.set(e, (text = make()));
+    return text;
+  };
+  return {
+    sorted,
+    byAccesspoint: eventsByAccesspoint(sorted),
+    list: (some) =>
+      `[${inOrder(some)
+        .map((e) => once(json, e, () => JSON.stringify(changeItem(e, url))))
+        .join(",")}]`,
+    feed(head, some) {
+      const newest = inOrder(some);
+      return [
+        '<?xml version="1.0" encoding="utf-8"?>',
+        '<feed xmlns="http://www.w3.org/2005/Atom">',
+        `  <id>${entryId(`feed ${head.self}`)}</id>`,
+        `  <title>${xml(head.title)}</title>`,
+        `  <updated>${xml(newest[0]?.at ?? head.updated)}</updated>`,
+        `  <link rel="self" type="application/atom+xml" href="${xml(head.self)}"/>`,
+        `  <link rel="alternate" type="application/json" href="${xml(head.about)}"/>`,
+        "  <author><name>mesh-static-api</name></author>",
+        `  <generator>mesh-static-api</generator>`,
+        ...newest.map((e) => once(entries, e, () => atomEntry(e, url))),
+        "</feed>",
+        "",
+      ].join("\n");
+    },
+  };
 }

@@ -4,7 +4,7 @@ import { dayFiles, NO_DAYS, type CarriedDays, type Day } from "../history/daily.
 import type { ChangeEvent, RunCounts } from "../history/event.ts";
 import { DEFAULT_RETENTION } from "../history/events.ts";
 import { COUNTS_FILE, EVENTS_FILE, parseCounts, parseEvents } from "../history/lines.ts";
-import { atomFeed, ChangeList, changesBody, eventsByAccesspoint } from "../history/render.ts";
+import { ChangeList, eventViews, type EventViews } from "../history/render.ts";
 import { statusPage } from "../history/status-page.ts";
 import { later } from "../body.ts";
 import type { Model } from "../model/model.ts";
@@ -73,8 +73,8 @@ async function carriedDays(earlier: Earlier, windowDays: number): Promise<Carrie
 }
 
 /** An Atom feed whose `updated`, without entries, is an instant that does not move from run to run (a quiet feed keeps its bytes). */
-const feed = (places: Places, title: string, self: string, about: string, events: readonly ChangeEvent[], since: string | undefined) =>
-  later(() => atomFeed({ title, self, about, updated: since ?? "1970-01-01T00:00:00Z" }, events, places.url));
+const feed = (views: EventViews, title: string, self: string, about: string, events: readonly ChangeEvent[], since: string | undefined) =>
+  later(() => views.feed({ title, self, about, updated: since ?? "1970-01-01T00:00:00Z" }, events));
 
 export const HISTORY = outputGroup({
   kind: "history",
@@ -181,25 +181,25 @@ export const HISTORY = outputGroup({
     const name = model.settings.communityName ?? "the mesh network";
     const changes = places.url("changes");
     const network = places.file("changesFeed");
-    yield { file: "changes", body: changesBody(events, places.url) };
-    yield { file: "changesFeed", body: feed(places, `What changed in ${name}`, network, changes, events, model.takenAt?.text) };
+    const views = eventViews(events, places.url);
+    yield { file: "changes", body: later(() => views.list(views.sorted)) };
+    yield { file: "changesFeed", body: feed(views, `What changed in ${name}`, network, changes, views.sorted, model.takenAt?.text) };
     yield { file: "status", body: statusPage(model, { events, counts }, places, { changes, feed: network }) };
     // The topology by day: carried from the build before, today's written by the first run of today.
     const url = (kind: string, day: string) => places.url(kind, { day });
     for (const f of dayFiles(model.takenAt?.text ?? null, () => networkGraphBody(model), days, url))
       yield { file: f.file, values: f.day === undefined ? {} : ({ day: f.day } as Record<string, string>), body: f.body };
     // Each access point's, beside its detail; its feed under its main_ip.
-    const byAccesspoint = eventsByAccesspoint(events);
     for (const [ip, a] of model.accesspointByIp) {
-      const mine = byAccesspoint.get(a.main_ip) ?? [];
-      yield { file: "accesspointChanges", values: { ip }, body: mine.length === 0 ? "[]" : later(() => changesBody(mine, places.url)) };
+      const mine = views.byAccesspoint.get(a.main_ip) ?? [];
+      yield { file: "accesspointChanges", values: { ip }, body: mine.length === 0 ? "[]" : later(() => views.list(mine)) };
       if (ip === a.main_ip) {
         const self = places.file("accesspointFeed", { ip });
         const about = places.url("accesspoint-changes", { ip });
         yield {
           file: "accesspointFeed",
           values: { ip },
-          body: feed(places, `What changed at ${ip}`, self, about, mine, a.first_seen?.text),
+          body: feed(views, `What changed at ${ip}`, self, about, mine, a.first_seen?.text),
         };
       }
     }
