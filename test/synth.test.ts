@@ -9,7 +9,7 @@ import { wikiPositions } from "../src/gen/raw.ts";
 import { synthesize, writeSynthDump, type SynthDump } from "../src/gen/synth.ts";
 import { importOpennet } from "../src/importers/opennet/index.ts";
 import { assertReplaceable, MARKER, markerBody, RefusedOutputError } from "../src/io/write/ownership.ts";
-import { cliAsync, compiledFile, tempDir, treeDigest } from "./support/tree.ts";
+import { cliAsync, commandFile, tempDir, treeDigest } from "./support/tree.ts";
 
 /**
  * The synthetic networks validate without a problem of any severity, and `npm run synth` replaces
@@ -21,7 +21,7 @@ type Row = Record<string, unknown> & { interfaces: { addresses: { address: strin
 
 /** Runs scripts/synth.ts as `npm run synth` does, as one node process (from the current sources, see compiledFile). */
 function synth(args: string[], cwd: string, env: Record<string, string> = {}) {
-  const r = spawnSync(process.execPath, [compiledFile("scripts/synth.ts"), ...args], {
+  const r = spawnSync(process.execPath, [commandFile("scripts/synth.ts"), ...args], {
     cwd,
     encoding: "utf8",
     env: { ...process.env, ...env },
@@ -32,7 +32,7 @@ function synth(args: string[], cwd: string, env: Record<string, string> = {}) {
 /** synth without blocking this process, for runs side by side. */
 function synthAsync(args: string[], cwd: string): Promise<{ status: number; stderr: string }> {
   return new Promise((resolve) => {
-    const child = spawn(process.execPath, [compiledFile("scripts/synth.ts"), ...args], { cwd, stdio: ["ignore", "ignore", "pipe"] });
+    const child = spawn(process.execPath, [commandFile("scripts/synth.ts"), ...args], { cwd, stdio: ["ignore", "ignore", "pipe"] });
     let stderr = "";
     child.stderr.on("data", (c) => (stderr += c));
     child.on("close", (status) => resolve({ status: status ?? -1, stderr }));

@@ -18,6 +18,7 @@ import {
 import { createRequire } from "node:module";
 import { tmpdir } from "node:os";
 import path from "node:path";
+import { pathToFileURL } from "node:url";
 import fg from "fast-glob";
 import { spawn, spawnSync } from "node:child_process";
 
@@ -135,6 +136,13 @@ export const ROOT = new URL("../../", import.meta.url).pathname;
  * project's node_modules. A child process then starts like the installed command does, without the
  * TypeScript loader's start-up (about a second per process on a busy 2-core machine; the suite starts
  * over a hundred). Any edit under src/ or scripts/ gives a new digest, so a run never sees stale code.
+ *
+ * The commands the tests start (ENTRIES) are also bundled, each into one file beside its module
+ * (`main.bundle.js`): the same transpiled modules and packages, joined by esbuild. Each module's
+ * `import.meta.url` is written out as its own file's URL in the tree (what it is there anyway), so
+ * that in the bundle too it finds what is beside it (assets, packages through createRequire). Loading one file instead of some
+ * three hundred modules halves a command's start (0.38 to 0.19 s of CPU, measured; the suite starts
+ * about 370); the installed package, compiled module by module, is package.test's.
  */
 function compiledTree(): string {
   const sources = ["src", "scripts"].flatMap((top) =>
@@ -145,7 +153,8 @@ function compiledTree(): string {
   const assets = fg.sync("assets/**/*", { cwd: ROOT }).sort();
   const require = createRequire(import.meta.url);
   const tsVersion = (JSON.parse(readFileSync(require.resolve("typescript/package.json"), "utf8")) as { version: string }).version;
-  const hash = createHash("sha256").update(`typescript ${tsVersion}\n${TRANSPILE_OPTIONS}\n`);
+  const esbuildVersion = (JSON.parse(readFileSync(require.resolve("esbuild/package.json"), "utf8")) as { version: string }).version;
+  const hash = createHash("sha256").update(`typescript ${tsVersion}\nesbuild ${esbuildVersion}\n${TRANSPILE_OPTIONS}\n`);
   for (const f of ["package.json", ...sources, ...assets])
     hash
       .update(`${f}\n`)
@@ -167,12 +176,15 @@ function compiledTree(): string {
       compilerOptions: { ...JSON.parse(TRANSPILE_OPTIONS), target: ts.ScriptTarget.ES2022, module: ts.ModuleKind.ESNext },
     });
     mkdirSync(path.dirname(path.join(tmp, f)), { recursive: true });
-    writeFileSync(path.join(tmp, f.replace(/\.ts$/, ".js")), outputText);
+    // what import.meta.url is in this module once the tree is in place, written out: the same in a bundle of it
+    const url = JSON.stringify(pathToFileURL(path.join(dir, f.replace(/\.ts$/, ".js"))).href);
+    writeFileSync(path.join(tmp, f.replace(/\.ts$/, ".js")), outputText.replaceAll("import.meta.url", url));
   }
   for (const f of assets) {
     mkdirSync(path.dirname(path.join(tmp, f)), { recursive: true });
     writeFileSync(path.join(tmp, f), readFileSync(path.join(ROOT, f)));
   }
+  for (const entry of ENTRIES) bundle(require, path.join(tmp, entry.replace(/\.ts$/, ".js")));
   writeFileSync(path.join(tmp, "package.json"), readFileSync(path.join(ROOT, "package.json"))); // last: it marks a complete tree
   try {
     renameSync(tmp, dir);
@@ -185,6 +197,26 @@ function compiledTree(): string {
       rmSync(path.join(cache, name), { recursive: true, force: true });
   return dir;
 }
+/** The commands tests start as processes, bundled (compiledTree). */
+const ENTRIES = ["src/cli/main.ts", "scripts/synth.ts"];
+const bundled = (file: string) => file.replace(/\.js$/, ".bundle.js");
+
+/** `entry` and what it imports, packages included, as one ES module beside it. */
+function bundle(require: NodeJS.Require, entry: string): void {
+  const esbuild = require("esbuild") as typeof import("esbuild");
+  esbuild.buildSync({
+    entryPoints: [entry],
+    outfile: bundled(entry),
+    bundle: true,
+    platform: "node",
+    format: "esm",
+    target: "node20",
+    logLevel: "error",
+    // the packages' CommonJS modules call require(), which an ES module lacks
+    banner: { js: 'import { createRequire as __meshApiRequire } from "node:module"; const require = __meshApiRequire(import.meta.url);' },
+  });
+}
+
 const TRANSPILE_OPTIONS = JSON.stringify({ verbatimModuleSyntax: true, rewriteRelativeImportExtensions: true, sourceMap: false });
 
 let compiled: string | undefined;
@@ -196,7 +228,13 @@ export function compiledFile(file: string): string {
 
 /** The arguments of node that run the CLI from the current sources, in one process (a kill reaches the command itself). */
 export function cliArgs(): string[] {
-  return [compiledFile("src/cli/main.ts")];
+  return [commandFile("src/cli/main.ts")];
+}
+
+/** A command of ENTRIES as the one file a test starts (compiledTree). */
+export function commandFile(file: string): string {
+  if (!ENTRIES.includes(file)) throw new Error(`${file} is not bundled: add it to ENTRIES`);
+  return bundled(compiledFile(file));
 }
 
 /** Runs the CLI as a user does, returning exit code and output. */
