@@ -135,6 +135,9 @@ describe("cycle, importing with memory: the recorded sequence of the original's 
         // eight requests at a time, the failures in the recording's order
         const found = await pool(expected, 8, async (e) => {
           const a = await get(port, e.path);
+          // Only an answer that names a site is rewritten (most name none): one without the key cannot
+          // match an expected one with it, rewritten or not.
+          if (!/"(site|radius)"/.test(a.body)) return mismatch(e, a);
           let ours = a.body;
           try {
             ours = JSON.stringify(bySiteMembers(JSON.parse(a.body), ourSites));
