@@ -1,4 +1,4 @@
-import { hash } from "node:crypto";
+import { createHash } from "node:crypto";
 import { z } from "zod";
 import type { Places } from "../outputs/output.ts";
 import { ChangeEvent, EVENT_KINDS, titleOf } from "./events.ts";
@@ -76,7 +76,8 @@ export function eventsByAccesspoint(events: readonly ChangeEvent[]): ReadonlyMap
  * so that it is the same in every build and every feed the event is in.
  */
 export function entryId(eventId: string): string {
-  const h = hash("sha1", `mesh-static-api change ${eventId}`, "buffer");
+  // createHash, not the one-shot hash(): the edge function bundles this module, and createHash is what its Deno runtime is tested with
+  const h = createHash("sha1").update(`mesh-static-api change ${eventId}`).digest();
   h[6] = (h[6] & 0x0f) | 0x50;
   h[8] = (h[8] & 0x3f) | 0x80;
   const x = h.subarray(0, 16).toString("hex");
