@@ -56,8 +56,9 @@ export const NO_ROUTING: Routing = { aliases: new Map(), others: new Map(), boun
  */
 export function resolve(req: Request, routing: Routing = NO_ROUTING): Resolution {
   const { aliases, others, bounds } = routing;
+  const path = pathOf(req.path);
   for (const rule of routing.rules) {
-    const m = matchPath(rule.from, req.path);
+    const m = matchPath(rule.from, path);
     if (!m) continue;
     const values = matchQuery(rule.query, req.params, aliases, others, bounds);
     if (!values) continue;
@@ -70,21 +71,32 @@ export function resolve(req: Request, routing: Routing = NO_ROUTING): Resolution
   return { type: "not-found" };
 }
 
-function matchPath(pattern: string, path: string): { values: Record<string, string>; slash: boolean } | undefined {
+/** A request's path as the rules compare it: whole, with its trailing slash noted, and split into segments (once a request, not once a rule). */
+interface SplitPath {
+  readonly whole: string;
+  readonly slash: boolean;
+  readonly segments: readonly string[];
+}
+
+function pathOf(whole: string): SplitPath {
+  const slash = whole.endsWith("/") && whole.length > 1;
+  return { whole, slash, segments: (slash ? whole.slice(0, -1) : whole).split("/") };
+}
+
+function matchPath(pattern: string, path: SplitPath): { values: Record<string, string>; slash: boolean } | undefined {
   if (pattern.endsWith("/*"))
-    return path === pattern.slice(0, -2) || path.startsWith(pattern.slice(0, -1)) ? { values: {}, slash: false } : undefined;
-  const slash = path.endsWith("/") && path.length > 1;
+    return path.whole === pattern.slice(0, -2) || path.whole.startsWith(pattern.slice(0, -1)) ? { values: {}, slash: false } : undefined;
   const want = patternSegments(pattern);
-  const got = (slash ? path.slice(0, -1) : path).split("/");
+  const got = path.segments;
   if (want.length !== got.length) return undefined;
+  for (let i = 0; i < want.length; i++) if (!want[i].startsWith(":") && want[i] !== got[i]) return undefined;
   const values: Record<string, string> = {};
   for (let i = 0; i < want.length; i++) {
-    if (want[i].startsWith(":")) {
-      if (!isSafeSegment(got[i])) return undefined;
-      values[want[i].slice(1)] = got[i];
-    } else if (want[i] !== got[i]) return undefined;
+    if (!want[i].startsWith(":")) continue;
+    if (!isSafeSegment(got[i])) return undefined;
+    values[want[i].slice(1)] = got[i];
   }
-  return { values, slash };
+  return { values, slash: path.slash };
 }
 
 /** Patterns are few, requests many: each pattern is split once. */
