@@ -17,9 +17,32 @@ import { parseAllRedirects } from "@netlify/redirect-parser";
  * of two equal rules. netlify-cli then writes the merged rules into the deployed netlify.toml.
  */
 const require = createRequire(import.meta.url);
+type Engine = { match(req: unknown): NetlifyMatch | null };
+const ENGINE_OPTIONS = { jwtSecret: "", jwtRoleClaim: "" };
 const redirector = require("netlify-redirector") as {
-  parseJSON(json: string, options: { jwtSecret: string; jwtRoleClaim: string }): Promise<{ match(req: unknown): NetlifyMatch | null }>;
+  parseJSON(json: string, options: typeof ENGINE_OPTIONS): Promise<Engine>;
 };
+/** The engine's parser itself, synchronous once the module has started (parseJSON above waits for that). */
+const parseNow = (json: string): Engine => {
+  const wasm = require("netlify-redirector/lib/redirects.js") as {
+    RedirectParser: new (o: typeof ENGINE_OPTIONS) => { parseJSON(json: string): Engine };
+  };
+  return new wasm.RedirectParser(ENGINE_OPTIONS).parseJSON(json);
+};
+
+/**
+ * Whether a rule's path (`/a/:b/*`) could match a decoded request path: generously (no case, any
+ * trailing slash or repeated slashes, a placeholder or splat matching anything; a path of another shape always could).
+ */
+function pathTest(pattern: string): (decoded: string) => boolean {
+  const segments = pattern.replace(/\/+$/, "").split("/").slice(1);
+  if (!pattern.startsWith("/") || pattern.includes("%") || segments.some((s) => s.includes("*") && s !== "*")) return () => true;
+  const body = segments
+    .map((s) => (s === "*" ? "(?:/.*)?" : s.startsWith(":") ? "/[^/]*" : `/${s.replace(/[.*+?^${}()|[\]\\]/g, "\\$&")}`))
+    .join("");
+  const re = new RegExp(`^${body}/*$`, "is");
+  return (decoded) => re.test(decoded.replace(/\/{2,}/g, "/"));
+}
 
 export interface NetlifyMatch {
   readonly from: string;
@@ -64,21 +87,30 @@ export async function loadNetlify(config: string, publish: string): Promise<Netl
     origin: from,
     params: query,
   }));
-  const matcher = await redirector.parseJSON(JSON.stringify(rules), { jwtSecret: "", jwtRoleClaim: "" });
-  // The engine costs milliseconds a call with the thousands of rules of a build's _redirects, whose
-  // paths are few. A rule matches only where its path does, so the engine over the rules' distinct
-  // paths alone (no query, no condition) says first whether any rule can match: most requests of the
-  // edge function's origin are for files, which none can. Each answer is kept: it depends on the path
-  // and query alone.
-  const paths = [...new Map(rules.map(({ params, ...r }) => [`${String(r.origin)}\n${String(r.path)}`, r])).values()];
-  const conditional = rules.some((r) => Object.keys((r.conditions as object | undefined) ?? {}).length > 0);
-  const anyPath = conditional ? undefined : await redirector.parseJSON(JSON.stringify(paths), { jwtSecret: "", jwtRoleClaim: "" });
+  // The engine costs milliseconds a call with the thousands of rules of a build's _redirects, and
+  // more the more rules it holds. A rule matches only where its path does, so each request is given
+  // to an engine holding only the rules whose path could match its path (in their order: the first
+  // match is the same), made once for each such set. "Could match" is judged generously here (no
+  // case, any trailing slash, a placeholder or splat matching anything, a path of another shape
+  // always a candidate): a rule left in changes nothing, only one left out would. Each answer is
+  // kept: it depends on the path and query alone.
+  const couldMatch = rules.map((r) => pathTest(String(r.path)));
+  await redirector.parseJSON("[]", ENGINE_OPTIONS); // the module started: parseNow may run
+  const engines = new Map<string, Engine>();
+  const engineFor = (decoded: string): Engine | undefined => {
+    const picked: number[] = [];
+    couldMatch.forEach((test, i) => test(decoded) && picked.push(i));
+    if (picked.length === 0) return undefined;
+    const key = picked.join(",");
+    let engine = engines.get(key);
+    if (!engine) engines.set(key, (engine = parseNow(JSON.stringify(picked.map((i) => rules[i])))));
+    return engine;
+  };
   const matches = new Map<string, NetlifyMatch | null>();
   const matchOf = (decoded: string, query: string): NetlifyMatch | null => {
     const key = `${decoded.length}:${decoded}${query}`;
     if (matches.has(key)) return matches.get(key)!;
-    if (anyPath && !anyPath.match(request(decoded, ""))) return null;
-    const match = matcher.match(request(decoded, query));
+    const match = engineFor(decoded)?.match(request(decoded, query)) ?? null;
     matches.set(key, match);
     return match;
   };
