@@ -228,6 +228,17 @@ describe("the test tiers (vitest.config.ts)", () => {
     expect(tests.size - names.length).toBeGreaterThan(0);
   });
 
+  it("hold every file that replaces a module with vi.mock in a tier whose files do not share modules", async () => {
+    const { TIERS, ISOLATED } = await import("../vitest.config.ts");
+    const tierOf = (name: string) => Object.entries(TIERS).find(([, names]) => (names as readonly string[]).includes(name))?.[0] ?? "build";
+    const mocking = fg
+      .sync("*.test.ts", { cwd: path.join(ROOT, "test") })
+      .filter((f) => /\bvi\.(mock|doMock)\(/.test(readFileSync(path.join(ROOT, "test", f), "utf8")))
+      .map((f) => f.replace(/\.test\.ts$/, ""));
+    expect(mocking.length).toBeGreaterThan(0);
+    expect(mocking.filter((n) => !ISOLATED.has(tierOf(n))).map((n) => `${n} (tier ${tierOf(n)})`)).toEqual([]);
+  });
+
   it("hold each host's test in the tier its record names (Host.test)", async () => {
     const { TIERS } = await import("../vitest.config.ts");
     const tiers: Record<string, readonly string[]> = TIERS;
