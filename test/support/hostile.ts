@@ -101,15 +101,22 @@ export function longHostileValues(seed: number, count = 14): string[] {
   ];
   const words = ["location", "RewriteRule", "} server {", "if (", "$host", "${x}", "{path}", "%{QUERY_STRING}", "\\", "*/", "#"];
   const lengths = [0, 1, 60, 180, 260, 450, 520, 700, 1_000, 1_900, 2_100, 4_000, 7_000, 10_000];
+  // by code point, counted as the value grows (spreading the value at each step made this quadratic)
+  const points = pools.map((p) => [...p]);
+  const wordPoints = words.map((w) => [...w].length);
   const out = new Set<string>();
   for (let i = 0; out.size < count && i < count * 4; i++) {
     const length = lengths[i % lengths.length];
     let v = "";
-    while ([...v].length < length) {
-      if (next() < 0.05) v += words[Math.floor(next() * words.length)];
-      else {
-        const pool = [...pools[Math.floor(next() * pools.length)]];
+    for (let n = 0; n < length;) {
+      if (next() < 0.05) {
+        const w = Math.floor(next() * words.length);
+        v += words[w];
+        n += wordPoints[w];
+      } else {
+        const pool = points[Math.floor(next() * points.length)];
         v += pool[Math.floor(next() * pool.length)];
+        n += 1;
       }
     }
     v = [...v].slice(0, length).join("");
