@@ -1,6 +1,5 @@
 import { availableParallelism } from "node:os";
 import { defineConfig } from "vitest/config";
-import { LongestFirst } from "./test/support/sequencer.ts";
 
 /**
  * The suite in tiers (docs/development.md, "Tests"): `npm test` runs them all, `npm run test:fast`
@@ -69,8 +68,6 @@ export default defineConfig({
     // on CLI child processes, servers and the disk. Measured on 2 cores, eight of the slower files:
     // 187 s with one worker, 139 s with two, 152 s with three.
     maxWorkers: Math.max(2, availableParallelism() - 1),
-    // the longest files first, whatever their tier, so that both workers end together (test/support/sequencer.ts)
-    sequence: { sequencer: LongestFirst },
     projects: [
       ...Object.entries(TIERS).map(([name, names]) => ({
         extends: true as const,
