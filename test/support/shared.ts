@@ -51,11 +51,18 @@ export function stampOf(dir: string): string {
 
 const used = new Set<SharedName>();
 
-/** The shared builds this test file used that are no longer as built (setup.ts checks after each file). */
+/**
+ * The shared builds this test file used that are no longer as built (setup.ts checks after each file).
+ * Then forgotten: outside the unit tier a worker's files share this module (vitest.config.ts), and
+ * the next file names the builds it uses itself (each file calls sharedBuild), so the check after it
+ * walks those, not every build an earlier file of the worker used (a third of a second for all seven).
+ */
 export function changedSharedBuilds(): SharedName[] {
   if (used.size === 0) return [];
   const builds = inject("builds");
-  return [...used].filter((name) => stampOf(builds[name].out) !== builds[name].stamp);
+  const changed = [...used].filter((name) => stampOf(builds[name].out) !== builds[name].stamp);
+  used.clear();
+  return changed;
 }
 
 /** A shared build's folder (read only) and its model, as validate makes it from the same dump and options. */

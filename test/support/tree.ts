@@ -140,10 +140,11 @@ export const ROOT = new URL("../../", import.meta.url).pathname;
  * The commands the tests start (ENTRIES) are also bundled, each into one file beside its module
  * (`main.bundle.js`): the same transpiled modules and packages, joined by esbuild. Each module's
  * `import.meta.url` is written out as its own file's URL in the tree (what it is there anyway), so
- * that in the bundle too it finds what is beside it (assets, packages through createRequire). So an
- * entry must not compare its import.meta.url with process.argv[1] to learn that it is the main module. Loading one file instead of some
- * three hundred modules halves a command's start (0.38 to 0.19 s of CPU, measured; the suite starts
- * about 370); the installed package, compiled module by module, is package.test's.
+ * that in the bundle too it finds what is beside it (assets, packages through createRequire); an
+ * entry must therefore not compare its import.meta.url with process.argv[1] to learn that it is the
+ * main module. Loading one file instead of some three hundred modules halves a command's start
+ * (0.38 to 0.19 s of CPU, measured; the suite starts about 370); the installed package, compiled
+ * module by module, is package.test's.
  */
 function compiledTree(): string {
   const sources = ["src", "scripts"].flatMap((top) =>
