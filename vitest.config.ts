@@ -1,9 +1,10 @@
+import { readdirSync, readFileSync } from "node:fs";
 import { availableParallelism } from "node:os";
 import { defineConfig } from "vitest/config";
 
 /**
  * The suite in tiers (docs/development.md, "Tests"): `npm test` runs them all, `npm run test:fast`
- * the unit tier (`vitest --project unit`). A test file is in the tier whose names list it, else in
+ * the unit tier (`vitest --project unit --project unit-isolated`). A test file is in the tier whose names list it, else in
  * `build`; test/architecture.test.ts checks that every name listed is a test file, and that each host's
  * test is in the tier its record names (Host.test, src/hosts/host.ts). They are not read from the records
  * here: importing src/hosts would bundle most of src/ into loading this file (20 ms, then 0.35 to 0.8 s).
@@ -46,16 +47,29 @@ export const TIERS = {
 } as const;
 
 /**
- * The tiers whose files each start with modules of their own. The others share a worker's modules
- * from file to file (vitest's isolate: false): each file imported src/ anew, about half a second of
- * CPU a file (the servers tier: 152 s of CPU isolated, 143 s shared). The unit tier stays isolated:
- * a file that replaces a module of src/ with vi.mock (filter-record, output-record) must be in it, so
- * that the replacement never reaches another file (test/architecture.test.ts checks it).
+ * A worker's files share its modules (vitest's isolate: false): a file no longer imports src/ anew,
+ * about half a second of CPU a file (the servers tier: 152 s of CPU isolated, 143 s shared; the unit
+ * tier 34 s isolated, 24 s shared). But a file that replaces a module with vi.mock (filter-record,
+ * output-record) must start with modules of its own, and its replacement must never reach another
+ * file: such files run in an isolated project of their tier, `<tier>-isolated`, found here by their
+ * text (test/architecture.test.ts checks that they are).
  */
-export const ISOLATED: ReadonlySet<string> = new Set(["unit"]);
+export const MOCKING: readonly string[] = readdirSync(new URL("./test/", import.meta.url))
+  .filter((f) => f.endsWith(".test.ts") && /\bvi\.(mock|doMock)\(/.test(readFileSync(new URL(`./test/${f}`, import.meta.url), "utf8")))
+  .map((f) => `test/${f}`)
+  .sort();
 
 const files = (names: readonly string[]) => names.map((n) => `test/${n}.test.ts`);
 const listed = Object.values(TIERS).flatMap(files);
+
+/** A tier's projects: its files sharing modules, and those that mock one apart, isolated. */
+function tier(name: string, include: string[], exclude: string[] = []) {
+  const mine = MOCKING.filter((f) => (include.includes(f) || include.some((g) => g.includes("*"))) && !exclude.includes(f));
+  return [
+    { extends: true as const, test: { name, include, exclude: [...exclude, ...mine], isolate: false } },
+    ...(mine.length === 0 ? [] : [{ extends: true as const, test: { name: `${name}-isolated`, include: mine, isolate: true } }]),
+  ];
+}
 
 export default defineConfig({
   test: {
@@ -69,12 +83,9 @@ export default defineConfig({
     // 187 s with one worker, 139 s with two, 152 s with three.
     maxWorkers: Math.max(2, availableParallelism() - 1),
     projects: [
-      ...Object.entries(TIERS).map(([name, names]) => ({
-        extends: true as const,
-        test: { name, include: files(names), isolate: ISOLATED.has(name) },
-      })),
+      ...Object.entries(TIERS).flatMap(([name, names]) => tier(name, files(names))),
       /** builds, CLI runs, cycles, importers, snapshots: everything else */
-      { extends: true as const, test: { name: "build", include: ["test/**/*.test.ts"], exclude: listed, isolate: false } },
+      ...tier("build", ["test/**/*.test.ts"], listed),
     ],
   },
 });

@@ -228,15 +228,26 @@ describe("the test tiers (vitest.config.ts)", () => {
     expect(tests.size - names.length).toBeGreaterThan(0);
   });
 
-  it("hold every file that replaces a module with vi.mock in a tier whose files do not share modules", async () => {
-    const { TIERS, ISOLATED } = await import("../vitest.config.ts");
-    const tierOf = (name: string) => Object.entries(TIERS).find(([, names]) => (names as readonly string[]).includes(name))?.[0] ?? "build";
+  it("run every file that replaces a module with vi.mock apart, in an isolated project of its tier", async () => {
+    const { MOCKING, default: config } = await import("../vitest.config.ts");
     const mocking = fg
       .sync("*.test.ts", { cwd: path.join(ROOT, "test") })
-      .filter((f) => /\bvi\.(mock|doMock)\(/.test(readFileSync(path.join(ROOT, "test", f), "utf8")))
-      .map((f) => f.replace(/\.test\.ts$/, ""));
+      .filter((f) => readFileSync(path.join(ROOT, "test", f), "utf8").includes("vi.mock("))
+      .map((f) => `test/${f}`)
+      .sort();
     expect(mocking.length).toBeGreaterThan(0);
-    expect(mocking.filter((n) => !ISOLATED.has(tierOf(n))).map((n) => `${n} (tier ${tierOf(n)})`)).toEqual([]);
+    expect(MOCKING).toEqual(mocking);
+    type Project = { test: { name: string; include: string[]; exclude?: string[]; isolate: boolean } };
+    const projects = (config as { test: { projects: Project[] } }).test.projects;
+    const holds = (p: Project, f: string) =>
+      !(p.test.exclude ?? []).includes(f) && (p.test.include.includes(f) || p.test.include.includes("test/**/*.test.ts"));
+    for (const f of mocking) {
+      const runs = projects.filter((p) => holds(p, f));
+      expect(
+        runs.map((p) => [p.test.name, p.test.isolate]),
+        f,
+      ).toEqual([[expect.stringMatching(/-isolated$/), true]]);
+    }
   });
 
   it("hold each host's test in the tier its record names (Host.test)", async () => {
