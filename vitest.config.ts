@@ -4,8 +4,9 @@ import { defineConfig } from "vitest/config";
 
 /**
  * The suite in tiers (docs/development.md, "Tests"): `npm test` runs them all, `npm run test:fast`
- * the unit tier (`vitest --project unit --project unit-isolated`). A test file is in the tier whose names list it, else in
- * `build`; test/architecture.test.ts checks that every name listed is a test file, and that each host's
+ * the unit tier (`vitest run --project 'unit*'`: `unit` and `unit-isolated`). A test file is in the
+ * tier whose names list it, else in `build`; test/architecture.test.ts checks that every name listed
+ * is a test file, and that each host's
  * test is in the tier its record names (Host.test, src/hosts/host.ts). They are not read from the records
  * here: importing src/hosts would bundle most of src/ into loading this file (20 ms, then 0.35 to 0.8 s).
  */
