@@ -53,11 +53,8 @@ export function changeItem(e: ChangeEvent, url: Places["url"]): z.infer<typeof C
   };
 }
 
-/** The JSON list: events newest first. */
-export const changesBody = (events: readonly ChangeEvent[], url: Places["url"]): string => eventViews(events, url).list(events);
-
 /** The events that concern each access point, by main_ip: its own, and its links' (by either end). */
-export function eventsByAccesspoint(events: readonly ChangeEvent[]): ReadonlyMap<string, readonly ChangeEvent[]> {
+function eventsByAccesspoint(events: readonly ChangeEvent[]): ReadonlyMap<string, readonly ChangeEvent[]> {
   const by = new Map<string, ChangeEvent[]>();
   const add = (ip: string, e: ChangeEvent) => {
     const list = by.get(ip);
@@ -104,10 +101,6 @@ export interface FeedHead {
   readonly updated: string;
 }
 
-/** An Atom feed of the events, newest first (the feed's `updated`: the newest event's, else the data's instant). */
-export const atomFeed = (head: FeedHead, events: readonly ChangeEvent[], url: Places["url"]): string =>
-  eventViews(events, url).feed(head, events);
-
 function atomEntry(e: ChangeEvent, url: Places["url"]): string {
   const values = ["before" in e ? `before: ${JSON.stringify(e.before)}` : "", "after" in e ? `after: ${JSON.stringify(e.after)}` : ""]
     .filter(Boolean)
@@ -132,7 +125,7 @@ export interface EventViews {
   readonly byAccesspoint: ReadonlyMap<string, readonly ChangeEvent[]>;
   /** the JSON list of some of the events, in their order here */
   list(events: readonly ChangeEvent[]): string;
-  /** an Atom feed of some of the events, newest first */
+  /** an Atom feed of some of the events, newest first (its `updated`: the newest event's, else the head's) */
   feed(head: FeedHead, events: readonly ChangeEvent[]): string;
 }
 
