@@ -5,6 +5,7 @@ import { createRequire } from "node:module";
 import path from "node:path";
 import { parseAllHeaders } from "@netlify/headers-parser";
 import { parseAllRedirects } from "@netlify/redirect-parser";
+import { regexEscape } from "../../src/hosts/patterns.ts";
 
 /**
  * Netlify's own routing engine, offline, wired as `netlify dev` wires it: netlify-redirector fed by
@@ -37,9 +38,7 @@ const parseNow = (json: string): Engine => {
 function pathTest(pattern: string): (decoded: string) => boolean {
   const segments = pattern.replace(/\/+$/, "").split("/").slice(1);
   if (!pattern.startsWith("/") || pattern.includes("%") || segments.some((s) => s.includes("*") && s !== "*")) return () => true;
-  const body = segments
-    .map((s) => (s === "*" ? "(?:/.*)?" : s.startsWith(":") ? "/[^/]*" : `/${s.replace(/[.*+?^${}()|[\]\\]/g, "\\$&")}`))
-    .join("");
+  const body = segments.map((s) => (s === "*" ? "(?:/.*)?" : s.startsWith(":") ? "/[^/]*" : `/${regexEscape(s)}`)).join("");
   const re = new RegExp(`^${body}/*$`, "is");
   return (decoded) => re.test(decoded.replace(/\/{2,}/g, "/"));
 }
