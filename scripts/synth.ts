@@ -58,7 +58,8 @@ exitOnInterrupt(
   (signal) => process.exit(128 + constants.signals[signal]),
 );
 
-try {
+// No top-level await: the tests run this script from a CommonJS bundle (test/support/tree.ts).
+async function main(): Promise<void> {
   // Checked before the (long) synthesis; the writers check again right before they write.
   if (opts.out !== undefined) await assertReplaceable({ out: opts.out, option: "--out", kind: "dump" });
   if (opts.raw !== undefined) await assertRawReplaceable(opts.raw);
@@ -72,7 +73,9 @@ try {
     const files = Object.values(RAW_FILES).join(", ");
     process.stderr.write(`wrote ${opts.raw}: ${files} of ${dump.accesspoints.length} access points (seed ${opts.seed}, step ${step})\n`);
   }
-} catch (err) {
+}
+
+main().catch((err: unknown) => {
   if (!(err instanceof RefusedOutputError)) throw err;
   usage(err.message);
-}
+});

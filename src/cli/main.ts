@@ -13,8 +13,9 @@ exitOnInterrupt(
   (signal) => process.exit(interruptedCode(signal)),
 );
 
-try {
-  await createProgram().parseAsync();
-} catch (err) {
-  process.exitCode = ended(err);
-}
+// No top-level await: the tests run the command line from a CommonJS bundle (test/support/tree.ts).
+createProgram()
+  .parseAsync()
+  .catch((err: unknown) => {
+    process.exitCode = ended(err);
+  });
