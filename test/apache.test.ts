@@ -7,7 +7,7 @@ import { startApache } from "./support/apache.ts";
 import { describeHost } from "./support/hosts-replay.ts";
 import { GET, otherRequests, sameAnswer, SHARED_LIMITS, split, type Request, type RunningServer } from "./support/served.ts";
 import { previewAnswersOnce } from "./support/answers.ts";
-import { pool, rawRequest, type RawResponse } from "./support/http.ts";
+import { rawRequest, rawRequests, type RawResponse } from "./support/http.ts";
 import { sharedBuild } from "./support/shared.ts";
 
 /**
@@ -65,10 +65,8 @@ describe("Apache beyond the replay", () => {
 
   it("the block included in a <VirtualHost>, as docs/hosting.md shows it, answers like the preview", async () => {
     const requests = otherRequests(model);
-    const previews = await previewAnswersOnce("data", requests, () =>
-      pool(requests, 8, (r) => rawRequest(previewPort(), r.method, r.target)),
-    );
-    const answers = await pool(requests, 8, (r) => rawRequest(served.port, r.method, r.target));
+    const previews = await previewAnswersOnce("data", requests, () => rawRequests(previewPort(), requests));
+    const answers = await rawRequests(served.port, requests);
     const differ = requests.filter((r, i) => !sameAnswer(previews[i], answers[i]) && limitOf(r, previews[i], answers[i]) !== "assetType");
     expect(differ).toEqual([]);
   });

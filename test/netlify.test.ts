@@ -23,7 +23,7 @@ import { DEFAULTS } from "../src/core/defaults.ts";
 import { checkDeployment, requestsFromTree } from "../src/publish/deployment.ts";
 import { parseAllRedirects } from "@netlify/redirect-parser";
 import { readExpected } from "./support/expected.ts";
-import { pool, rawRequest, type RawResponse } from "./support/http.ts";
+import { rawRequest, rawRequests, type RawResponse } from "./support/http.ts";
 import { loadNetlify, serveNetlify, type NetlifyAnswer, type NetlifySite } from "./support/netlify.ts";
 import { hostileDump, hostileTargets, longHostileValues } from "./support/hostile.ts";
 import { previewAnswersOnce } from "./support/answers.ts";
@@ -189,12 +189,15 @@ async function previewAnswers(s: Site, targets: readonly string[]): Promise<RawR
     kept.set(s, (known = new Map()));
     if (s.shared) {
       const replay = await networkRequests(s.shared, s.result.model, s.out);
-      const answers = await previewAnswersOnce(s.shared, replay, () => pool(replay, 8, (r) => rawRequest(s.port, r.method, r.target)));
+      const answers = await previewAnswersOnce(s.shared, replay, () => rawRequests(s.port, replay));
       for (const [i, r] of replay.entries()) if (r.method === "GET") known.set(r.target, answers[i]);
     }
   }
   const missing = [...new Set(targets.filter((t) => !known.has(t)))];
-  const asked = await pool(missing, 8, (t) => rawRequest(s.port, "GET", t));
+  const asked = await rawRequests(
+    s.port,
+    missing.map((target) => ({ method: "GET", target })),
+  );
   for (const [i, t] of missing.entries()) known.set(t, asked[i]);
   return targets.map((t) => known.get(t)!);
 }

@@ -11,7 +11,7 @@ import { sampleSite } from "./support/site.ts";
 import { tableRequests } from "./support/requests.ts";
 import { API_HEADERS, DOCS_FOLDER, RULES, TWIN } from "../src/core/routes.ts";
 import { mismatch, readExpected } from "./support/expected.ts";
-import { pool, rawRequest, type RawResponse } from "./support/http.ts";
+import { pool, rawRequest, rawRequests, type RawAsk, type RawResponse } from "./support/http.ts";
 import type { Model } from "../src/core/model/model.ts";
 import { cli, cliArgs, cliAsync, tempDir } from "./support/tree.ts";
 
@@ -50,7 +50,10 @@ describe("HTTP conformance: the 4,699 recorded responses through the preview", (
   it("answers every one by its match rule, with the API headers on every 200", async () => {
     const expected = readExpected();
     expect(expected).toHaveLength(4699);
-    const responses = await pool(expected, 8, (e) => get(e.path));
+    const responses = await rawRequests(
+      port,
+      expected.map((e) => ({ method: "GET", target: e.path })),
+    );
     const failures: string[] = [];
     responses.forEach((r, i) => {
       const m = mismatch(expected[i], answer(r));
@@ -66,10 +69,39 @@ describe("HTTP conformance: the 4,699 recorded responses through the preview", (
   });
 });
 
+describe("the tests' HTTP client", () => {
+  it("gives over connections kept alive (rawRequests) the answers it gives over a connection a request (rawRequest)", async () => {
+    const paths = readExpected()
+      .filter((_, i) => i % 20 === 0)
+      .map((e) => e.path);
+    const methods = ["GET", "HEAD", "OPTIONS", "POST", "DELETE"];
+    const asks: RawAsk[] = [
+      ...paths.map((target, i) => ({ method: methods[i % methods.length], target })),
+      ...paths.slice(0, 40).map((target) => ({ method: "GET", target, headers: { "Accept-Encoding": "gzip" } })),
+      { method: "GET", target: "/api/v1/link/%ZZ" },
+      { method: "GET", target: "/no/such/file" },
+      { method: "GET", target: "/api/v1/accesspoint" },
+    ];
+    const kept = await rawRequests(port, asks, 3);
+    const single = await pool(asks, 8, (a) => rawRequest(port, a.method, a.target, a.headers));
+    const same = ({ status, headers, body }: RawResponse) => ({
+      status,
+      headers: Object.fromEntries(Object.entries(headers).filter(([k]) => !["date", "connection", "keep-alive"].includes(k))),
+      body: body.toString("base64"),
+    });
+    expect(kept.map(same)).toEqual(single.map(same));
+    expect(new Set(kept.map((r) => r.status))).toEqual(new Set([200, 301, 400, 404, 405]));
+    expect(kept.some((r) => r.headers["content-encoding"] === "gzip")).toBe(true);
+  });
+});
+
 describe("preview behaviour", () => {
   it("answers every request of the route table's list without a server error, and each rule is hit", async () => {
     const requests = tableRequests(model);
-    const responses = await pool(requests, 8, (q) => get(q.target));
+    const responses = await rawRequests(
+      port,
+      requests.map((q) => ({ method: "GET", target: q.target })),
+    );
     expect(responses.filter((r) => r.status >= 500)).toEqual([]);
     for (const r of responses) if (r.status !== 301) expectApiHeaders(r);
     const hit = new Set(requests.filter((_, i) => responses[i].status === 200).map((q) => q.rule));

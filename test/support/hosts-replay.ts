@@ -22,7 +22,7 @@ import { previewAnswersOnce } from "./answers.ts";
 import { drawnBounds } from "./bounds.ts";
 import { EXPECTED_OPENNET, mismatch, PUBLIC_SAMPLE, readExpected, type Expected } from "./expected.ts";
 import { HOSTILE_LISTS, hostileDump, hostileTargets, longHostileValues } from "./hostile.ts";
-import { pool, rawRequest, type RawResponse } from "./http.ts";
+import { rawRequest, rawRequests, type RawResponse } from "./http.ts";
 import { tableRequests } from "./requests.ts";
 import { GET, headerOf, otherRequests, sameAnswer, type Request, type RunningServer, type ServedHost } from "./served.ts";
 import { sharedBuild, type SharedName } from "./shared.ts";
@@ -265,11 +265,9 @@ export function describeHost(host: ServedHost): void {
       const shared = typeof network === "string" ? network : undefined;
       const previewPort = Number(new URL(preview.url).port);
       const requests = typeof network === "string" ? await networkRequests(network, model, out) : network.requests;
-      const previews = await previewAnswersOnce(shared, requests, () =>
-        pool(requests, 8, (r) => rawRequest(previewPort, r.method, r.target)),
-      );
+      const previews = await previewAnswersOnce(shared, requests, () => rawRequests(previewPort, requests));
       times.push(Date.now());
-      const served = await pool(requests, 8, (r) => rawRequest(server.port, r.method, r.target));
+      const served = await rawRequests(server.port, requests);
       times.push(Date.now());
       const answers = new Map(requests.map((r, i) => [keyOf(r), [previews[i], served[i]] as const]));
       const [start, preview_, served_] = times.slice(1).map((t, i) => ((t - times[i]) / 1000).toFixed(1));
@@ -335,7 +333,11 @@ export function describeHost(host: ServedHost): void {
    */
   async function replayGzip(s: Replayed, expected: readonly Expected[], title: string): Promise<void> {
     const requests = expected.map((e) => GET(e.path));
-    const ask = (port: number) => pool(requests, 8, (r) => rawRequest(port, r.method, r.target, { "Accept-Encoding": "gzip" }));
+    const ask = (port: number) =>
+      rawRequests(
+        port,
+        requests.map((r) => ({ ...r, headers: { "Accept-Encoding": "gzip" } })),
+      );
     const [previews, served] = await Promise.all([ask(s.previewPort), ask(s.server.port)]);
     const failures: string[] = [];
     let zipped = 0;
