@@ -4,7 +4,7 @@ import { startPreview, type Preview } from "../src/index.ts";
 import { urlFor } from "../src/core/routes.ts";
 import { compareVersionKeys, isParseableVersion, versionKey, versionsAtMost } from "../src/core/values/version.ts";
 import { boundMembers, drawnBounds } from "./support/bounds.ts";
-import { pool, rawRequest } from "./support/http.ts";
+import { rawRequests } from "./support/http.ts";
 import { sharedBuild, type SharedName } from "./support/shared.ts";
 
 /**
@@ -29,7 +29,10 @@ describe.each<SharedName>(["public", "synth-300"])("firmware bounds on %s", (nam
     const bounds = drawnBounds(model, 300, 30);
     expect(bounds.length).toBeGreaterThan(100);
     const cases = PARAMS.flatMap((param) => bounds.map((bound) => ({ param, bound })));
-    const answers = await pool(cases, 8, ({ param, bound }) => rawRequest(port, "GET", urlFor("accesspoint-list", { [param]: bound })));
+    const answers = await rawRequests(
+      port,
+      cases.map(({ param, bound }) => ({ method: "GET", target: urlFor("accesspoint-list", { [param]: bound }) })),
+    );
     const wrong = cases.flatMap(({ param, bound }, i) => {
       const r = answers[i];
       if (r.status !== 200) return [`${param}=${bound}: ${r.status}`];

@@ -4,7 +4,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startPreview, type Preview } from "../src/index.ts";
 import { placeholderValues } from "../src/core/plan.ts";
 import { EXPECTED_OPENNET, mismatch, netlifyLimit, readExpected, type Expected } from "./support/expected.ts";
-import { pool, rawRequest, type RawResponse } from "./support/http.ts";
+import { rawRequest, rawRequests, type RawResponse } from "./support/http.ts";
 import { loadNetlify, type NetlifySite } from "./support/netlify.ts";
 import { previewAnswersOnce } from "./support/answers.ts";
 import { sharedBuild } from "./support/shared.ts";
@@ -65,7 +65,7 @@ describe("the original's own recordings, with its field names and list defaults 
     // The preview's answers on the shared build, as the server files ask them (support/answers.ts): the
     // first file of the run to ask keeps them, the others compare the same bytes without asking again.
     const requests = expected.map((e) => ({ method: "GET", target: e.path }));
-    const responses = await previewAnswersOnce("public-opennet", requests, () => pool(expected, 8, (e) => get(e.path)));
+    const responses = await previewAnswersOnce("public-opennet", requests, () => rawRequests(port, requests));
     const failures: string[] = [];
     responses.forEach((r, i) => {
       const e = expected[i];
