@@ -5,7 +5,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startPreview, type Preview } from "../src/index.ts";
 import { cycle } from "../src/live/run.ts";
 import { canonical, mismatch, readExpected, type Expected } from "./support/expected.ts";
-import { rawRequest, rawRequests } from "./support/http.ts";
+import { rawRequest, rawRequests, type RawResponse } from "./support/http.ts";
 import { tempDir } from "./support/tree.ts";
 
 /**
@@ -70,10 +70,10 @@ function bySiteMembers(body: unknown, members: ReadonlyMap<number, string>): unk
   return walk(body);
 }
 
-async function get(port: number, target: string): Promise<{ status: number; body: string; location?: string }> {
-  const r = await rawRequest(port, "GET", target);
-  return { status: r.status, body: r.body.toString("utf8"), location: r.headers.location };
-}
+/** An answer as mismatch reads it. */
+const asText = (r: RawResponse) => ({ status: r.status, body: r.body.toString("utf8"), location: r.headers.location });
+
+const get = async (port: number, target: string) => asText(await rawRequest(port, "GET", target));
 
 interface StepResult {
   readonly step: number;
@@ -138,8 +138,7 @@ describe("cycle, importing with memory: the recorded sequence of the original's 
           expected.map((e) => ({ method: "GET", target: e.path })),
         );
         const found = expected.map((e, i) => {
-          const r = answers[i];
-          const a = { status: r.status, body: r.body.toString("utf8"), location: r.headers.location };
+          const a = asText(answers[i]);
           // Only an answer that names a site is rewritten (most name none): one without the key cannot
           // match an expected one with it, rewritten or not.
           if (!/"(site|radius)"/.test(a.body)) return mismatch(e, a);

@@ -22,25 +22,32 @@ export function rawRequest(
       const all = Buffer.concat(chunks);
       const split = all.indexOf("\r\n\r\n");
       if (split < 0) return reject(new Error(`no HTTP response for ${method} ${String(target).slice(0, 80)}`));
-      const [statusLine, ...lines] = all.subarray(0, split).toString("latin1").split("\r\n");
-      const out: Record<string, string> = {};
-      for (const line of lines) {
-        const i = line.indexOf(":");
-        out[line.slice(0, i).toLowerCase()] = line.slice(i + 1).trim();
-      }
+      const head = parseHead(all.subarray(0, split));
       const raw = all.subarray(split + 4);
-      resolve({
-        status: Number(statusLine.split(" ")[1]),
-        headers: out,
-        body: /chunked/i.test(out["transfer-encoding"] ?? "") ? dechunked(raw) : raw,
-      });
+      resolve({ ...head, body: /chunked/i.test(head.headers["transfer-encoding"] ?? "") ? dechunked(raw) : raw });
     });
-    const head = Object.entries({ Host: "127.0.0.1", Connection: "close", ...headers })
-      .map(([k, v]) => `${k}: ${v}\r\n`)
-      .join("");
     // Not end(): a half-closed socket lets the server drop a response it is still preparing.
-    socket.write(Buffer.concat([Buffer.from(`${method} `), Buffer.from(target), Buffer.from(` HTTP/1.1\r\n${head}\r\n`)]));
+    socket.write(requestBytes(method, target, { Connection: "close", ...headers }));
   });
+}
+
+/** A request's bytes: the target as it is, Host first. */
+function requestBytes(method: string, target: string | Buffer, headers: Record<string, string>): Buffer {
+  const head = Object.entries({ Host: "127.0.0.1", ...headers })
+    .map(([k, v]) => `${k}: ${v}\r\n`)
+    .join("");
+  return Buffer.concat([Buffer.from(`${method} `), Buffer.from(target), Buffer.from(` HTTP/1.1\r\n${head}\r\n`)]);
+}
+
+/** A response's status line and headers (the bytes before the empty line), header names in lower case. */
+function parseHead(head: Buffer): { status: number; headers: Record<string, string> } {
+  const [statusLine, ...lines] = head.toString("latin1").split("\r\n");
+  const headers: Record<string, string> = {};
+  for (const line of lines) {
+    const i = line.indexOf(":");
+    headers[line.slice(0, i).toLowerCase()] = line.slice(i + 1).trim();
+  }
+  return { status: Number(statusLine.split(" ")[1]), headers };
 }
 
 /** A request of a batch: the target goes out byte for byte. */
@@ -128,10 +135,7 @@ class KeptAlive {
 
   private send({ method, target, headers = {} }: RawAsk): void {
     if (this.buffered.length > 0) throw new Error(`bytes after an answer, before ${method} ${target.slice(0, 80)}`);
-    const head = Object.entries({ Host: "127.0.0.1", ...headers })
-      .map(([k, v]) => `${k}: ${v}\r\n`)
-      .join("");
-    this.socket!.write(Buffer.concat([Buffer.from(`${method} `), Buffer.from(target), Buffer.from(` HTTP/1.1\r\n${head}\r\n`)]));
+    this.socket!.write(requestBytes(method, target, headers));
   }
 
   /** Waits until more than `have` bytes are buffered or the connection ended; the bytes buffered. */
@@ -148,45 +152,39 @@ class KeptAlive {
       const had = this.buffered.length;
       if ((await this.more(had)) === had) throw fail("no HTTP response");
     }
-    const [statusLine, ...lines] = this.buffered.subarray(0, split).toString("latin1").split("\r\n");
-    if (!statusLine.startsWith("HTTP/1.")) throw fail(`not an HTTP response (${JSON.stringify(statusLine.slice(0, 40))})`);
-    const headers: Record<string, string> = {};
-    for (const line of lines) {
-      const i = line.indexOf(":");
-      headers[line.slice(0, i).toLowerCase()] = line.slice(i + 1).trim();
-    }
-    const status = Number(statusLine.split(" ")[1]);
+    if (!this.buffered.subarray(0, 7).equals(Buffer.from("HTTP/1.")))
+      throw fail(`not an HTTP response (${JSON.stringify(this.buffered.subarray(0, 40).toString("latin1"))})`);
+    const { status, headers } = parseHead(this.buffered.subarray(0, split));
     const start = split + 4;
     let body: Buffer;
-    const closing = /\bclose\b/i.test(headers.connection ?? "");
-    if (closing) {
-      // as rawRequest reads it: whatever comes until the connection ends (a server may send a body to HEAD with an error)
+    const isChunked = /chunked/i.test(headers["transfer-encoding"] ?? "");
+    const bodiless = method === "HEAD" || status === 204 || status === 304;
+    if (/\bclose\b/i.test(headers.connection ?? "") || (!bodiless && !isChunked && headers["content-length"] === undefined)) {
+      // to the end of the connection, as rawRequest reads every answer (a server may send a body to HEAD with an error)
       while (!this.ended) await this.more(this.buffered.length);
       const rest = this.take(start, this.buffered.length - start);
-      body = /chunked/i.test(headers["transfer-encoding"] ?? "") ? dechunked(rest) : rest;
-    } else if (method === "HEAD" || status === 204 || status === 304) body = this.take(start, 0);
-    else if (/chunked/i.test(headers["transfer-encoding"] ?? "")) {
-      let length: number | undefined;
-      while ((length = chunkedLength(this.buffered.subarray(start))) === undefined) {
+      body = isChunked ? dechunked(rest) : rest;
+      this.socket?.destroy();
+      this.ended = true;
+    } else if (bodiless) body = this.take(start, 0);
+    else if (isChunked) {
+      for (;;) {
+        const whole = chunked(this.buffered.subarray(start));
+        if (whole?.end !== undefined) {
+          body = Buffer.from(whole.body);
+          this.take(start, whole.end);
+          break;
+        }
         const had = this.buffered.length;
         if ((await this.more(had)) === had) throw fail("a chunked body cut short");
       }
-      body = dechunked(this.take(start, length));
-    } else if (headers["content-length"] !== undefined) {
+    } else {
       const length = Number(headers["content-length"]);
       while (this.buffered.length - start < length) {
         const had = this.buffered.length;
         if ((await this.more(had)) === had) throw fail("a body cut short");
       }
       body = this.take(start, length);
-    } else {
-      // the body ends with the connection
-      while (!this.ended) await this.more(this.buffered.length);
-      body = this.take(start, this.buffered.length - start);
-    }
-    if (closing) {
-      this.socket?.destroy();
-      this.ended = true;
     }
     return { status, headers, body };
   }
@@ -196,23 +194,6 @@ class KeptAlive {
     const body = this.buffered.subarray(start, start + length);
     this.buffered = this.buffered.subarray(start + length);
     return Buffer.from(body);
-  }
-}
-
-/** The length of a whole chunked body at the start of `raw`, its last chunk and empty trailer included; undefined while incomplete. */
-function chunkedLength(raw: Buffer): number | undefined {
-  let at = 0;
-  for (;;) {
-    const eol = raw.indexOf("\r\n", at);
-    if (eol < 0) return undefined;
-    const size = parseInt(raw.subarray(at, eol).toString("latin1").split(";")[0], 16);
-    if (!Number.isFinite(size)) throw new Error("a chunk without its size");
-    if (size === 0) {
-      const end = raw.indexOf("\r\n\r\n", eol);
-      return end < 0 ? undefined : end + 4;
-    }
-    at = eol + 2 + size + 2;
-    if (at > raw.length) return undefined;
   }
 }
 
@@ -233,15 +214,32 @@ export async function pool<T, R>(items: readonly T[], limit: number, fn: (item: 
 
 /** A chunked body's payload (RFC 9112, 7.1): Caddy sends a precompressed file so, without its length. */
 function dechunked(raw: Buffer): Buffer {
+  const whole = chunked(raw);
+  if (!whole) throw new Error("a chunked body without its last chunk");
+  return whole.body;
+}
+
+interface Chunked {
+  readonly body: Buffer;
+  /** where the body ends, its last chunk and empty trailer read; undefined while the trailer is still to come */
+  readonly end?: number;
+}
+
+/** The payload of a chunked body at the start of `raw` once its last chunk is there, else undefined. */
+function chunked(raw: Buffer): Chunked | undefined {
   const parts: Buffer[] = [];
   let at = 0;
   for (;;) {
     const eol = raw.indexOf("\r\n", at);
-    if (eol < 0) throw new Error("a chunked body without its last chunk");
+    if (eol < 0) return undefined;
     const size = parseInt(raw.subarray(at, eol).toString("latin1").split(";")[0], 16);
     if (!Number.isFinite(size)) throw new Error("a chunk without its size");
-    if (size === 0) return Buffer.concat(parts);
+    if (size === 0) {
+      const end = raw.indexOf("\r\n\r\n", eol);
+      return { body: Buffer.concat(parts), ...(end >= 0 && { end: end + 4 }) };
+    }
     parts.push(raw.subarray(eol + 2, eol + 2 + size));
     at = eol + 2 + size + 2;
+    if (at > raw.length) return undefined;
   }
 }

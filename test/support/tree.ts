@@ -233,9 +233,11 @@ function bundle(require: NodeJS.Require, entry: string): void {
 
 /** The code cache made once, by the Node.js running the tests, before any test starts the command. */
 function warm(entry: string): void {
-  if (existsSync(`${bundled(entry)}.${process.version}-${process.arch}.v8cache`)) return;
+  // the name LOADER gives it
+  const cache = `${bundled(entry)}.${process.version}-${process.arch}.v8cache`;
+  if (existsSync(cache)) return;
   const made = spawnSync(process.execPath, [loaderOf(entry), "--help"], { encoding: "utf8" });
-  if (made.status !== 0 || !existsSync(`${bundled(entry)}.${process.version}-${process.arch}.v8cache`))
+  if (made.status !== 0 || !existsSync(cache))
     throw new Error(`the bundle of ${entry} did not start: ${made.error?.message ?? made.stderr}`);
 }
 
