@@ -211,10 +211,13 @@ describe("docs/development.md's layer table", () => {
 });
 
 describe("the command line's exit codes", () => {
-  it("are set in one place: cli/main.ts, from what cli/exit.ts decides; commands throw", () => {
+  it("are set in one place: cli/main.ts, from what cli/exit.ts decides (program.ts's runCommandLine asks it); commands throw", () => {
     const setting = files.filter((f) => /process\.exitCode\s*=|process\.exit\(\s*[1-9]/.test(readFileSync(path.join(SRC, f), "utf8")));
     expect(setting).toEqual(["cli/main.ts"]);
-    expect(readFileSync(path.join(SRC, "cli/main.ts"), "utf8")).toMatch(/process\.exitCode = ended\(err\)/);
+    expect(readFileSync(path.join(SRC, "cli/main.ts"), "utf8")).toMatch(
+      /runCommandLine\(process\.argv\.slice\(2\)\)\.then\(\(code\) => \{\n\s*process\.exitCode = code;/,
+    );
+    expect(readFileSync(path.join(SRC, "cli/program.ts"), "utf8")).toMatch(/return ended\(err\);/);
   });
 });
 

@@ -13,7 +13,7 @@ import { fileKey } from "../src/core/values/names.ts";
 import { RULES } from "../src/core/routes.ts";
 import { OUTPUT_RECORDS, OUTPUT_ROUTES } from "../src/core/outputs/derived.ts";
 import { PUBLIC_SAMPLE } from "./support/expected.ts";
-import { cli, cliAsync, tempDir } from "./support/tree.ts";
+import { command, tempDir } from "./support/tree.ts";
 import { FREIFUNK_API_SETTINGS } from "./support/site.ts";
 
 /** `mesh-api check` against the preview: identical for the build itself, named routes for an altered copy. */
@@ -70,7 +70,7 @@ describe("live check", () => {
   });
 
   it("names the altered routes and exits 1 against an altered deployment", async () => {
-    const r = await cliAsync(["check", bad.url, "--dist", out, "--sample", "2000"]);
+    const r = await command(["check", bad.url, "--dist", out, "--sample", "2000"]);
     expect(r.status).toBe(1);
     expect(r.stdout).toMatch(/^kind +requested +identical +differing +missing$/m);
     expect(r.stdout).toContain("/api/v1/site/3: body differs");
@@ -228,8 +228,8 @@ describe("network errors", () => {
 });
 
 describe("check messages", () => {
-  it("says so when --dist holds no build, instead of printing an empty table (exit 2)", () => {
-    const r = cli(["check", "http://127.0.0.1:9", "--dist", path.join(tempDir(), "nothing")]);
+  it("says so when --dist holds no build, instead of printing an empty table (exit 2)", async () => {
+    const r = await command(["check", "http://127.0.0.1:9", "--dist", path.join(tempDir(), "nothing")]);
     expect(r.status).toBe(2);
     expect(r.stdout).toBe("");
     expect(r.stderr).toMatch(/^mesh-api: .*nothing holds no build of mesh-api to compare with; run build first/);
@@ -238,7 +238,7 @@ describe("check messages", () => {
   it("refuses a base URL without a scheme before requesting anything (exit 2)", async () => {
     const site = await server((_, res) => res.end());
     try {
-      const r = await cliAsync(["check", site.url.replace("http://", ""), "--dist", out]);
+      const r = await command(["check", site.url.replace("http://", ""), "--dist", out]);
       expect(r.status).toBe(2);
       expect(r.stdout).toBe("");
       expect(r.stderr).toMatch(
@@ -252,8 +252,8 @@ describe("check messages", () => {
 
   it("refuses another scheme and a sub-path (exit 2)", async () => {
     const [ftp, sub] = await Promise.all([
-      cliAsync(["check", "ftp://mesh.example.org", "--dist", out]),
-      cliAsync(["check", "https://mesh.example.org/mesh/", "--dist", out]),
+      command(["check", "ftp://mesh.example.org", "--dist", out]),
+      command(["check", "https://mesh.example.org/mesh/", "--dist", out]),
     ]);
     expect(ftp.status).toBe(2);
     expect(ftp.stderr).toMatch(
@@ -267,7 +267,7 @@ describe("check messages", () => {
   });
 
   it("takes the site's /api/v1/ for the site, with a note, and shows no progress when stderr is not a terminal", async () => {
-    const r = await cliAsync(["check", `${good.url.replace(/\/$/, "")}/api/v1/`, "--dist", out, "--sample", "5"]);
+    const r = await command(["check", `${good.url.replace(/\/$/, "")}/api/v1/`, "--dist", out, "--sample", "5"]);
     expect(r.status).toBe(0);
     expect(r.stderr).toBe(`note: checking ${good.url.replace(/\/$/, "")} (the base URL is the site, not its /api/v1/)\n`);
     expect(r.stdout).toMatch(/^total +\d+ +\d+ +0 +0$/m);
@@ -275,7 +275,7 @@ describe("check messages", () => {
 
   it("says once that a host cannot be reached, with the cause (exit 1, no table)", async () => {
     const port = await closedPort();
-    const r = await cliAsync(["check", `http://127.0.0.1:${port}`, "--dist", out]);
+    const r = await command(["check", `http://127.0.0.1:${port}`, "--dist", out]);
     expect(r.status).toBe(1);
     expect(r.stdout).toBe("");
     expect(r.stderr).toBe(`mesh-api: cannot reach http://127.0.0.1:${port}: connection refused (ECONNREFUSED)\n`);
@@ -323,7 +323,7 @@ describe("check messages", () => {
     expect(site.requests()).toBeLessThan(40);
 
     const other = await goesAway(10);
-    const c = await cliAsync(["check", other.url, "--dist", out]);
+    const c = await command(["check", other.url, "--dist", out]);
     expect(c.status).toBe(1);
     expect(c.stdout).toMatch(/^total +\d+ +\d+ +0 +0$/m);
     const line = new RegExp(

@@ -27,7 +27,7 @@ import { rawRequest } from "./support/http.ts";
 import { NGINX } from "./support/nginx.ts";
 import { freePort, spawnServer, type RunningServer } from "./support/served.ts";
 import { steadyClient, type SteadyClient } from "./support/live-clients.ts";
-import { cli, removersDone, tempDir, treeDigest } from "./support/tree.ts";
+import { command, removersDone, tempDir, treeDigest } from "./support/tree.ts";
 
 /**
  * Issue 26, serving through swaps: `cycle` runs on a synthetic network whose raw sources change from
@@ -263,7 +263,7 @@ describe("cycle: refusals, skipped runs and a configuration the server refuses",
     const other = network.accesspoints.map((ap, i) => (i === reporting ? { ...ap, mesh_version: "0.5.9-99" } : ap));
     writeFileSync(ods("other"), await ondataserviceDb({ ...network, accesspoints: other }, 0, 9));
     base = tempDir();
-    const r = cli(args(base));
+    const r = await command(args(base));
     expect(r.status, r.stderr).toBe(0);
   }, 120_000);
 
@@ -271,7 +271,7 @@ describe("cycle: refusals, skipped runs and a configuration the server refuses",
     const d = copyOfBase();
     const runs = path.join(d, "state", "runs");
     const buildOf = (run: string) => path.join(runs, run, "build");
-    expect(cli(args(d, "01", "2026-11-20T10:06:00Z")).status).toBe(0);
+    expect((await command(args(d, "01", "2026-11-20T10:06:00Z"))).status).toBe(0);
     // the snapshots and the digests the next recycling reads are the cycle's own; the metrics file adds the cycle's health
     // The topology by day is carried from the build before: the day's graph is its first run's, which a
     // fresh build of a later run cannot have (history.test checks it)
@@ -302,7 +302,7 @@ describe("cycle: refusals, skipped runs and a configuration the server refuses",
     sameMetrics(buildOf("00000002"), fresh);
     const firstBuild = treeDigest(buildOf("00000001"));
     const recycledFile = statSync(path.join(buildOf("00000001"), "api", "v1", "index.json")).ino;
-    expect(cli(args(d, "02", "2026-11-20T10:12:00Z")).status).toBe(0);
+    expect((await command(args(d, "02", "2026-11-20T10:12:00Z"))).status).toBe(0);
     expect(settled(runs, (names) => names.length === 2)).toEqual(["00000002", "00000003"]);
     // the first run's build became the third's: its files were rewritten where they were
     expect(statSync(path.join(buildOf("00000003"), "api", "v1", "index.json")).ino).toBe(recycledFile);
@@ -313,7 +313,7 @@ describe("cycle: refusals, skipped runs and a configuration the server refuses",
     expect(third).not.toEqual(without(firstBuild));
   });
 
-  it("removes what a killed run or remover left among the runs, and leaves a running remover's folder alone", () => {
+  it("removes what a killed run or remover left among the runs, and leaves a running remover's folder alone", async () => {
     const d = copyOfBase();
     const runs = path.join(d, "state", "runs");
     const dead = spawnSync("true").pid!;
@@ -330,7 +330,7 @@ describe("cycle: refusals, skipped runs and a configuration the server refuses",
       const halfMade = [path.join(d, "state", `.current.link-${dead}-1`), path.join(d, `.www.link-${dead}-2`)];
       for (const link of halfMade) symlinkSync("runs/00000007", link);
       writeFileSync(path.join(d, "state", `.host-config.json.tmp-${dead}`), "{");
-      expect(cli(args(d, "01", "2026-11-20T10:06:00Z")).status).toBe(0);
+      expect((await command(args(d, "01", "2026-11-20T10:06:00Z"))).status).toBe(0);
       expect(
         settled(
           runs,
@@ -356,52 +356,52 @@ describe("cycle: refusals, skipped runs and a configuration the server refuses",
     };
   };
 
-  it("records its settings on the first run: a run with others is refused with the difference named, --reconfigure changes them", () => {
+  it("records its settings on the first run: a run with others is refused with the difference named, --reconfigure changes them", async () => {
     const d = tempDir();
     const settings = ["--brand", "opennet", "--default-status", "online"];
-    expect(cli([...args(d), ...settings]).status).toBe(0);
+    expect((await command([...args(d), ...settings])).status).toBe(0);
     const before = stateBytes(d);
     // the cron line that forgot --default-status
-    const r = cli([...args(d, "01", "2026-11-20T10:06:00Z"), "--brand", "opennet"]);
+    const r = await command([...args(d, "01", "2026-11-20T10:06:00Z"), "--brand", "opennet"]);
     expect(r.status).toBe(2);
     expect(r.stderr).toMatch(/refusing to run with other settings than the state's \(--default-status: "online" before, not given now\)/);
     expect(r.stderr).toMatch(/add --reconfigure/);
     expect(stateBytes(d)).toEqual(before);
-    const again = cli([...args(d, "01", "2026-11-20T10:06:00Z"), "--brand", "opennet", "--reconfigure"]);
+    const again = await command([...args(d, "01", "2026-11-20T10:06:00Z"), "--brand", "opennet", "--reconfigure"]);
     expect(again.status).toBe(0);
     expect(JSON.parse(readFileSync(path.join(d, "state", "cycle.json"), "utf8")).settings).toMatchObject({
       "--brand": "opennet",
       "--default-status": null,
     });
-    expect(cli([...args(d, "02", "2026-11-20T10:12:00Z"), "--brand", "opennet"]).status).toBe(0);
+    expect((await command([...args(d, "02", "2026-11-20T10:12:00Z"), "--brand", "opennet"])).status).toBe(0);
   });
 
-  it("refuses an instant at or before the last run's: timestamps never go back", () => {
+  it("refuses an instant at or before the last run's: timestamps never go back", async () => {
     const before = stateBytes(base);
     for (const at of ["2026-11-20T10:00:00Z", "2026-11-20T09:00:00Z"]) {
-      const r = cli(args(base, "01", at));
+      const r = await command(args(base, "01", at));
       expect(r.status).toBe(2);
       expect(r.stderr).toMatch(/refusing to run at .*: the state's last run was at 2026-11-20T10:00:00Z/);
     }
     expect(stateBytes(base)).toEqual(before);
   });
 
-  it("refuses a --host-config file it did not write (a refused first run leaves no state), and takes it over with --force", () => {
+  it("refuses a --host-config file it did not write (a refused first run leaves no state), and takes it over with --force", async () => {
     const d = tempDir();
     const conf = path.join(d, "site.conf");
     writeFileSync(conf, "server { listen 80; }\n");
     const host = ["--host", "nginx", "--host-config", conf, "--host-test", "true"];
-    const r = cli([...args(d), ...host]);
+    const r = await command([...args(d), ...host]);
     expect(r.status).toBe(2);
     expect(r.stderr).toMatch(/refusing to replace .*site\.conf with --host-config: it was not written by mesh-api/);
     expect(readFileSync(conf, "utf8")).toBe("server { listen 80; }\n");
     expect(existsSync(path.join(d, "state"))).toBe(false);
     expect(existsSync(path.join(d, "www"))).toBe(false);
-    expect(cli([...args(d), ...host, "--force"]).status).toBe(0);
+    expect((await command([...args(d), ...host, "--force"])).status).toBe(0);
     expect(readFileSync(conf, "utf8")).toMatch(/^# Generated by `mesh-api host-config nginx`/);
   });
 
-  it("tries a failed reload again on the next run, which reloads even when the configuration did not change", () => {
+  it("tries a failed reload again on the next run, which reloads even when the configuration did not change", async () => {
     const d = tempDir();
     const conf = path.join(d, "mesh-api.conf");
     const reloads = path.join(d, "reloads");
@@ -409,7 +409,7 @@ describe("cycle: refusals, skipped runs and a configuration the server refuses",
     const reload = `if [ -e ${d}/down ]; then echo 'nginx.service is not active' >&2; exit 1; fi; echo x >> ${reloads}`;
     const host = ["--host", "nginx", "--host-config", conf, "--host-test", "true", "--host-reload", reload];
     writeFileSync(path.join(d, "down"), "");
-    const first = cli([...args(d), ...host]);
+    const first = await command([...args(d), ...host]);
     expect(first.status).toBe(3);
     expect(first.stdout).toMatch(/nginx configuration updated; the reload failed, the next run tries again/);
     expect(first.stderr).toMatch(
@@ -418,54 +418,54 @@ describe("cycle: refusals, skipped runs and a configuration the server refuses",
     expect(readlinkSync(path.join(d, "state", "current"))).toBe("runs/00000001");
     expect(existsSync(path.join(d, "state", "host-config.json"))).toBe(true);
     rmSync(path.join(d, "down"));
-    const second = cli([...args(d, "01", "2026-11-20T10:06:00Z"), ...host]);
+    const second = await command([...args(d, "01", "2026-11-20T10:06:00Z"), ...host]);
     expect(second.status).toBe(0);
     expect(second.stdout).toMatch(/nginx reloaded \(an earlier run had not reloaded it\)/);
     expect(readFileSync(reloads, "utf8")).toBe("x\n");
     expect(existsSync(path.join(d, "state", "host-config.json"))).toBe(false);
-    expect(cli([...args(d, "02", "2026-11-20T10:12:00Z"), ...host]).status).toBe(0);
+    expect((await command([...args(d, "02", "2026-11-20T10:12:00Z"), ...host])).status).toBe(0);
     expect(readFileSync(reloads, "utf8")).toBe("x\n");
   });
 
-  it("snapshot --state writes a snapshot of the served dump into the served build, which the next run carries on", () => {
+  it("snapshot --state writes a snapshot of the served dump into the served build, which the next run carries on", async () => {
     const d = copyOfBase();
     const state = path.join(d, "state");
-    const r = cli(["snapshot", "--state", state, "--keep", "5"]);
+    const r = await command(["snapshot", "--state", state, "--keep", "5"]);
     expect(r.status).toBe(0);
     expect(r.stderr).toMatch(/^snapshot 2026-11-20 of the state .*: mesh-topology-2026-11-20\.tar\.gz/);
     const index = () => JSON.parse(readFileSync(path.join(d, "www", "snapshots", "index.json"), "utf8")) as { snapshots: unknown[] };
     expect(index().snapshots).toHaveLength(1);
-    expect(cli(["snapshot", "--state", state, "--dist", path.join(d, "www")]).status).toBe(2);
+    expect((await command(["snapshot", "--state", state, "--dist", path.join(d, "www")])).status).toBe(2);
     // the served link and everything inside the state are the cycle's: other commands refuse them
-    for (const command of [
+    for (const refusedArgs of [
       ["snapshot", "--dist", path.join(d, "www")],
       ["build", "--data", path.join(state, "dump"), "--out", path.join(d, "www")],
     ]) {
-      const refused = cli(command);
+      const refused = await command(refusedArgs);
       expect(refused.status).toBe(2);
       expect(refused.stderr).toMatch(/mesh-api cycle --state .* to rebuild it, and mesh-api snapshot --state .* for a snapshot/);
     }
     expect(lstatSync(path.join(d, "www")).isSymbolicLink()).toBe(true);
-    expect(cli(args(d, "01", "2026-11-20T10:06:00Z")).status).toBe(0);
+    expect((await command(args(d, "01", "2026-11-20T10:06:00Z"))).status).toBe(0);
     expect(index().snapshots).toHaveLength(1);
     const empty = tempDir();
-    const none = cli(["snapshot", "--state", empty]);
+    const none = await command(["snapshot", "--state", empty]);
     expect(none.status).toBe(2);
     expect(none.stderr).toMatch(/holds no run of mesh-api cycle yet/);
   });
 
-  it("a run that fails before its commit (a full disk at each step) changes nothing: its folder goes, its configuration is put back at once", () => {
+  it("a run that fails before its commit (a full disk at each step) changes nothing: its folder goes, its configuration is put back at once", async () => {
     const d = tempDir();
     const conf = path.join(d, "mesh-api.conf");
     const host = ["--host", "nginx", "--host-config", conf, "--host-test", "true"];
-    expect(cli([...args(d), ...host]).status).toBe(0);
+    expect((await command([...args(d), ...host])).status).toBe(0);
     const working = readFileSync(conf, "utf8");
     const before = stateBytes(d);
     // a run whose build needs other rules (a version changes), so each fault after the build finds the configuration changed
     const next = [...args(d, "01", "2026-11-20T10:06:00Z"), "--ondataservice", ods("other"), ...host];
     const failures = () => JSON.parse(readFileSync(path.join(d, "state", "failures.json"), "utf8")) as unknown;
     for (const [i, point] of ["recovered", "imported", "built", "configured", "recorded"].entries()) {
-      const r = cli(next, undefined, { MESH_API_FAILPOINT: `${point}:ENOSPC` });
+      const r = await command(next, undefined, { MESH_API_FAILPOINT: `${point}:ENOSPC` });
       expect(r.status, point).toBe(4);
       expect(r.stderr).toMatch(/the disk is full .*; the state in .* and the served build were left as they were\n$/);
       expect(stateBytes(d), point).toEqual(before);
@@ -485,7 +485,7 @@ describe("cycle: refusals, skipped runs and a configuration the server refuses",
         point,
       ).toEqual(["00000001"]);
     }
-    const r = cli(next);
+    const r = await command(next);
     expect(r.status).toBe(0);
     expect(r.stdout).toMatch(/^cycle 2 .*nginx configuration updated/);
     expect(readFileSync(conf, "utf8")).not.toBe(working);
@@ -494,21 +494,21 @@ describe("cycle: refusals, skipped runs and a configuration the server refuses",
     expect(existsSync(path.join(d, "state", "failures.json"))).toBe(false);
   });
 
-  it("keeps only a web server's configuration: Netlify's rules go with a deploy", () => {
+  it("keeps only a web server's configuration: Netlify's rules go with a deploy", async () => {
     const d = tempDir();
-    const r = cli([...args(d), "--host", "netlify", "--host-config", path.join(d, "netlify.toml")]);
+    const r = await command([...args(d), "--host", "netlify", "--host-config", path.join(d, "netlify.toml")]);
     expect(r.status).toBe(2);
     expect(r.stderr).toMatch(/argument 'netlify' is invalid\. Allowed choices are apache, nginx, caddy/);
     expect(existsSync(path.join(d, "state"))).toBe(false);
   });
 
-  it("is skipped, exit 0, while another run holds the state's lock", () => {
+  it("is skipped, exit 0, while another run holds the state's lock", async () => {
     const d = tempDir();
     mkdirSync(path.join(d, "state"));
     const sleeper = spawn("sleep", ["30"]);
     try {
       writeFileSync(path.join(d, ".state.lock"), JSON.stringify({ pid: sleeper.pid, since: "2026-11-20T10:00:00Z" }) + "\n");
-      const r = cli(args(d));
+      const r = await command(args(d));
       expect(r.status).toBe(0);
       expect(r.stdout).toBe(`cycle skipped: another cycle (pid ${sleeper.pid}) is working on ${path.join(d, "state")}\n`);
       expect(existsSync(path.join(d, "www"))).toBe(false);
@@ -517,26 +517,26 @@ describe("cycle: refusals, skipped runs and a configuration the server refuses",
     }
   });
 
-  it("refuses a served path that is a folder of the operator's, and a state folder that is not its own, before any work", () => {
+  it("refuses a served path that is a folder of the operator's, and a state folder that is not its own, before any work", async () => {
     const d = tempDir();
     mkdirSync(path.join(d, "www"));
     writeFileSync(path.join(d, "www", "index.html"), "mine");
-    const r = cli(args(d));
+    const r = await command(args(d));
     expect(r.status).toBe(2);
     expect(r.stderr).toMatch(/refusing to use .*www as --serve: it is a folder, not the symbolic link/);
     expect(readFileSync(path.join(d, "www", "index.html"), "utf8")).toBe("mine");
     const e = tempDir();
     mkdirSync(path.join(e, "state"));
     writeFileSync(path.join(e, "state", "notes.txt"), "mine");
-    const s = cli(args(e));
+    const s = await command(args(e));
     expect(s.status).toBe(2);
     expect(s.stderr).toMatch(/refusing to write to .*state: it is not empty and was not written by mesh-api/);
-    expect(cli([...args(tempDir()).filter((a, i, all) => a !== "--olsr" && all[i - 1] !== "--olsr")]).status).toBe(2);
+    expect((await command([...args(tempDir()).filter((a, i, all) => a !== "--olsr" && all[i - 1] !== "--olsr")])).status).toBe(2);
   });
 
-  it("leaves the state and the served build as they were when a source cannot be read (exit 1)", () => {
+  it("leaves the state and the served build as they were when a source cannot be read (exit 1)", async () => {
     const before = stateBytes(base);
-    const r = cli([...args(base, "01", "2026-11-20T10:06:00Z").map((a) => a.replace(olsr("01"), path.join(base, "absent.txt")))]);
+    const r = await command([...args(base, "01", "2026-11-20T10:06:00Z").map((a) => a.replace(olsr("01"), path.join(base, "absent.txt")))]);
     expect(r.status).toBe(1);
     expect(r.stderr).toMatch(/absent\.txt: cannot read it \(ENOENT\); the state in .* and the served build were left as they were/);
     expect(stateBytes(base)).toEqual(before);
@@ -544,17 +544,17 @@ describe("cycle: refusals, skipped runs and a configuration the server refuses",
     expect(JSON.parse(readFileSync(path.join(base, "state", "cycle.json"), "utf8")).runs).toBe(1);
   });
 
-  it("keeps the server's working configuration when it refuses the new one, serves the build, and exits 3", () => {
+  it("keeps the server's working configuration when it refuses the new one, serves the build, and exits 3", async () => {
     const d = tempDir();
     const conf = path.join(d, "mesh-api.conf");
     const host = ["--host", "nginx", "--host-config", conf];
-    expect(cli([...args(d), ...host, "--host-test", "true"]).status).toBe(0);
+    expect((await command([...args(d), ...host, "--host-test", "true"])).status).toBe(0);
     const working = readFileSync(conf, "utf8");
     expect(working).toMatch(/^# Generated by `mesh-api host-config nginx`/);
     // a run whose build needs other rules: the other ondataservice database changes a version
     const next = [...args(d, "01", "2026-11-20T10:06:00Z"), "--ondataservice", ods("other"), ...host];
     // another test command is another setting: --reconfigure says so
-    const refused = cli([...next, "--host-test", "echo 'nginx: [emerg] too long parameter' >&2; false", "--reconfigure"]);
+    const refused = await command([...next, "--host-test", "echo 'nginx: [emerg] too long parameter' >&2; false", "--reconfigure"]);
     expect(refused.status).toBe(3);
     expect(refused.stdout).toMatch(
       /^cycle 2 at 2026-11-20T10:06:00Z: .*serving runs\/00000002\/build; nginx refused the new configuration and keeps the previous one \(--host-test "echo .*" failed: nginx: \[emerg\] too long parameter\)\n$/,

@@ -4,7 +4,7 @@ import { beforeAll, describe, expect, it } from "vitest";
 import { synthesize, writeSynthDump } from "../src/gen/synth.ts";
 import { build, validate } from "../src/index.ts";
 import { UsageError } from "../src/core/problems.ts";
-import { cli, tempDir, treeDigest } from "./support/tree.ts";
+import { command, tempDir, treeDigest } from "./support/tree.ts";
 
 /**
  * A dump folder that is not laid out as the format says gets one message naming what was expected and
@@ -34,12 +34,12 @@ beforeAll(async () => {
 describe("a dump folder that holds no access point or link file", () => {
   it("a misnamed folder (access_points/): one error naming what was expected and found, no record errors; build writes nothing", async () => {
     const data = await dump((d) => renameSync(path.join(d, "accesspoints"), path.join(d, "access_points")));
-    const v = cli(["validate", "--data", data]);
+    const v = await command(["validate", "--data", data]);
     expect(v.status).toBe(1);
     expect(errorLines(v.stderr)).toEqual([
       `error: ${data} $: no access point file: expected accesspoints/**/*.ndjson or .json; found, but not read: access_points/`,
     ]);
-    const b = cli(["build", "--data", data, "--out", out]);
+    const b = await command(["build", "--data", data, "--out", out]);
     expect(b.status).toBe(1);
     expect(errorLines(b.stderr)).toEqual(errorLines(v.stderr));
     expect(b.stderr).toContain("left unchanged");
@@ -51,7 +51,7 @@ describe("a dump folder that holds no access point or link file", () => {
       renameSync(path.join(d, "accesspoints/part-000.ndjson"), path.join(d, "accesspoints/part-000.jsonl"));
       renameSync(path.join(d, "links/part-000.json"), path.join(d, "links/part-000.jsonl"));
     });
-    const v = cli(["validate", "--data", data]);
+    const v = await command(["validate", "--data", data]);
     expect(v.status).toBe(1);
     expect(errorLines(v.stderr)).toEqual([
       `error: ${data} $: no access point or link file: expected accesspoints/**/*.ndjson or .json and links/**/*.ndjson or .json ` +
@@ -61,21 +61,21 @@ describe("a dump folder that holds no access point or link file", () => {
 
   it("no links/ at all is an error naming links/**/*.ndjson; an empty links file makes a network without links", async () => {
     const data = await dump((d) => renameSync(path.join(d, "links"), path.join(path.dirname(d), "links-elsewhere")));
-    const v = cli(["validate", "--data", data]);
+    const v = await command(["validate", "--data", data]);
     expect(v.status).toBe(1);
     expect(errorLines(v.stderr)).toEqual([
       `error: ${data} $: no link file: expected links/**/*.ndjson or .json (a network without links has an empty links/links.ndjson)`,
     ]);
     mkdirSync(path.join(data, "links"));
     writeFileSync(path.join(data, "links/links.ndjson"), "");
-    const again = cli(["validate", "--data", data]);
+    const again = await command(["validate", "--data", data]);
     expect(again.status, again.stderr).toBe(0);
     expect(again.stderr).toMatch(/^valid: 3 files, 50 access points, .*, 0 links, /m);
   });
 
-  it("an empty folder says so", () => {
+  it("an empty folder says so", async () => {
     const data = tempDir();
-    const v = cli(["validate", "--data", data]);
+    const v = await command(["validate", "--data", data]);
     expect(v.status).toBe(1);
     expect(errorLines(v.stderr)).toEqual([
       `error: ${data} $: no access point or link file: expected accesspoints/**/*.ndjson or .json and links/**/*.ndjson or .json ` +
@@ -93,7 +93,7 @@ describe("files a complete dump holds beside its records", () => {
       writeFileSync(path.join(d, "access_points/x.ndjson"), "{}\n");
       writeFileSync(path.join(d, ".hidden.ndjson"), "{}\n");
     });
-    const v = cli(["validate", "--data", data]);
+    const v = await command(["validate", "--data", data]);
     expect(v.status, v.stderr).toBe(0);
     const warnings = v.stderr.split("\n").filter((l) => l.startsWith("warning: "));
     expect(warnings).toEqual([
@@ -101,7 +101,7 @@ describe("files a complete dump holds beside its records", () => {
         "in .ndjson and .json files (hidden ones are skipped silently)",
     ]);
     const fresh = path.join(tempDir(), "dist");
-    const b = cli(["build", "--data", data, "--out", fresh]);
+    const b = await command(["build", "--data", data, "--out", fresh]);
     expect(b.status, b.stderr).toBe(0);
     expect(b.stderr).toContain(warnings[0]);
   });
@@ -114,15 +114,15 @@ describe("a dump folder that is not there", () => {
       ["validate", "--data", path.join(data, "network.json")],
       ["build", "--data", path.join(data, "network.json"), "--out", out],
     ]) {
-      const r = cli(args);
+      const r = await command(args);
       expect(r.status, args[0]).toBe(2);
       expect(r.stderr, args[0]).toBe(`mesh-api: ${data}/network.json is a file, not a dump folder; name its folder: --data ${data}\n`);
     }
-    const inner = cli(["validate", "--data", path.join(data, "links/part-000.json")]);
+    const inner = await command(["validate", "--data", path.join(data, "links/part-000.json")]);
     expect(inner.stderr).toBe(`mesh-api: ${data}/links/part-000.json is a file, not a dump folder; name its folder: --data ${data}\n`);
     const stray = path.join(tempDir(), "notes.txt");
     writeFileSync(stray, "x\n");
-    expect(cli(["validate", "--data", stray]).stderr).toBe(
+    expect((await command(["validate", "--data", stray])).stderr).toBe(
       `mesh-api: ${stray} is a file, not a dump folder; a dump is a folder that holds network.json, accesspoints/ and links/\n`,
     );
     expect(treeDigest(out)).toEqual(before);
@@ -134,7 +134,7 @@ describe("a dump folder that is not there", () => {
       ["validate", "--data", missing],
       ["build", "--data", missing, "--out", out],
     ]) {
-      const r = cli(args);
+      const r = await command(args);
       expect(r.status, args[0]).toBe(2);
       expect(r.stderr, args[0]).toBe(
         `mesh-api: the dump folder ${missing} does not exist; name the folder that holds network.json, accesspoints/ and links/ with --data\n`,

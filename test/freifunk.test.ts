@@ -9,7 +9,7 @@ import { synthesize, writeSynthDump } from "../src/gen/synth.ts";
 import { build, startPreview, type Preview } from "../src/index.ts";
 import { PUBLIC_SAMPLE } from "./support/expected.ts";
 import { HOSTILE, hostileDump } from "./support/hostile.ts";
-import { cli, tempDir } from "./support/tree.ts";
+import { command, tempDir } from "./support/tree.ts";
 
 /**
  * The files other maps read (src/core/outputs/nodelist.ts, meshviewer.ts): each build's against the
@@ -185,7 +185,7 @@ describe("the public sample's nodelist and meshviewer data", () => {
 
   beforeAll(async () => {
     out = path.join(tempDir(), "dist");
-    const r = cli([
+    const r = await command([
       "build",
       "--quiet",
       "--data",
@@ -423,7 +423,7 @@ describe("the community's Freifunk API file (build --freifunk-api)", () => {
 
   it("is the template with the online count at taken_at, that instant and the nodelist, over HTTP, and fits the 0.5.3 schema", async () => {
     const out = path.join(tempDir(), "dist");
-    const r = cli([
+    const r = await command([
       "build",
       "--quiet",
       "--data",
@@ -483,10 +483,10 @@ describe("the community's Freifunk API file (build --freifunk-api)", () => {
     }
   }, 120_000);
 
-  it("refuses a template it cannot use before any work, naming the file and each member (exit 2)", () => {
+  it("refuses a template it cannot use before any work, naming the file and each member (exit 2)", async () => {
     const out = path.join(tempDir(), "dist");
     const run = (file: string, ...more: string[]) =>
-      cli(["build", "--quiet", "--data", `${PUBLIC_SAMPLE}dump`, "--out", out, "--freifunk-api", file, ...more]);
+      command(["build", "--quiet", "--data", `${PUBLIC_SAMPLE}dump`, "--out", out, "--freifunk-api", file, ...more]);
     const site = ["--site-url", "https://api.example.org/"];
     const cases: [string, string[], RegExp][] = [
       [write(null, '{\n  "name": "x",\n  }'), site, /community\.json: not JSON at line 3, column 3/],
@@ -501,11 +501,11 @@ describe("the community's Freifunk API file (build --freifunk-api)", () => {
       [write({ ...template, location: { city: "Rostock" } }), site, /\$\.location: must have required property 'geoCode'/],
     ];
     for (const [file, more, message] of cases) {
-      const r = run(file, ...more);
+      const r = await run(file, ...more);
       expect([r.status, r.stderr], file).toEqual([2, expect.stringMatching(message)]);
       expect(r.stderr).toContain(file);
     }
-    expect(cli(["build", "--data", `${PUBLIC_SAMPLE}dump`, "--out", out, "--site-url", "https://x.org/"]).stderr).toMatch(
+    expect((await command(["build", "--data", `${PUBLIC_SAMPLE}dump`, "--out", out, "--site-url", "https://x.org/"])).stderr).toMatch(
       /give --freifunk-api/,
     );
     expect(() => readFileSync(path.join(out, "index.html"))).toThrow(); // nothing written

@@ -11,13 +11,13 @@ import { apacheConfig } from "../src/hosts/apache.ts";
 import { nginxConfig } from "../src/hosts/nginx.ts";
 import { caddyConfig } from "../src/hosts/caddy.ts";
 import { validate } from "../src/pipeline.ts";
-import { cli, cliAsync, ROOT, tempDir } from "./support/tree.ts";
+import { command, ROOT, tempDir } from "./support/tree.ts";
 import { invocation } from "../src/cli/host-config.ts";
 
 const DATA = path.join(ROOT, "data");
 
-/** Command lines that do not depend on each other, run at the same time (each a child process). */
-const clis = (...runs: string[][]) => Promise.all(runs.map((args) => cliAsync(args)));
+/** Command lines that do not depend on each other (each in this process, one after the other: support/tree.ts command). */
+const clis = (...runs: string[][]) => Promise.all(runs.map((args) => command(args)));
 
 describe("the host registry", () => {
   it("names each host once and finds it by name; an unknown name is a usage error listing the hosts", () => {
@@ -30,7 +30,7 @@ describe("the host registry", () => {
   it("the pipeline reports each host: its warnings are the host's limits, and the build holds the host's files", async () => {
     const dist = path.join(tempDir(), "dist");
     // the build runs while this process validates
-    const building = cliAsync(["build", "--data", DATA, "--out", dist, "--default-status", "online"]);
+    const building = command(["build", "--data", DATA, "--out", dist, "--default-status", "online"]);
     const r = await validate({ data: DATA });
     expect(Object.keys(r.hosts)).toEqual(HOST_NAMES);
     for (const host of HOSTS) expect(r.hosts[host.name].warnings).toEqual(host.limits(r.values!));
@@ -53,7 +53,7 @@ describe("the host registry", () => {
 describe("--folder-limit on the command line", () => {
   it("build splits the folders over it, says so in the host hint, and host-config --data prints the configuration of that layout", async () => {
     const dist = path.join(tempDir(), "dist");
-    const built = cli(["build", "--data", DATA, "--out", dist, "--folder-limit", "2"]);
+    const built = await command(["build", "--data", DATA, "--out", dist, "--folder-limit", "2"]);
     expect(built.status, built.stderr).toBe(0);
     const values = placeholderValues((await validate({ data: DATA, settings: { folderLimit: 2 } })).model!);
     expect(values.layout.split).toContain("/api/v1/link/");
@@ -78,27 +78,29 @@ describe("--folder-limit on the command line", () => {
 });
 
 describe("mesh-api host-config", () => {
-  it("netlify-edge --write writes the deploy's netlify.toml and the function beside it, replaces only its own files, and refuses before writing anything", () => {
+  it("netlify-edge --write writes the deploy's netlify.toml and the function beside it, replaces only its own files, and refuses before writing anything", async () => {
     const dir = tempDir();
     const fn = path.join(dir, EDGE_FUNCTION_FILE);
-    const first = cli(["host-config", "netlify-edge", "--write", "netlify.toml", "-q"], dir);
+    const first = await command(["host-config", "netlify-edge", "--write", "netlify.toml", "-q"], dir);
     expect(first.status).toBe(0);
     expect(readFileSync(path.join(dir, "netlify.toml"), "utf8")).toBe(edgeToml());
     // (the CLI runs transpiled sources here: the same module, other paths in its comments than edgeFunction()'s)
     const written = readFileSync(fn, "utf8");
     expect(written.split("\n")[0]).toBe(edgeFunction().split("\n")[0]);
     // the same for a dump: nothing in either file grows with the data
-    expect(cli(["host-config", "netlify-edge", "--data", path.join(ROOT, "data"), "--write", "netlify.toml", "-q"], dir).status).toBe(0);
+    expect(
+      (await command(["host-config", "netlify-edge", "--data", path.join(ROOT, "data"), "--write", "netlify.toml", "-q"], dir)).status,
+    ).toBe(0);
     expect(readFileSync(fn, "utf8")).toBe(written);
     // a function of the user's is refused (exit 2), and the netlify.toml is not written either
     writeFileSync(fn, "// mine\n");
     writeFileSync(path.join(dir, "netlify.toml"), edgeToml().replace("dist", "public"));
-    const refused = cli(["host-config", "netlify-edge", "--write", "netlify.toml"], dir);
+    const refused = await command(["host-config", "netlify-edge", "--write", "netlify.toml"], dir);
     expect(refused.status).toBe(2);
     expect(refused.stderr).toContain(`refusing to write to ${EDGE_FUNCTION_FILE}`);
     expect(readFileSync(fn, "utf8")).toBe("// mine\n");
     expect(readFileSync(path.join(dir, "netlify.toml"), "utf8")).toContain('publish = "public"');
-    expect(cli(["host-config", "netlify-edge", "--write", "netlify.toml", "--force", "-q"], dir).status).toBe(0);
+    expect((await command(["host-config", "netlify-edge", "--write", "netlify.toml", "--force", "-q"], dir)).status).toBe(0);
     expect(readFileSync(fn, "utf8")).toBe(written);
   });
 
@@ -206,12 +208,15 @@ describe("mesh-api host-config", () => {
     expect(refused.status).toBe(2);
     expect(refused.stderr).toMatch(/^mesh-api: refusing to write to .*mine\.toml: it was not generated by mesh-api; /);
     expect(readFileSync(mine, "utf8")).toBe("# mine\n");
-    expect(cli(["host-config", "netlify", "--data", DATA, "--write", mine, "--force", "-q"])).toMatchObject({ status: 0, stdout: "" });
+    expect(await command(["host-config", "netlify", "--data", DATA, "--write", mine, "--force", "-q"])).toMatchObject({
+      status: 0,
+      stdout: "",
+    });
     expect(readFileSync(mine, "utf8")).toBe(printed);
     // Its own file: replaced by the generic rules, and those not by a dump's without --force.
-    expect(cli(["host-config", "netlify", "--write", mine]).status).toBe(0);
+    expect((await command(["host-config", "netlify", "--write", mine])).status).toBe(0);
     expect(readFileSync(mine, "utf8")).toBe(readFileSync(path.join(ROOT, "netlify.toml"), "utf8"));
-    const generic = cli(["host-config", "netlify", "--data", DATA, "--write", mine]);
+    const generic = await command(["host-config", "netlify", "--data", DATA, "--write", mine]);
     expect(generic.status).toBe(2);
     expect(generic.stderr).toMatch(/it holds the generic rules a repository commits .*git checkout .*mine\.toml puts them back/);
   });

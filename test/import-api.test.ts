@@ -9,7 +9,7 @@ import { build, startPreview } from "../src/index.ts";
 import { BRAND_RULE } from "../src/core/settings.ts";
 import { apiToDump, detectBrand, detectDefaultStatus, importApi, type ImportApiOptions } from "../src/importers/api.ts";
 import { answerFromBuild, canonical, EXPECTED_OPENNET, mismatch, PUBLIC_SAMPLE, readExpected, type Answer } from "./support/expected.ts";
-import { cliAsync, ROOT, tempDir } from "./support/tree.ts";
+import { command, ROOT, tempDir } from "./support/tree.ts";
 
 /**
  * `import api` against a replay of the original server: every recorded GET of the public sample is
@@ -131,7 +131,7 @@ async function importWithFault(target: string, fault: Fault, extra: string[] = [
   faults.set(target, fault);
   const dir = `${tempDir()}/dump`;
   try {
-    return { dir, ...(await cliAsync(["import", "api", base, "--out", dir, ...FAST, ...extra])) };
+    return { dir, ...(await command(["import", "api", base, "--out", dir, ...FAST, ...extra])) };
   } finally {
     faults.clear();
   }
@@ -190,7 +190,7 @@ describe("import api: the public sample through a replay of the original server"
   it("runs as a command: exit 0, a second run replaces its own dump, and a failed one leaves it as it was", async () => {
     const dir = `${tempDir()}/dump`;
     for (let i = 0; i < 2; i++) {
-      const r = await cliAsync(["import", "api", base, "--out", dir, ...FAST]);
+      const r = await command(["import", "api", base, "--out", dir, ...FAST]);
       expect(r.stderr).toContain("423 access points, 492 interfaces, 625 links");
       expect(r.stderr).toContain("brand opennet (its opennet_ fields as mesh_), default_status online");
       expect(r.status).toBe(0);
@@ -199,7 +199,7 @@ describe("import api: the public sample through a replay of the original server"
     const before = readFileSync(`${dir}/accesspoints/accesspoints.ndjson`, "utf8");
     faults.set("/api/v1/site/", "500");
     try {
-      const failed = await cliAsync(["import", "api", base, "--out", dir, ...FAST]);
+      const failed = await command(["import", "api", base, "--out", dir, ...FAST]);
       expect(failed.status).toBe(1);
       expect(failed.stderr).toContain(`no dump was written and ${dir} was left as it was`);
     } finally {
@@ -376,7 +376,7 @@ describe("import api: usage errors exit 2", () => {
     mkdirSync(`${cwd}/build`);
     writeFileSync(`${cwd}/build/index.html`, "mine");
     hits.clear();
-    const r = await cliAsync(["import", "api", base, "--out", "build", ...FAST], cwd);
+    const r = await command(["import", "api", base, "--out", "build", ...FAST], cwd);
     expect(r.status).toBe(2);
     expect(r.stderr).toContain("refusing to write to build");
     expect(hits.size).toBe(0);
@@ -385,10 +385,10 @@ describe("import api: usage errors exit 2", () => {
 
   it("a bad --at or --brand is a usage error", async () => {
     const dir = `${tempDir()}/dump`;
-    const at = await cliAsync(["import", "api", base, "--out", dir, "--at", "yesterday"]);
+    const at = await command(["import", "api", base, "--out", dir, "--at", "yesterday"]);
     expect(at.status).toBe(2);
     expect(at.stderr).toContain("--at");
-    const brand = await cliAsync(["import", "api", base, "--out", dir, "--brand", "open net"]);
+    const brand = await command(["import", "api", base, "--out", dir, "--brand", "open net"]);
     expect(brand.status).toBe(2);
     expect(brand.stderr).toContain(BRAND_RULE);
     expect(existsSync(dir)).toBe(false);
@@ -404,7 +404,7 @@ describe("import api: usage errors exit 2", () => {
   });
 
   it("a missing --out is a usage error", async () => {
-    const r = await cliAsync(["import", "api", base]);
+    const r = await command(["import", "api", base]);
     expect(r.status).toBe(2);
     expect(r.stderr).toContain("--out");
   });

@@ -5,7 +5,7 @@ import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { detectSites, distanceM, siteRadius, updateSites, type Sited } from "../src/importers/opennet-sites.ts";
 import { importOpennet } from "../src/importers/opennet/index.ts";
-import { cli, cliAsync, tempDir } from "./support/tree.ts";
+import { command, tempDir } from "./support/tree.ts";
 
 /**
  * Import with memory beyond the recorded sequence (live-sample.test.ts): the site update's rules one
@@ -218,7 +218,7 @@ describe("import opennet --previous", () => {
       expect(readFileSync(`${b}/${file}`, "utf8")).toBe(readFileSync(`${a}/${file}`, "utf8"));
   });
 
-  it("refuses a previous dump that is not valid, naming the record, and writes nothing", () => {
+  it("refuses a previous dump that is not valid, naming the record, and writes nothing", async () => {
     const previous = path.join(tempDir(), "broken");
     cpSync(first, previous, { recursive: true });
     const lines = readFileSync(`${previous}/links/links.ndjson`, "utf8").split("\n");
@@ -226,17 +226,17 @@ describe("import opennet --previous", () => {
     writeFileSync(`${previous}/links/links.ndjson`, lines.join("\n"));
     const out = path.join(tempDir(), "out");
     writeFileSync(path.join(path.dirname(out), "keep"), "");
-    const r = cli(["import", "opennet", "--olsr", OLSR, "--previous", previous, "--out", out, "--at", AT]);
+    const r = await command(["import", "opennet", "--olsr", OLSR, "--previous", previous, "--out", out, "--at", AT]);
     expect(r.status).toBe(1);
     expect(r.stderr).toContain(`${previous}/links/links.ndjson:3 $.endpoints[0].quality: quality must be between 0 and 1`);
     expect(r.stderr).toMatch(/no dump was written/);
-    expect(cli(["import", "opennet", "--previous", path.join(tempDir(), "absent"), "--out", out]).status).toBe(2);
+    expect((await command(["import", "opennet", "--previous", path.join(tempDir(), "absent"), "--out", out])).status).toBe(2);
   });
 
-  it("updates a dump in place (--previous and --out the same folder), and needs --olsr without --previous", () => {
+  it("updates a dump in place (--previous and --out the same folder), and needs --olsr without --previous", async () => {
     const dump = path.join(tempDir(), "live");
     cpSync(first, dump, { recursive: true });
-    const r = cli([
+    const r = await command([
       "import",
       "opennet",
       "--ondataservice",
@@ -253,7 +253,7 @@ describe("import opennet --previous", () => {
     const ap = readLines(`${dump}/accesspoints/accesspoints.ndjson`).find((a) => a.main_ip === "192.168.1.48")!;
     expect(ap.mesh_version).toBe("0.5.1-unstable-1036");
     expect(ap.lastseen_timestamp).toBe(AT); // ondataservice does not touch it
-    const none = cli(["import", "opennet", "--out", path.join(tempDir(), "x")]);
+    const none = await command(["import", "opennet", "--out", path.join(tempDir(), "x")]);
     expect(none.status).toBe(2);
     expect(none.stderr).toMatch(/needs --olsr/);
   });
@@ -285,7 +285,7 @@ describe("live sources over HTTP", () => {
 
   it("reads olsrd's txtinfo at <url>/all and the wiki page at its address, as from files", async () => {
     const out = path.join(tempDir(), "dump");
-    const r = await cliAsync([
+    const r = await command([
       "import",
       "opennet",
       "--olsr",
@@ -310,10 +310,10 @@ describe("live sources over HTTP", () => {
     const out = path.join(tempDir(), "dump");
     await importOpennet(out, { olsr: OLSR, at: AT });
     const before = readFileSync(`${out}/links/links.ndjson`, "utf8");
-    const slow = await cliAsync(["import", "opennet", "--olsr", `${base}/slow`, "--timeout", "300", "--previous", out, "--out", out]);
+    const slow = await command(["import", "opennet", "--olsr", `${base}/slow`, "--timeout", "300", "--previous", out, "--out", out]);
     expect(slow.status).toBe(1);
     expect(slow.stderr).toContain(`--olsr ${base}/slow/all: cannot read it (timeout: no answer within 300 ms)`);
-    const missing = await cliAsync(["import", "opennet", "--olsr", OLSR, "--wiki", `${base}/nowiki`, "--previous", out, "--out", out]);
+    const missing = await command(["import", "opennet", "--olsr", OLSR, "--wiki", `${base}/nowiki`, "--previous", out, "--out", out]);
     expect(missing.status).toBe(1);
     expect(missing.stderr).toContain(`--wiki ${base}/nowiki: cannot read it (HTTP 404 Not Found)`);
     expect(readFileSync(`${out}/links/links.ndjson`, "utf8")).toBe(before);

@@ -15,7 +15,7 @@ import {
 } from "../src/importers/opennet/index.ts";
 import { createRequire } from "node:module";
 import { answerFromBuild, canonical, mismatch, PUBLIC_SAMPLE, readExpected } from "./support/expected.ts";
-import { cliAsync, tempDir, treeDigest } from "./support/tree.ts";
+import { command, tempDir, treeDigest } from "./support/tree.ts";
 
 /**
  * `import opennet` on the original's own sample sources (OLSR txtinfo, the wiki's node table,
@@ -162,17 +162,17 @@ describe("import opennet: the public sample's raw sources", () => {
 
   it("runs as a command: exit 0, and a second run (with --sites detect) replaces its own dump", async () => {
     const dir = `${tempDir()}/dump`;
-    const r = await cliAsync(["import", "opennet", ...SOURCES, "--out", dir, "--at", AT]);
+    const r = await command(["import", "opennet", ...SOURCES, "--out", dir, "--at", AT]);
     expect(r.stderr).toContain("423 access points, 492 interfaces, 625 links");
     expect(r.stderr).toContain(`taken_at ${AT}, brand opennet`);
     expect(r.status).toBe(0);
     expect(JSON.parse(readFileSync(`${dir}/network.json`, "utf8"))).toMatchObject({ brand: "opennet" });
-    const again = await cliAsync(["import", "opennet", ...SOURCES, "--out", dir, "--at", AT, "--sites", "detect"]);
+    const again = await command(["import", "opennet", ...SOURCES, "--out", dir, "--at", AT, "--sites", "detect"]);
     expect(again.stderr).toContain("423 access points, 492 interfaces, 625 links, 21 sites");
     expect(again.stderr).toContain(`taken_at ${AT}, brand opennet`);
     expect(again.status).toBe(0);
     expect(lines(`${dir}/accesspoints/accesspoints.ndjson`).filter((ap) => ap.site !== null)).toHaveLength(128);
-    const bad = await cliAsync(["import", "opennet", ...SOURCES, "--out", dir, "--sites", "guess"]);
+    const bad = await command(["import", "opennet", ...SOURCES, "--out", dir, "--sites", "guess"]);
     expect(bad.status).toBe(2);
   });
 });
@@ -270,7 +270,7 @@ describe("import opennet: broken sources", () => {
   /** The command on the sources: exit status and stderr; no dump written. */
   async function fails(files: { olsr?: string; wiki?: string; ondataservice?: string }) {
     const { dir, given, out } = sources(files);
-    const r = await cliAsync(["import", "opennet", ...Object.entries(given).flatMap(([n, f]) => [`--${n}`, f]), "--out", out, "--at", AT]);
+    const r = await command(["import", "opennet", ...Object.entries(given).flatMap(([n, f]) => [`--${n}`, f]), "--out", out, "--at", AT]);
     expect(existsSync(out)).toBe(false);
     return { ...r, dir };
   }
@@ -420,7 +420,7 @@ describe("import opennet: an OLSR file cut short at a line boundary", () => {
       const fresh = ["--olsr", `${cut}/olsr.txt`, ...SOURCES.slice(2), "--out", `${cut}/dump`, "--at", AT];
       const r =
         i === 0
-          ? await cliAsync(["import", "opennet", ...fresh])
+          ? await command(["import", "opennet", ...fresh])
           : await importOpennet(`${cut}/dump`, {
               olsr: `${cut}/olsr.txt`,
               wiki: `${RAW}wiki_nodes.html`,
@@ -439,7 +439,7 @@ describe("import opennet: an OLSR file cut short at a line boundary", () => {
       writeFileSync(`${dir}/olsr.txt`, olsr);
       const again =
         i === 0
-          ? await cliAsync(["import", "opennet", "--olsr", `${dir}/olsr.txt`, "--previous", state, "--out", state, "--at", AT])
+          ? await command(["import", "opennet", "--olsr", `${dir}/olsr.txt`, "--previous", state, "--out", state, "--at", AT])
           : await importOpennet(state, { olsr: `${dir}/olsr.txt`, previous: state, at: AT }).then(
               () => ({ status: 0, stderr: "" }),
               (err: unknown) => ({ status: 1, stderr: (err as Error).message }),
@@ -463,7 +463,7 @@ describe("import opennet: an OLSR file cut short at a line boundary", () => {
   it("the command prints the warning and writes the dump", async () => {
     const dir = tempDir();
     writeFileSync(`${dir}/olsr.txt`, text.slice(0, at("Routes")));
-    const r = await cliAsync(["import", "opennet", "--olsr", `${dir}/olsr.txt`, "--out", `${dir}/dump`, "--at", AT]);
+    const r = await command(["import", "opennet", "--olsr", `${dir}/olsr.txt`, "--out", `${dir}/dump`, "--at", AT]);
     expect(r.status).toBe(0);
     expect(r.stderr).toContain(`warning: ${dir}/olsr.txt: no table Routes; the file ends after the MID table: it may be cut short`);
     expect(r.stderr).toMatch(/wrote .*, 625 links/);

@@ -12,7 +12,7 @@ import { fileFor, parseRequest, resolve, type FileName } from "../src/core/route
 import { STATUSES } from "../src/core/model/model.ts";
 import { model as modelOf, ap, at } from "./support/dump.ts";
 import { PUBLIC_SAMPLE } from "./support/expected.ts";
-import { cliAsync, ROOT, tempDir } from "./support/tree.ts";
+import { command, ROOT, tempDir } from "./support/tree.ts";
 
 /**
  * The map at /map/ in a real browser: Debian's chromium driven by playwright-core (no browser is
@@ -371,7 +371,7 @@ describe("build --tiles", () => {
   it("takes a tile URL template and its credit; OpenStreetMap's, with its credit, by default; anything else is a usage error", async () => {
     const custom = path.join(tempDir(), "dist");
     const tiles = "https://tiles.example.org/{z}/{x}/{y}.png?key=a&b=c";
-    const ok = await cliAsync([
+    const ok = await command([
       "build",
       "--data",
       `${PUBLIC_SAMPLE}dump`,
@@ -386,7 +386,7 @@ describe("build --tiles", () => {
     expect(ok.status, ok.stderr).toBe(0);
     expect(settingsOf(custom)).toMatchObject({ tiles, attribution: "© Example" });
     const plain = path.join(tempDir(), "dist");
-    expect((await cliAsync(["build", "--data", `${PUBLIC_SAMPLE}dump`, "--out", plain, "-q"])).status).toBe(0);
+    expect((await command(["build", "--data", `${PUBLIC_SAMPLE}dump`, "--out", plain, "-q"])).status).toBe(0);
     expect(settingsOf(plain)).toMatchObject({ tiles: DEFAULT_MAP_SETTINGS.tiles, attribution: DEFAULT_MAP_SETTINGS.attribution });
     for (const bad of [
       "tiles.example.org/{z}/{x}/{y}.png",
@@ -395,7 +395,7 @@ describe("build --tiles", () => {
       "javascript:{z}{x}{y}",
     ]) {
       const out = path.join(tempDir(), "dist");
-      const r = await cliAsync(["build", "--data", `${PUBLIC_SAMPLE}dump`, "--out", out, "--tiles", bad]);
+      const r = await command(["build", "--data", `${PUBLIC_SAMPLE}dump`, "--out", out, "--tiles", bad]);
       expect(r.status, bad).toBe(2);
       expect(r.stderr, bad).toContain("a tile URL is http(s) with {z}, {x} and {y}");
       expect(existsSync(out), bad).toBe(false);

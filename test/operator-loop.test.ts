@@ -6,7 +6,7 @@ import { build, snapshot, startPreview } from "../src/index.ts";
 import { lockOutput } from "../src/io/write/lock.ts";
 import { synthesize, writeSynthDump } from "../src/gen/synth.ts";
 import type { SnapshotIndex } from "../src/publish/archives.ts";
-import { cli, cliAsync, removersDone, tempDir, treeDigest } from "./support/tree.ts";
+import { command, removersDone, tempDir, treeDigest } from "./support/tree.ts";
 
 /**
  * The operator's nightly loop as the README shows it, run by the command line in a folder of the
@@ -34,7 +34,7 @@ function operatorFolder(): string {
   return home;
 }
 
-const run = (home: string, ...args: string[]) => cli(args, home);
+const run = (home: string, ...args: string[]) => command(args, home);
 
 /**
  * A first build made in-process (no child process, about 0.5 s less each) where only what follows is
@@ -73,7 +73,7 @@ describe("the operator's nightly loop", () => {
     for (const [d, commands] of loop) {
       await writeDump(path.join(home, "data"), d);
       for (const args of commands) {
-        const r = run(home, ...args);
+        const r = await run(home, ...args);
         expect([r.status, r.stderr], args.join(" ")).toEqual([0, expect.any(String)]);
         expectExtras(home);
         if (args[0] === "snapshot") expect(r.stderr).toContain(`snapshot ${day(d)} of data:`);
@@ -104,9 +104,9 @@ describe("the operator's nightly loop", () => {
     const snapshots = () => new Map([...treeDigest(path.join(home, "dist"))].filter(([f]) => f.startsWith("snapshots/")));
     const kept = snapshots();
     await writeDump(path.join(home, "data"), 23);
-    expect(run(home, "build").status).toBe(0);
+    expect((await run(home, "build")).status).toBe(0);
     expect(snapshots()).toEqual(kept);
-    const r = run(home, "snapshot", "--keep", "2");
+    const r = await run(home, "snapshot", "--keep", "2");
     expect([r.status, r.stderr]).toEqual([0, expect.stringContaining("2 snapshots kept")]);
     expect(indexOf(path.join(home, "dist")).snapshots.map((s) => s.date)).toEqual([day(23), day(22)]);
   }, 120_000);
@@ -121,7 +121,7 @@ describe("what a build would drop is refused before any work", () => {
     mkdirSync(path.join(home, "dist/about"));
     writeFileSync(path.join(home, "dist/about/index.html"), "<title>About</title>\n");
     const before = treeDigest(path.join(home, "dist"));
-    const r = run(home, "build");
+    const r = await run(home, "build");
     expect(r.status).toBe(2);
     expect(r.stderr).toBe(
       "mesh-api: refusing to replace dist: it holds about/index.html, robots.txt, which mesh-api did not write and a new build would drop; " +
@@ -132,7 +132,7 @@ describe("what a build would drop is refused before any work", () => {
     rmSync(path.join(home, "dist/robots.txt"));
     rmSync(path.join(home, "dist/about"), { recursive: true });
     cpSync(path.join(home, "public"), path.join(home, "site"), { recursive: true });
-    expect(run(home, "build", "--extra", "site").status).toBe(0);
+    expect((await run(home, "build", "--extra", "site")).status).toBe(0);
     expect(readFileSync(path.join(home, "dist/about/index.html"), "utf8")).toContain("About our mesh");
   }, 60_000);
 
@@ -142,9 +142,9 @@ describe("what a build would drop is refused before any work", () => {
     await firstBuild(home);
     rmSync(path.join(home, "dist/.mesh-api-build.json"));
     writeFileSync(path.join(home, "dist/robots.txt"), "User-agent: *\n");
-    expect(run(home, "build").stderr).toContain("it holds robots.txt, which mesh-api did not write");
+    expect((await run(home, "build")).stderr).toContain("it holds robots.txt, which mesh-api did not write");
     rmSync(path.join(home, "dist/robots.txt"));
-    const r = run(home, "snapshot");
+    const r = await run(home, "snapshot");
     expect([r.status, r.stderr]).toEqual([
       0,
       expect.stringContaining("warning: dist records no dump (a build of an earlier mesh-api): the snapshot archives data as given"),
@@ -157,7 +157,7 @@ describe("what a build would drop is refused before any work", () => {
     await firstBuild(home);
     mkdirSync(path.join(home, "dist/api/v2"));
     writeFileSync(path.join(home, "dist/api/v2/index.json"), "{}\n");
-    const r = run(home, "build");
+    const r = await run(home, "build");
     expect([r.status, r.stderr]).toEqual([2, expect.stringContaining("it holds api/v2/index.json, which mesh-api did not write")]);
   }, 60_000);
 
@@ -166,7 +166,7 @@ describe("what a build would drop is refused before any work", () => {
     await writeDump(path.join(home, "data"), 20);
     await firstBuild(home, { snapshot: true });
     writeFileSync(path.join(home, "dist/snapshots/README.txt"), "our archive policy\n");
-    const r = run(home, "build", "--snapshot");
+    const r = await run(home, "build", "--snapshot");
     expect([r.status, r.stderr]).toEqual([2, expect.stringContaining("it holds snapshots/README.txt, which mesh-api did not write")]);
   }, 60_000);
 
@@ -190,9 +190,9 @@ describe("what a build would drop is refused before any work", () => {
       return copy;
     });
     const [missing, inside, ...refused] = await Promise.all([
-      cliAsync(["build", "--extra", "nowhere"], home),
-      cliAsync(["build", "--extra", "dist/about"], home),
-      ...homes.map((copy) => cliAsync(["build", "--extra", "extra"], copy)),
+      command(["build", "--extra", "nowhere"], home),
+      command(["build", "--extra", "dist/about"], home),
+      ...homes.map((copy) => command(["build", "--extra", "extra"], copy)),
     ]);
     cases.forEach(([name, , said], i) => {
       expect([refused[i].status, refused[i].stderr], name).toEqual([2, expect.stringContaining(said)]);
@@ -212,19 +212,19 @@ describe("snapshots tell the truth", () => {
     const home = operatorFolder();
     await writeDump(path.join(home, "data"), 20, 12);
     await writeDump(path.join(home, "scratch/net"), 21, 40);
-    expect(run(home, "build", "--data", "scratch/net").status).toBe(0);
-    const other = run(home, "snapshot", "--data", "data");
+    expect((await run(home, "build", "--data", "scratch/net")).status).toBe(0);
+    const other = await run(home, "snapshot", "--data", "data");
     expect(other.status).toBe(2);
     expect(other.stderr).toMatch(
       /^mesh-api: refusing to snapshot data: the build in dist was made from scratch\/net \(dump sha256 [0-9a-f]{12}\), and data now holds another dump \(sha256 [0-9a-f]{12}\); build --data data --out dist first, or snapshot --data scratch\/net\.\n$/,
     );
-    const r = run(home, "snapshot");
+    const r = await run(home, "snapshot");
     expect([r.status, r.stderr]).toEqual([0, expect.stringContaining(`snapshot ${day(21)} of scratch/net:`)]);
     expect(indexOf(path.join(home, "dist")).snapshots[0].counts.accesspoints).toBe(40);
 
     // The same folder changed since the build is another dump too.
     await writeDump(path.join(home, "scratch/net"), 22, 41);
-    const changed = run(home, "snapshot");
+    const changed = await run(home, "snapshot");
     expect([changed.status, changed.stderr]).toEqual([2, expect.stringContaining("was made from another state of it")]);
   }, 60_000);
 
@@ -233,8 +233,8 @@ describe("snapshots tell the truth", () => {
     await writeDump(path.join(home, "data"), 22);
     await firstBuild(home, { snapshot: true });
     await writeDump(path.join(home, "data"), 21);
-    expect(run(home, "build").status).toBe(0);
-    const r = run(home, "snapshot");
+    expect((await run(home, "build")).status).toBe(0);
+    const r = await run(home, "snapshot");
     expect([r.status, r.stderr]).toEqual([
       0,
       expect.stringMatching(new RegExp(`^snapshot ${day(21)} of data: mesh-topology-${day(21)}\\.tar\\.gz`)),

@@ -3,7 +3,7 @@ import path from "node:path";
 import fg from "fast-glob";
 import { describe, expect, it } from "vitest";
 import { MARKER } from "../src/io/write/ownership.ts";
-import { cli, removersDone, ROOT, tempDir, treeDigest } from "./support/tree.ts";
+import { command, removersDone, ROOT, tempDir, treeDigest } from "./support/tree.ts";
 
 /**
  * Every command that replaces a folder refuses, before any work, a folder that is not its own: the
@@ -25,14 +25,14 @@ function playground() {
   return { root, work: path.join(root, "work"), data, home };
 }
 
-function refused(args: string[], cwd: string, home: string, why: RegExp) {
+async function refused(args: string[], cwd: string, home: string, why: RegExp) {
   const root = path.dirname(home);
   const folders = () => fg.sync("**", { cwd: root, dot: true, onlyDirectories: true }).sort();
   // an earlier build's output, being removed beside the new one, is not the user's
   for (const dir of [root, cwd]) removersDone(dir);
   const before = treeDigest(root);
   const beforeFolders = folders();
-  const r = cli(args, cwd, { HOME: home });
+  const r = await command(args, cwd, { HOME: home });
   expect(r.status, r.stderr).toBe(2);
   const lines = r.stderr.trim().split("\n");
   expect(lines).toHaveLength(1);
@@ -43,89 +43,99 @@ function refused(args: string[], cwd: string, home: string, why: RegExp) {
 }
 
 describe("build refuses an output folder that is not its own", () => {
-  it("a file", () => {
+  it("a file", async () => {
     const p = playground();
-    refused(["build", "--data", p.data, "--out", "todo.txt"], p.work, p.home, /it is a file, not a folder; choose a folder for --out\.$/);
+    await refused(
+      ["build", "--data", p.data, "--out", "todo.txt"],
+      p.work,
+      p.home,
+      /it is a file, not a folder; choose a folder for --out\.$/,
+    );
   });
-  it("'.'", () => {
+  it("'.'", async () => {
     const p = playground();
-    refused(["build", "--data", p.data, "--out", "."], path.join(p.work, "notes"), p.home, /it is the current folder; choose a new folder/);
+    await refused(
+      ["build", "--data", p.data, "--out", "."],
+      path.join(p.work, "notes"),
+      p.home,
+      /it is the current folder; choose a new folder/,
+    );
   });
-  it("the current folder by its absolute path", () => {
+  it("the current folder by its absolute path", async () => {
     const p = playground();
     const cwd = path.join(p.work, "notes");
-    refused(["build", "--data", p.data, "--out", cwd], cwd, p.home, /it is the current folder/);
+    await refused(["build", "--data", p.data, "--out", cwd], cwd, p.home, /it is the current folder/);
   });
-  it("an ancestor of the current folder", () => {
+  it("an ancestor of the current folder", async () => {
     const p = playground();
-    refused(["build", "--data", p.data, "--out", ".."], path.join(p.work, "notes"), p.home, /it contains the current folder/);
-    refused(["build", "--data", p.data, "--out", p.root], path.join(p.work, "notes"), p.home, /it contains the current folder/);
+    await refused(["build", "--data", p.data, "--out", ".."], path.join(p.work, "notes"), p.home, /it contains the current folder/);
+    await refused(["build", "--data", p.data, "--out", p.root], path.join(p.work, "notes"), p.home, /it contains the current folder/);
   });
-  it("/", () => {
+  it("/", async () => {
     const p = playground();
-    refused(["build", "--data", p.data, "--out", "/"], p.work, p.home, /it is the root of the file system/);
+    await refused(["build", "--data", p.data, "--out", "/"], p.work, p.home, /it is the root of the file system/);
   });
-  it("the home folder", () => {
+  it("the home folder", async () => {
     const p = playground();
-    refused(["build", "--data", p.data, "--out", p.home], p.work, p.home, /it is your home folder/);
+    await refused(["build", "--data", p.data, "--out", p.home], p.work, p.home, /it is your home folder/);
   });
-  it("the --data folder, a folder inside it, a folder that contains it", () => {
+  it("the --data folder, a folder inside it, a folder that contains it", async () => {
     const p = playground();
-    refused(["build", "--data", p.data, "--out", p.data], p.work, p.home, /it is the --data folder/);
-    refused(["build", "--data", "dump", "--out", "dump/accesspoints"], p.work, p.home, /it is inside the --data folder dump/);
-    refused(["build", "--data", "dump", "--out", "dump/new"], p.work, p.home, /it is inside the --data folder/);
-    refused(["build", "--data", path.join(p.work, "dump"), "--out", p.work, "-q"], p.home, p.home, /it contains the --data folder/);
+    await refused(["build", "--data", p.data, "--out", p.data], p.work, p.home, /it is the --data folder/);
+    await refused(["build", "--data", "dump", "--out", "dump/accesspoints"], p.work, p.home, /it is inside the --data folder dump/);
+    await refused(["build", "--data", "dump", "--out", "dump/new"], p.work, p.home, /it is inside the --data folder/);
+    await refused(["build", "--data", path.join(p.work, "dump"), "--out", p.work, "-q"], p.home, p.home, /it contains the --data folder/);
   });
-  it("the --data folder named dist: the advice names another folder (issue 28)", () => {
+  it("the --data folder named dist: the advice names another folder (issue 28)", async () => {
     const p = playground();
     cpSync(p.data, path.join(p.work, "dist"), { recursive: true });
-    refused(["build", "--data", "dist"], p.work, p.home, /it is the --data folder; choose a new folder for --out, such as site\.$/);
+    await refused(["build", "--data", "dist"], p.work, p.home, /it is the --data folder; choose a new folder for --out, such as site\.$/);
   });
-  it("the --data folder through a symbolic link", () => {
+  it("the --data folder through a symbolic link", async () => {
     const p = playground();
     symlinkSync(p.data, path.join(p.work, "link"));
-    refused(["build", "--data", p.data, "--out", "link"], p.work, p.home, /it is the --data folder/);
+    await refused(["build", "--data", p.data, "--out", "link"], p.work, p.home, /it is the --data folder/);
   });
-  it("a non-empty folder without the marker", () => {
+  it("a non-empty folder without the marker", async () => {
     const p = playground();
-    refused(
+    await refused(
       ["build", "--data", p.data, "--out", "notes"],
       p.work,
       p.home,
       /it is not empty and was not written by mesh-api .*; empty it or choose a new folder for --out\.$/,
     );
   });
-  it("a folder whose marker is not ours", () => {
+  it("a folder whose marker is not ours", async () => {
     const p = playground();
     writeFileSync(path.join(p.work, "notes", MARKER), "something else\n");
-    refused(["build", "--data", p.data, "--out", "notes"], p.work, p.home, /not written by mesh-api/);
+    await refused(["build", "--data", p.data, "--out", "notes"], p.work, p.home, /not written by mesh-api/);
   });
 });
 
 describe("build replaces what is its own", () => {
-  it("writes the marker, and rebuilds into a previous build's output", () => {
+  it("writes the marker, and rebuilds into a previous build's output", async () => {
     const p = playground();
-    expect(cli(["build", "--data", p.data, "--out", "dist", "-q"], p.work, { HOME: p.home }).status).toBe(0);
+    expect((await command(["build", "--data", p.data, "--out", "dist", "-q"], p.work, { HOME: p.home })).status).toBe(0);
     expect(JSON.parse(readFileSync(path.join(p.work, "dist", MARKER), "utf8"))).toMatchObject({
       format: "mesh-api-output/1",
       kind: "build",
     });
     const first = treeDigest(path.join(p.work, "dist"));
-    const r = cli(["build", "--data", p.data, "--out", "dist"], p.work, { HOME: p.home });
+    const r = await command(["build", "--data", p.data, "--out", "dist"], p.work, { HOME: p.home });
     expect(r.status, r.stderr).toBe(0);
     expect(treeDigest(path.join(p.work, "dist"))).toEqual(first);
     expect(readFileSync(path.join(p.work, "notes", "notes.txt"), "utf8")).toBe("mine\n");
   });
-  it("an empty folder, and the layout of a build from before the marker", () => {
+  it("an empty folder, and the layout of a build from before the marker", async () => {
     const p = playground();
     mkdirSync(path.join(p.work, "empty"));
-    expect(cli(["build", "--data", p.data, "--out", "empty", "-q"], p.work).status).toBe(0);
+    expect((await command(["build", "--data", p.data, "--out", "empty", "-q"], p.work)).status).toBe(0);
     const old = path.join(p.work, "old");
     mkdirSync(path.join(old, "api", "v1"), { recursive: true });
     writeFileSync(path.join(old, "api", "v1", "x.json"), "{}");
     writeFileSync(path.join(old, "_redirects"), "");
     writeFileSync(path.join(old, "404.html"), "");
-    const r = cli(["build", "--data", p.data, "--out", "old"], p.work);
+    const r = await command(["build", "--data", p.data, "--out", "old"], p.work);
     expect(r.status, r.stderr).toBe(0);
     expect(readFileSync(path.join(old, MARKER), "utf8")).toContain("mesh-api-output/1");
     // One file more at the top, and it is no longer that layout.
@@ -134,43 +144,53 @@ describe("build replaces what is its own", () => {
     writeFileSync(path.join(near, "_redirects"), "");
     writeFileSync(path.join(near, "404.html"), "");
     writeFileSync(path.join(near, "notes.txt"), "mine\n");
-    refused(["build", "--data", p.data, "--out", "near"], p.work, p.home, /not written by mesh-api/);
+    await refused(["build", "--data", p.data, "--out", "near"], p.work, p.home, /not written by mesh-api/);
   });
-  it("says 'left unchanged' only where something was, 'nothing written' otherwise", () => {
+  it("says 'left unchanged' only where something was, 'nothing written' otherwise", async () => {
     const p = playground();
     writeFileSync(path.join(p.data, "links", "broken.json"), "[{]");
-    const fresh = cli(["build", "--data", p.data, "--out", "fresh"], p.work);
+    const fresh = await command(["build", "--data", p.data, "--out", "fresh"], p.work);
     expect(fresh.status).toBe(1);
     expect(fresh.stderr).toMatch(/the dump is invalid: 1 problem; nothing written\n$/);
     mkdirSync(path.join(p.work, "empty"));
-    const empty = cli(["build", "--data", p.data, "--out", "empty"], p.work);
+    const empty = await command(["build", "--data", p.data, "--out", "empty"], p.work);
     expect(empty.stderr).toMatch(/; empty left unchanged\n$/);
   });
 });
 
 describe("snapshot writes only into a build of its own", () => {
-  it("refuses a folder without a build of its own, with the advice to build first", () => {
+  it("refuses a folder without a build of its own, with the advice to build first", async () => {
     const p = playground();
-    refused(["snapshot", "--data", p.data, "--dist", "notes"], p.work, p.home, /holds no build of mesh-api; run build --out notes first/);
-    refused(["snapshot", "--data", p.data, "--dist", "nothing"], p.work, p.home, /holds no build .*run build --out nothing first/);
-    refused(["snapshot", "--data", p.data, "--dist", p.data], p.work, p.home, /holds no build/);
+    await refused(
+      ["snapshot", "--data", p.data, "--dist", "notes"],
+      p.work,
+      p.home,
+      /holds no build of mesh-api; run build --out notes first/,
+    );
+    await refused(["snapshot", "--data", p.data, "--dist", "nothing"], p.work, p.home, /holds no build .*run build --out nothing first/);
+    await refused(["snapshot", "--data", p.data, "--dist", p.data], p.work, p.home, /holds no build/);
   });
 });
 
 describe("a build and a dump do not replace each other", () => {
-  it("build refuses a folder marked as a dump, and a dump writer a folder marked as a build", () => {
+  it("build refuses a folder marked as a dump, and a dump writer a folder marked as a build", async () => {
     const p = playground();
     const dump = path.join(p.work, "fetched");
     mkdirSync(dump);
     writeFileSync(path.join(dump, MARKER), JSON.stringify({ format: "mesh-api-output/1", tool: "mesh-static-api", kind: "dump" }) + "\n");
     writeFileSync(path.join(dump, "network.json"), "{}\n");
-    refused(
+    await refused(
       ["build", "--data", p.data, "--out", "fetched"],
       p.work,
       p.home,
       /it holds a dump of mesh-api, not a build; choose another folder for --out\.$/,
     );
-    expect(cli(["build", "--data", p.data, "--out", "dist", "-q"], p.work, { HOME: p.home }).status).toBe(0);
-    refused(["fetch-dump", "http://127.0.0.1:9/d.tar.gz", "--out", "dist"], p.work, p.home, /it holds a build of mesh-api, not a dump/);
+    expect((await command(["build", "--data", p.data, "--out", "dist", "-q"], p.work, { HOME: p.home })).status).toBe(0);
+    await refused(
+      ["fetch-dump", "http://127.0.0.1:9/d.tar.gz", "--out", "dist"],
+      p.work,
+      p.home,
+      /it holds a build of mesh-api, not a dump/,
+    );
   });
 });

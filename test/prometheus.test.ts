@@ -9,7 +9,7 @@ import { build, validate } from "../src/index.ts";
 import { rawRequest } from "./support/http.ts";
 import { startNginx } from "./support/nginx.ts";
 import { freePort, spawnServer, type RunningServer } from "./support/served.ts";
-import { cli, ROOT, tempDir } from "./support/tree.ts";
+import { command, ROOT, tempDir } from "./support/tree.ts";
 
 /**
  * The metrics file (issue 42) as Prometheus takes it: Debian's `promtool check metrics` finds nothing
@@ -104,10 +104,10 @@ beforeAll(async () => {
   online = model.accesspoints.filter((a) => statusOf(a.lastseen_timestamp, model.takenAt) === "online").length;
   versions = model.accesspoints.map((a) => a.mesh_version);
   // a cycle's build: a good run, a failed one, a good one
-  expect(cli(cycleArgs("00", RUNS[0])).status).toBe(0);
-  const failed = cli(cycleArgs("01", RUNS[1]), ROOT, { MESH_API_FAILPOINT: "built:ENOSPC" });
+  expect((await command(cycleArgs("00", RUNS[0]))).status).toBe(0);
+  const failed = await command(cycleArgs("01", RUNS[1]), ROOT, { MESH_API_FAILPOINT: "built:ENOSPC" });
   expect(failed.status, failed.stderr).toBe(4);
-  const good = cli(cycleArgs("01", RUNS[1]));
+  const good = await command(cycleArgs("01", RUNS[1]));
   expect(good.status, good.stderr).toBe(0);
   serve = path.join(dir, "www");
   // nginx serving each, with the configuration `host-config nginx --standalone` prints for it

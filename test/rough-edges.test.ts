@@ -5,7 +5,7 @@ import fg from "fast-glob";
 import { describe, expect, it } from "vitest";
 import { build, startPreview } from "../src/index.ts";
 import { LockedError, lockOutput } from "../src/io/write/lock.ts";
-import { cli, tempDir } from "./support/tree.ts";
+import { command, tempDir } from "./support/tree.ts";
 import { isTwin } from "../src/core/routes.ts";
 
 /**
@@ -16,26 +16,26 @@ import { isTwin } from "../src/core/routes.ts";
 const DATA = path.join(new URL("..", import.meta.url).pathname, "data");
 
 describe("build's snapshot options and counts (item 4)", () => {
-  it("refuses --keep or --previous without --snapshot, before any work", () => {
+  it("refuses --keep or --previous without --snapshot, before any work", async () => {
     const out = path.join(tempDir(), "dist");
     for (const extra of [
       ["--keep", "3"],
       ["--previous", "https://example.org/snapshots/index.json"],
     ]) {
-      const r = cli(["build", "--data", DATA, "--out", out, ...extra]);
+      const r = await command(["build", "--data", DATA, "--out", out, ...extra]);
       expect([r.status, r.stderr]).toEqual([2, `mesh-api: ${extra[0]} is for --snapshot: add --snapshot, or leave it out\n`]);
       expect(existsSync(out)).toBe(false);
     }
   });
 
-  it("says what --snapshot wrote, as the snapshot command does, and counts the --extra files among the files", () => {
+  it("says what --snapshot wrote, as the snapshot command does, and counts the --extra files among the files", async () => {
     const work = tempDir();
     const extra = path.join(work, "extra");
     mkdirSync(path.join(extra, "about"), { recursive: true });
     writeFileSync(path.join(extra, "robots.txt"), "User-agent: *\n");
     writeFileSync(path.join(extra, "about", "index.html"), "<p>us</p>\n");
     const out = path.join(work, "dist");
-    const r = cli(["build", "--data", DATA, "--out", out, "--snapshot", "--extra", extra]);
+    const r = await command(["build", "--data", DATA, "--out", out, "--snapshot", "--extra", extra]);
     expect(r.status, r.stderr).toBe(0);
     expect(r.stderr).toMatch(new RegExp(`\\nsnapshot \\d{4}-\\d{2}-\\d{2} of ${DATA}: .+; 1 snapshot kept in ${out}/snapshots\\n`));
     // the site's files: the API's, the pages, the operator's; not the snapshots, nor the marker and record of the build, nor
@@ -58,14 +58,14 @@ describe("build's hint for Netlify works where it is printed (item 1)", () => {
     ["in a checkout, run by npm", { npm_lifecycle_event: "build" }, "npm run mesh-api --"],
     ["installed, run as mesh-api", { npm_lifecycle_event: "" }, "mesh-api"],
   ] as const)
-    it(how, () => {
+    it(how, async () => {
       // A folder like the checkout: its netlify.toml holds the committed generic rules; a dump path with a space.
       const work = tempDir();
       copyFileSync(path.join(ROOT, "netlify.toml"), path.join(work, "netlify.toml"));
       const data = path.join(work, "my dump");
       cpSync(DATA, data, { recursive: true });
       const env2: Record<string, string> = { ...env };
-      const r = cli(["build", "--data", data, "--out", path.join(work, "dist")], work, env2);
+      const r = await command(["build", "--data", data, "--out", path.join(work, "dist")], work, env2);
       expect(r.status, r.stderr).toBe(0);
       const hint = /deploy with the netlify\.toml of `([^`]+)`/.exec(r.stderr)![1];
       expect(hint.startsWith(`${prefix} netlify-config `)).toBe(true);
@@ -75,7 +75,7 @@ describe("build's hint for Netlify works where it is printed (item 1)", () => {
       })
         .stdout.split("\0")
         .slice(0, -1);
-      const ran = cli(words, work);
+      const ran = await command(words, work);
       expect([ran.status, ran.stderr]).toEqual([0, expect.any(String)]);
       expect(readFileSync(path.join(work, "netlify.toml"), "utf8")).not.toBe(readFileSync(path.join(ROOT, "netlify.toml"), "utf8"));
     });
@@ -94,16 +94,16 @@ describe("the snapshots link before a first snapshot (item 5)", () => {
     } finally {
       await preview.close();
     }
-    expect(cli(["snapshot", "--dist", out, "--data", DATA, "-q"]).status).toBe(0);
+    expect((await command(["snapshot", "--dist", out, "--data", DATA, "-q"])).status).toBe(0);
     expect(readFileSync(path.join(out, "snapshots", "index.html"), "utf8")).toContain("SHA256SUMS");
   });
 });
 
 describe("preview of a folder that holds no build (item 6)", () => {
-  it("is refused with the folder named, exit 2", () => {
+  it("is refused with the folder named, exit 2", async () => {
     const dir = tempDir();
     writeFileSync(path.join(dir, "index.html"), "<p>mine</p>");
-    const r = cli(["preview", "--dir", dir, "--port", "0"]);
+    const r = await command(["preview", "--dir", dir, "--port", "0"]);
     expect([r.status, r.stderr]).toEqual([
       2,
       `mesh-api: nothing to serve: ${dir} holds no build of mesh-api (no .mesh-api-output file in it); run build --out ${dir} first, or name the build's folder with --dir\n`,
@@ -183,8 +183,12 @@ describe("every problem located, consequences marked (item 3)", () => {
     ],
   });
 
-  it("a broken NDJSON line: its file line and the column in it; the links to it marked as its consequences", () => {
-    const r = cli(["validate", "--data", dump([ap(1), ap(2), ap(3), ap(4), '{"main_ip":"10.0.0.5",,}'], [link(1, 1, 2), link(2, 5, 1)])]);
+  it("a broken NDJSON line: its file line and the column in it; the links to it marked as its consequences", async () => {
+    const r = await command([
+      "validate",
+      "--data",
+      dump([ap(1), ap(2), ap(3), ap(4), '{"main_ip":"10.0.0.5",,}'], [link(1, 1, 2), link(2, 5, 1)]),
+    ]);
     expect(r.status).toBe(1);
     expect(r.stderr).toContain("accesspoints/a.ndjson:5 $: malformed JSON: Expected double-quoted property name at column 23\n");
     expect(r.stderr).toContain(
@@ -192,16 +196,16 @@ describe("every problem located, consequences marked (item 3)", () => {
     );
   });
 
-  it("a refused access point record: the links naming its interfaces say so", () => {
+  it("a refused access point record: the links naming its interfaces say so", async () => {
     const bad = JSON.stringify({ main_ip: "10.0.0.9", owner: 7, interfaces: [{ id: 9, addresses: [] }] });
-    const r = cli(["validate", "--data", dump([ap(1), bad], [link(1, 9, 1)])]);
+    const r = await command(["validate", "--data", dump([ap(1), bad], [link(1, 9, 1)])]);
     expect(r.stderr).toContain(
       "links/l.json [0] $.endpoints[0].interface: no interface has the id 9 (a consequence of the error in the access point record at accesspoints/a.ndjson:2)\n",
     );
   });
 
-  it("a link with an error still counts for the duplicate ids", () => {
-    const r = cli(["validate", "--data", dump([ap(1), ap(2)], [link(3, 1, 2, 1.5), link(3, 2, 1)])]);
+  it("a link with an error still counts for the duplicate ids", async () => {
+    const r = await command(["validate", "--data", dump([ap(1), ap(2)], [link(3, 1, 2, 1.5), link(3, 2, 1)])]);
     expect(r.stderr).toContain("links/l.json [0] $.endpoints[0].quality: quality must be between 0 and 1\n");
     expect(r.stderr).toContain("links/l.json [1] $.id: duplicate link id 3 (first used at links/l.json [0])\n");
   });

@@ -5,7 +5,7 @@ import { synthesize, writeSynthDump } from "../src/gen/synth.ts";
 import { dataRules, NETLIFY_RULE_LIMIT, netlifyRules, ruleCountWarnings } from "../src/hosts/netlify.ts";
 import { validate } from "../src/index.ts";
 import { ap, model } from "./support/dump.ts";
-import { cliAsync, tempDir } from "./support/tree.ts";
+import { command, tempDir } from "./support/tree.ts";
 
 /**
  * Netlify recommends staying under 10,000 redirect rules; a network whose deploy needs more gets a
@@ -32,7 +32,7 @@ describe("the Netlify rule count", () => {
     const data = await network(300, 15);
     const out = path.join(tempDir(), "dist");
     // build and validate run while this process validates
-    const runs = Promise.all([cliAsync(["build", "--data", data, "--out", out]), cliAsync(["validate", "--data", data])]);
+    const runs = Promise.all([command(["build", "--data", data, "--out", out]), command(["validate", "--data", data])]);
     const r = await validate({ data });
     expect(netlifyRules(r.values!).deployRules).toBeGreaterThan(NETLIFY_RULE_LIMIT);
     const mac = netlifyRules(r.values!).literalsByParam.get("if_hwaddress")!;
@@ -55,7 +55,7 @@ describe("the Netlify rule count", () => {
   it("says nothing for a network under the limit", async () => {
     // the shared synthetic network of 300 access points (support/shared.ts): its dump, read only
     const data = inject("builds")["synth-300"].data;
-    const v = await cliAsync(["validate", "--data", data]);
+    const v = await command(["validate", "--data", data]);
     expect(v.status, v.stderr).toBe(0);
     expect(warningsOf(v.stderr)).toEqual([]);
     expect(v.stderr).toMatch(/, 0 warnings \(/);

@@ -22,7 +22,7 @@ import { rawRequest } from "./support/http.ts";
 import { steadyClient, type SteadyClient } from "./support/live-clients.ts";
 import { startNginx } from "./support/nginx.ts";
 import type { RunningServer } from "./support/served.ts";
-import { cli, cliArgs, cliAsync, removersDone, ROOT, tempDir, treeDigest } from "./support/tree.ts";
+import { cliArgs, cliAsync, command, removersDone, ROOT, tempDir, treeDigest } from "./support/tree.ts";
 
 /**
  * Issue 41, item 8 and part of item 3. `build --out <link>` writes each build into a new folder beside
@@ -213,12 +213,12 @@ describe("build --out <link>: the guarantees of a folder's build", () => {
 
   /** A folder `www` with `api` linking to a first build `api.1`, made by the CLI once, copied for each test. */
   let first: string;
-  beforeAll(() => {
+  beforeAll(async () => {
     first = tempDir();
     const www = path.join(first, "www");
     mkdirSync(www);
     symlinkSync("api.0", path.join(www, "api"));
-    const r = cli(["build", "--data", SAMPLE, "--out", path.join(www, "api"), "-q"], first);
+    const r = await command(["build", "--data", SAMPLE, "--out", path.join(www, "api"), "-q"], first);
     expect(r.status, r.stderr).toBe(0);
     expect(readlinkSync(path.join(www, "api"))).toBe("api.1");
   }, 120_000);
@@ -229,51 +229,51 @@ describe("build --out <link>: the guarantees of a folder's build", () => {
     return { dir, www, link: path.join(www, "api") };
   }
 
-  it("a failed build leaves the link and its target as they were, and makes no folder", () => {
+  it("a failed build leaves the link and its target as they were, and makes no folder", async () => {
     const { dir, www, link } = served();
     const broken = path.join(dir, "broken");
     cpSync(SAMPLE, broken, { recursive: true });
     writeFileSync(path.join(broken, "network.json"), "{ not json\n");
     const before = layout(dir);
-    const r = cli(["build", "--data", broken, "--out", link], dir);
+    const r = await command(["build", "--data", broken, "--out", link], dir);
     expect(r.status).toBe(1);
     expect(r.stderr).toContain(`${link} left unchanged`);
     expect(layout(dir)).toEqual(before);
     expect(readdirSync(www).sort()).toEqual(["api", "api.1"]);
   });
 
-  it("carries the snapshots of the served build into the new one", () => {
+  it("carries the snapshots of the served build into the new one", async () => {
     const { dir, www, link } = served();
-    expect(cli(["build", "--data", SAMPLE, "--out", link, "--snapshot", "-q"], dir).status).toBe(0);
+    expect((await command(["build", "--data", SAMPLE, "--out", link, "--snapshot", "-q"], dir)).status).toBe(0);
     const index = readFileSync(path.join(www, "api.2", "snapshots", "index.json"));
-    const r = cli(["build", "--data", SAMPLE, "--out", link, "-q"], dir);
+    const r = await command(["build", "--data", SAMPLE, "--out", link, "-q"], dir);
     expect(r.status, r.stderr).toBe(0);
     expect(readlinkSync(link)).toBe("api.3");
     expect(readFileSync(path.join(www, "api.3", "snapshots", "index.json"))).toEqual(index);
     expect(treeDigest(path.join(www, "api.3", "snapshots"))).toEqual(treeDigest(path.join(www, "api.2", "snapshots")));
     // snapshot through the link writes into the served build
-    const s = cli(["snapshot", "--dist", link, "--data", SAMPLE, "-q"], dir);
+    const s = await command(["snapshot", "--dist", link, "--data", SAMPLE, "-q"], dir);
     expect(s.status, s.stderr).toBe(0);
     expect(readlinkSync(link)).toBe("api.3");
   });
 
-  it("refuses a file of the user's in the served build, changing nothing", () => {
+  it("refuses a file of the user's in the served build, changing nothing", async () => {
     const { dir, www, link } = served();
     writeFileSync(path.join(www, "api.1", "robots.txt"), "mine\n");
     const before = layout(dir);
-    const r = cli(["build", "--data", SAMPLE, "--out", link], dir);
+    const r = await command(["build", "--data", SAMPLE, "--out", link], dir);
     expect(r.status).toBe(2);
     expect(r.stderr).toContain("it holds robots.txt, which mesh-api did not write");
     expect(layout(dir)).toEqual(before);
   });
 
-  it("is refused while another writer holds the link's lock, or the lock of the folder it points at", () => {
+  it("is refused while another writer holds the link's lock, or the lock of the folder it points at", async () => {
     const { dir, www, link } = served();
     const before = layout(dir);
     for (const take of [() => lockOutput(link, "api", { asNamed: true }), () => lockOutput(path.join(www, "api.1"), "api.1")]) {
       const held = take();
       try {
-        const r = cli(["build", "--data", SAMPLE, "--out", link], dir);
+        const r = await command(["build", "--data", SAMPLE, "--out", link], dir);
         expect(r.status).toBe(2);
         expect(r.stderr).toMatch(/this process is writing it|another mesh-api \(pid \d+\) is writing it/);
       } finally {
@@ -283,7 +283,7 @@ describe("build --out <link>: the guarantees of a folder's build", () => {
     }
   });
 
-  it("writes beside the link's target, wherever that is, and keeps the link's text relative or absolute", () => {
+  it("writes beside the link's target, wherever that is, and keeps the link's text relative or absolute", async () => {
     const dir = tempDir();
     const builds = path.join(dir, "builds");
     mkdirSync(builds);
@@ -291,11 +291,11 @@ describe("build --out <link>: the guarantees of a folder's build", () => {
     mkdirSync(www);
     const rel = path.join(www, "api");
     symlinkSync("../builds/api.0", rel);
-    expect(cli(["build", "--data", SAMPLE, "--out", rel, "-q"], dir).status).toBe(0);
+    expect((await command(["build", "--data", SAMPLE, "--out", rel, "-q"], dir)).status).toBe(0);
     expect(readlinkSync(rel)).toBe("../builds/api.1");
     const abs = path.join(www, "abs");
     symlinkSync(path.join(builds, "api.1"), abs);
-    const r = cli(["build", "--data", SAMPLE, "--out", abs, "-q"], dir);
+    const r = await command(["build", "--data", SAMPLE, "--out", abs, "-q"], dir);
     expect(r.status, r.stderr).toBe(0);
     // named after the link, numbered past what that name has there
     expect(readlinkSync(abs)).toBe(path.join(builds, "abs.1"));
@@ -303,7 +303,7 @@ describe("build --out <link>: the guarantees of a folder's build", () => {
     // a folder of that name that is not a build is never removed, and its number is skipped
     mkdirSync(path.join(builds, "api.7"));
     writeFileSync(path.join(builds, "api.7", "mine.txt"), "mine\n");
-    for (let i = 0; i < 2; i++) expect(cli(["build", "--data", SAMPLE, "--out", rel, "-q"], dir).status).toBe(0);
+    for (let i = 0; i < 2; i++) expect((await command(["build", "--data", SAMPLE, "--out", rel, "-q"], dir)).status).toBe(0);
     removersDone(builds);
     expect(readlinkSync(rel)).toBe("../builds/api.9");
     for (const until = Date.now() + 60_000; existsSync(path.join(builds, "api.1")) && Date.now() < until;)
@@ -312,19 +312,19 @@ describe("build --out <link>: the guarantees of a folder's build", () => {
     expect(readdirSync(builds).sort()).toEqual(["abs.1", "api.7", "api.8", "api.9"]);
   });
 
-  it("refuses a link to another link, and a link into a folder that does not exist", () => {
+  it("refuses a link to another link, and a link into a folder that does not exist", async () => {
     const { dir, www, link } = served();
     const chain = path.join(www, "chain");
     symlinkSync("api", chain);
     const nowhere = path.join(www, "nowhere");
     symlinkSync("missing/api.1", nowhere);
     const before = layout(dir);
-    const a = cli(["build", "--data", SAMPLE, "--out", chain], dir);
+    const a = await command(["build", "--data", SAMPLE, "--out", chain], dir);
     expect([a.status, a.stderr]).toEqual([
       2,
       `mesh-api: refusing to write to ${chain}: it is a symbolic link to another link, api; point ${chain} at a folder (ln -sfn <folder> ${chain}).\n`,
     ]);
-    const b = cli(["build", "--data", SAMPLE, "--out", nowhere], dir);
+    const b = await command(["build", "--data", SAMPLE, "--out", nowhere], dir);
     expect(b.status).toBe(2);
     expect(b.stderr).toMatch(
       /it is a symbolic link to missing\/api\.1, in a folder that does not exist; make .*missing, or point .* elsewhere\.$/m,
@@ -363,7 +363,7 @@ describe("no command but the cycle writes into a cycle's state (issue 41, item 3
   let state: string;
   let serve: string;
   const cycle = (k: string, at: string) =>
-    cli(
+    command(
       [
         "cycle",
         "--state",
@@ -381,19 +381,19 @@ describe("no command but the cycle writes into a cycle's state (issue 41, item 3
       dir,
     );
 
-  beforeAll(() => {
+  beforeAll(async () => {
     dir = tempDir();
     state = path.join(dir, "state");
     serve = path.join(dir, "www");
-    const r = cycle("00", "2026-11-20T10:00:00Z");
+    const r = await cycle("00", "2026-11-20T10:00:00Z");
     expect(r.status, r.stderr).toBe(0);
     expect(lstatSync(serve).isSymbolicLink()).toBe(true);
   }, 120_000);
 
-  function refusedInto(args: string[]) {
+  async function refusedInto(args: string[]) {
     removersDone(dir);
     const before = layout(dir);
-    const r = cli(args, dir);
+    const r = await command(args, dir);
     expect(r.status, r.stderr).toBe(2);
     const lines = r.stderr.trim().split("\n");
     expect(lines).toHaveLength(1);
@@ -405,30 +405,30 @@ describe("no command but the cycle writes into a cycle's state (issue 41, item 3
     return lines[0];
   }
 
-  it("build into the served link, a folder inside the state, the state itself, or a dangling link into it", () => {
-    expect(refusedInto(["build", "--data", SAMPLE, "--out", serve])).toContain(
+  it("build into the served link, a folder inside the state, the state itself, or a dangling link into it", async () => {
+    expect(await refusedInto(["build", "--data", SAMPLE, "--out", serve])).toContain(
       `refusing to write to ${serve}: it is a symbolic link into ${state}, the state folder of mesh-api cycle, which only the cycle writes;`,
     );
-    expect(refusedInto(["build", "--data", SAMPLE, "--out", path.join(state, "mine")])).toContain(`it lies inside ${state}`);
-    expect(refusedInto(["build", "--data", SAMPLE, "--out", state])).toContain("it is the state folder of mesh-api cycle");
+    expect(await refusedInto(["build", "--data", SAMPLE, "--out", path.join(state, "mine")])).toContain(`it lies inside ${state}`);
+    expect(await refusedInto(["build", "--data", SAMPLE, "--out", state])).toContain("it is the state folder of mesh-api cycle");
     const dangling = path.join(dir, "old-www");
     symlinkSync(path.join(state, "runs", "99999999", "build"), dangling);
-    expect(refusedInto(["build", "--data", SAMPLE, "--out", dangling])).toContain(`it is a symbolic link into ${state}`);
+    expect(await refusedInto(["build", "--data", SAMPLE, "--out", dangling])).toContain(`it is a symbolic link into ${state}`);
   });
 
-  it("snapshot of the served link or of a build inside the state", () => {
-    refusedInto(["snapshot", "--dist", serve]);
-    refusedInto(["snapshot", "--dist", path.join(state, "dump")]);
+  it("snapshot of the served link or of a build inside the state", async () => {
+    await refusedInto(["snapshot", "--dist", serve]);
+    await refusedInto(["snapshot", "--dist", path.join(state, "dump")]);
   });
 
-  it("import and fetch-dump into the state's dump or the served link, before reading any source", () => {
-    refusedInto(["import", "opennet", "--olsr", path.join(LIVE, "00", "olsr.txt"), "--out", path.join(state, "dump")]);
-    refusedInto(["import", "api", "http://127.0.0.1:9/", "--out", serve]);
-    refusedInto(["fetch-dump", "http://127.0.0.1:9/dump.tar.gz", "--out", path.join(state, "dump")]);
+  it("import and fetch-dump into the state's dump or the served link, before reading any source", async () => {
+    await refusedInto(["import", "opennet", "--olsr", path.join(LIVE, "00", "olsr.txt"), "--out", path.join(state, "dump")]);
+    await refusedInto(["import", "api", "http://127.0.0.1:9/", "--out", serve]);
+    await refusedInto(["fetch-dump", "http://127.0.0.1:9/dump.tar.gz", "--out", path.join(state, "dump")]);
   });
 
-  it("and the next cycle runs as before", () => {
-    const r = cycle("01", "2026-11-20T10:06:00Z");
+  it("and the next cycle runs as before", async () => {
+    const r = await cycle("01", "2026-11-20T10:06:00Z");
     expect(r.status, r.stderr).toBe(0);
     expect(lstatSync(serve).isSymbolicLink()).toBe(true);
   }, 120_000);

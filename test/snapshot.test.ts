@@ -6,7 +6,7 @@ import { build, snapshot, startPreview } from "../src/index.ts";
 import { API_SERVED, isTwin } from "../src/core/routes.ts";
 import type { SnapshotIndex } from "../src/publish/archives.ts";
 import { synthesize, writeSynthDump } from "../src/gen/synth.ts";
-import { cli, tempDir, treeDigest } from "./support/tree.ts";
+import { command, tempDir, treeDigest } from "./support/tree.ts";
 import { FREIFUNK_API_SETTINGS } from "./support/site.ts";
 
 /** Deterministic archives, verifiable sums, rebuildable dumps, and a history carried across deployments. */
@@ -132,7 +132,7 @@ describe("snapshots", () => {
     await build({ data, out });
     await snapshot({ data, dist: out });
     expect(readIndex(out).snapshots[0].date).toBe("2026-11-09");
-    const r = cli(["snapshot", "--data", data, "--dist", tempDir()]);
+    const r = await command(["snapshot", "--data", data, "--dist", tempDir()]);
     expect(r.status).toBe(2);
     expect(r.stderr).toContain("holds no build");
   });

@@ -3,7 +3,7 @@ import path from "node:path";
 import { describe, expect, it } from "vitest";
 import { validate } from "../src/index.ts";
 import { formatProblem } from "../src/core/problems.ts";
-import { treeDigest, tempDir, cli } from "./support/tree.ts";
+import { command, tempDir, treeDigest } from "./support/tree.ts";
 import { validated } from "./support/dump.ts";
 
 /** Broken dumps: every problem is reported with file, line or index, JSON path and a plain message. */
@@ -236,30 +236,30 @@ describe("validation reports every problem, located", () => {
 });
 
 describe("validate and build on the command line", () => {
-  it("validate reports the ten faults, exits 1, and build leaves the previous output untouched", () => {
+  it("validate reports the ten faults, exits 1, and build leaves the previous output untouched", async () => {
     const data = writeDump(TEN_FAULTS);
-    const v = cli(["validate", "--data", data]);
+    const v = await command(["validate", "--data", data]);
     expect(v.status).toBe(1);
     expect(v.stderr.split("\n").filter((l) => l.startsWith("error: "))).toHaveLength(EXPECTED_TEN.length);
 
     const out = path.join(tempDir(), "dist");
     const ok = writeDump({ "accesspoints/a.json": JSON.stringify([good("10.0.0.1", 1)]), "links/l.json": "[]" });
-    expect(cli(["build", "--data", ok, "--out", out, "--quiet"]).status).toBe(0);
+    expect((await command(["build", "--data", ok, "--out", out, "--quiet"])).status).toBe(0);
     const before = treeDigest(out);
     expect(before.size).toBeGreaterThan(5);
-    const b = cli(["build", "--data", data, "--out", out]);
+    const b = await command(["build", "--data", data, "--out", out]);
     expect(b.status).toBe(1);
     expect(b.stderr).toContain("left unchanged");
     expect(treeDigest(out)).toEqual(before);
   });
 
-  it("exits 2 on usage errors and 0 with a summary on success", () => {
-    expect(cli(["build", "--bogus"]).status).toBe(2);
-    expect(cli(["frobnicate"]).status).toBe(2);
+  it("exits 2 on usage errors and 0 with a summary on success", async () => {
+    expect((await command(["build", "--bogus"])).status).toBe(2);
+    expect((await command(["frobnicate"])).status).toBe(2);
     const data = writeDump({ "accesspoints/a.json": JSON.stringify(good("10.0.0.1", 1)), "links/l.json": "[]" });
-    const r = cli(["validate", "--data", data]);
+    const r = await command(["validate", "--data", data]);
     expect(r.status).toBe(0);
     expect(r.stderr).toMatch(/^valid: 2 files, 1 access point, 1 interface, 0 links, 0 sites, 0 warnings/);
-    expect(cli(["validate", "--data", data, "--quiet"]).stderr).toBe("");
+    expect((await command(["validate", "--data", data, "--quiet"])).stderr).toBe("");
   });
 });

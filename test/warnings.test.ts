@@ -2,7 +2,7 @@ import path from "node:path";
 import { describe, expect, it } from "vitest";
 import { synthesize, writeSynthDump } from "../src/gen/synth.ts";
 import { formatProblem, validate } from "../src/index.ts";
-import { cli, tempDir } from "./support/tree.ts";
+import { command, tempDir } from "./support/tree.ts";
 
 /**
  * A large network with many warnings of several kinds: the command line shows the first five of
@@ -39,8 +39,8 @@ describe("grouped warnings", () => {
     expect(byKind.get("shared link peers")).toBeGreaterThanOrEqual(30);
 
     const out = path.join(tempDir(), "dist");
-    const b = cli(["build", "--data", data, "--out", out]);
-    const v = cli(["validate", "--data", data]);
+    const b = await command(["build", "--data", data, "--out", out]);
+    const v = await command(["validate", "--data", data]);
     expect(b.status, b.stderr).toBe(0);
     expect(v.status, v.stderr).toBe(0);
     const warningLines = (stderr: string) => stderr.split("\n").filter((l) => l.startsWith("warning:"));
@@ -66,10 +66,10 @@ describe("grouped warnings", () => {
       ...found.problems.filter((p) => p.severity === "warning").map(formatProblem),
       ...found.hostWarnings.map((w) => `warning: ${w.message}`),
     ];
-    const all = cli(["validate", "--data", data, "--all-warnings"]);
+    const all = await command(["validate", "--data", data, "--all-warnings"]);
     expect(all.status, all.stderr).toBe(0);
     expect(warningLines(all.stderr)).toEqual(every);
-    const allBuilt = cli(["build", "--data", data, "--out", out, "--all-warnings"]);
+    const allBuilt = await command(["build", "--data", data, "--out", out, "--all-warnings"]);
     expect(allBuilt.status, allBuilt.stderr).toBe(0);
     expect(warningLines(allBuilt.stderr)).toEqual(every);
   }, 180_000);

@@ -1,9 +1,9 @@
 #!/usr/bin/env node
-import { ended, interruptedCode } from "./exit.ts";
+import { interruptedCode } from "./exit.ts";
 import { exitOnInterrupt } from "../io/write/interrupt.ts";
 import { interruptLine } from "./format.ts";
 import { limitHeapGrowth } from "./memory.ts";
-import { createProgram } from "./program.ts";
+import { runCommandLine } from "./program.ts";
 
 /** The command line: a thin shell over the library, one file per command; how a run ends is decided in exit.ts. */
 
@@ -14,8 +14,6 @@ exitOnInterrupt(
 );
 
 // No top-level await: the tests run the command line from a CommonJS bundle (test/support/tree.ts).
-createProgram()
-  .parseAsync()
-  .catch((err: unknown) => {
-    process.exitCode = ended(err);
-  });
+void runCommandLine(process.argv.slice(2)).then((code) => {
+  process.exitCode = code;
+});

@@ -11,7 +11,7 @@ import { register as preview } from "./preview.ts";
 import { register as snapshot } from "./snapshot.ts";
 import { register as validate } from "./validate.ts";
 
-import { DEBUG_ENV } from "./exit.ts";
+import { DEBUG_ENV, ended, EXIT } from "./exit.ts";
 import { VERSION } from "./package-version.ts";
 
 /** `--debug`, on the program and on every command (after the command's name too): the stack of an error. */
@@ -53,4 +53,19 @@ export function createProgram(): Command {
       command.help();
     });
   return program;
+}
+
+/**
+ * Runs one command line (the arguments after the program's name) to its end and returns its exit
+ * code, as exit.ts decides it: what main.ts does with the process's arguments. The process itself
+ * (its signal handlers, heap setting and exit code) is main.ts's; the tests run commands through
+ * this in their own process (test/support/tree.ts) and through main.ts as a child process.
+ */
+export async function runCommandLine(args: readonly string[]): Promise<number> {
+  try {
+    await createProgram().parseAsync([...args], { from: "user" });
+    return EXIT.ok;
+  } catch (err: unknown) {
+    return ended(err);
+  }
 }

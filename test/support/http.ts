@@ -84,7 +84,10 @@ export async function rawRequests(port: number, asks: readonly RawAsk[], limit =
 class KeptAlive {
   busy = false;
   private socket?: Socket;
-  private buffered: Buffer = Buffer.alloc(0);
+  /** the bytes received and not yet taken, as they came: joined only when read (a long body arrives in many pieces) */
+  private pieces: Buffer[] = [];
+  /** their length */
+  private received = 0;
   private ended = true;
   private wake?: () => void;
 
@@ -109,19 +112,21 @@ class KeptAlive {
   /** Ends the connection; bytes after its last answer fail the batch, as they would the next request. */
   close(): void {
     this.socket?.destroy();
-    if (this.buffered.length > 0) throw new Error(`bytes after the last answer of a connection to port ${this.port}`);
+    if (this.received > 0) throw new Error(`bytes after the last answer of a connection to port ${this.port}`);
   }
 
   private open(): void {
     this.socket?.destroy();
     const socket = connect(this.port, "127.0.0.1");
     this.socket = socket;
-    this.buffered = Buffer.alloc(0);
+    this.pieces = [];
+    this.received = 0;
     this.ended = false;
     // a connection closed before may still report its end: only this one's events count
     socket.on("data", (c: Buffer) => {
       if (socket !== this.socket) return;
-      this.buffered = this.buffered.length === 0 ? c : Buffer.concat([this.buffered, c]);
+      this.pieces.push(c);
+      this.received += c.length;
       this.wake?.();
     });
     const end = () => {
@@ -134,22 +139,28 @@ class KeptAlive {
   }
 
   private send({ method, target, headers = {} }: RawAsk): void {
-    if (this.buffered.length > 0) throw new Error(`bytes after an answer, before ${method} ${target.slice(0, 80)}`);
+    if (this.received > 0) throw new Error(`bytes after an answer, before ${method} ${target.slice(0, 80)}`);
     this.socket!.write(requestBytes(method, target, headers));
   }
 
   /** Waits until more than `have` bytes are buffered or the connection ended; the bytes buffered. */
   private async more(have: number): Promise<number> {
-    while (this.buffered.length <= have && !this.ended) await new Promise<void>((resolve) => (this.wake = resolve));
+    while (this.received <= have && !this.ended) await new Promise<void>((resolve) => (this.wake = resolve));
     this.wake = undefined;
-    return this.buffered.length;
+    return this.received;
+  }
+
+  /** The bytes received and not yet taken, as one buffer. */
+  private get buffered(): Buffer {
+    if (this.pieces.length > 1) this.pieces = [Buffer.concat(this.pieces, this.received)];
+    return this.pieces[0] ?? Buffer.alloc(0);
   }
 
   private async answer({ method, target }: RawAsk): Promise<RawResponse> {
     const fail = (why: string) => new Error(`${why} for ${method} ${target.slice(0, 80)}`);
     let split: number;
     while ((split = this.buffered.indexOf("\r\n\r\n")) < 0) {
-      const had = this.buffered.length;
+      const had = this.received;
       if ((await this.more(had)) === had) throw fail("no HTTP response");
     }
     if (!this.buffered.subarray(0, 7).equals(Buffer.from("HTTP/1.")))
@@ -161,8 +172,8 @@ class KeptAlive {
     const bodiless = method === "HEAD" || status === 204 || status === 304;
     if (/\bclose\b/i.test(headers.connection ?? "") || (!bodiless && !isChunked && headers["content-length"] === undefined)) {
       // to the end of the connection, as rawRequest reads every answer (a server may send a body to HEAD with an error)
-      while (!this.ended) await this.more(this.buffered.length);
-      const rest = this.take(start, this.buffered.length - start);
+      while (!this.ended) await this.more(this.received);
+      const rest = this.take(start, this.received - start);
       body = isChunked ? dechunked(rest) : rest;
       this.socket?.destroy();
       this.ended = true;
@@ -175,13 +186,13 @@ class KeptAlive {
           this.take(start, whole.end);
           break;
         }
-        const had = this.buffered.length;
+        const had = this.received;
         if ((await this.more(had)) === had) throw fail("a chunked body cut short");
       }
     } else {
       const length = Number(headers["content-length"]);
-      while (this.buffered.length - start < length) {
-        const had = this.buffered.length;
+      while (this.received - start < length) {
+        const had = this.received;
         if ((await this.more(had)) === had) throw fail("a body cut short");
       }
       body = this.take(start, length);
@@ -191,9 +202,11 @@ class KeptAlive {
 
   /** The body at `start` of `length` bytes; the bytes before it and it leave the buffer. */
   private take(start: number, length: number): Buffer {
-    const body = this.buffered.subarray(start, start + length);
-    this.buffered = this.buffered.subarray(start + length);
-    return Buffer.from(body);
+    const all = this.buffered;
+    const rest = all.subarray(start + length);
+    this.pieces = rest.length > 0 ? [rest] : [];
+    this.received = rest.length;
+    return Buffer.from(all.subarray(start, start + length));
   }
 }
 

@@ -46,7 +46,12 @@ declare module "vitest" {
 /** Every file of a tree with its size and modification time: what a test that wrote into it changes. */
 export function stampOf(dir: string): string {
   const files = fg.sync("**/*", { cwd: dir, dot: true, onlyFiles: true }).sort();
-  return files.map((f) => `${f}\u0000${statSync(path.join(dir, f)).size}\u0000${statSync(path.join(dir, f)).mtimeMs}`).join("\n");
+  return files
+    .map((f) => {
+      const st = statSync(path.join(dir, f));
+      return `${f}\u0000${st.size}\u0000${st.mtimeMs}`;
+    })
+    .join("\n");
 }
 
 const used = new Set<SharedName>();
