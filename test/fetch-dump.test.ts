@@ -10,7 +10,7 @@ import { snapshot, validate } from "../src/index.ts";
 import { fetchDump } from "../src/io/read/fetch.ts";
 import { MARKER, markerBody } from "../src/io/write/ownership.ts";
 import { sharedBuild } from "./support/shared.ts";
-import { cliArgs, ROOT, tempDir, treeDigest } from "./support/tree.ts";
+import { cliArgs, command, ROOT, tempDir, treeDigest } from "./support/tree.ts";
 
 /**
  * fetch-dump: refuses folders that are not its own before downloading anything, verifies what
@@ -74,7 +74,11 @@ function start(args: string[], cwd: string, env: Record<string, string> = {}): {
   return { child, done };
 }
 
-const run = (args: string[], cwd = tempDir(), env: Record<string, string> = {}) => start(args, cwd, env).done;
+/** The command in this process (support/tree.ts command); `start` where a kill must reach it. */
+const run = async (args: string[], cwd = tempDir(), env: Record<string, string> = {}): Promise<Run> => ({
+  ...(await command(args, cwd, env)),
+  signal: null,
+});
 
 /** fetchDump in this process, as the command runs it: the run's outcome in the command's terms (exit 1 for an error). */
 async function library(url: string, out: string, allowUnverified = false): Promise<{ status: number; stderr: string }> {

@@ -9,7 +9,7 @@ import { wikiPositions } from "../src/gen/raw.ts";
 import { synthesize, writeSynthDump, type SynthDump } from "../src/gen/synth.ts";
 import { importOpennet } from "../src/importers/opennet/index.ts";
 import { assertReplaceable, MARKER, markerBody, RefusedOutputError } from "../src/io/write/ownership.ts";
-import { cliAsync, commandFile, tempDir, treeDigest } from "./support/tree.ts";
+import { command, commandFile, tempDir, treeDigest } from "./support/tree.ts";
 
 /**
  * The synthetic networks validate without a problem of any severity, and `npm run synth` replaces
@@ -293,11 +293,11 @@ describe("npm run synth -- --raw: a synthetic network's raw sources, as import o
     const www = path.join(dir, "www");
     const args = (from: string) => ["cycle", "--state", state, "--serve", www, "--olsr", sources(from).olsr, "--wiki", sources(from).wiki];
     const ods = (from: string) => ["--ondataservice", sources(from).ondataservice];
-    const first = await cliAsync([...args(raw), ...ods(raw), "--at", AT]);
+    const first = await command([...args(raw), ...ods(raw), "--at", AT]);
     expect(first.status, first.stderr).toBe(0);
     const later = path.join(dir, "raw");
     expect(synth(["--aps", String(APS), "--seed", String(SEED), "--raw", later, "--step", "1"], dir).status).toBe(0);
-    const second = await cliAsync([...args(later), ...ods(later), "--at", "2026-11-22T03:06:00Z"]);
+    const second = await command([...args(later), ...ods(later), "--at", "2026-11-22T03:06:00Z"]);
     expect(second.status, second.stderr).toBe(0);
     expect(lstatSync(www).isSymbolicLink()).toBe(true);
     const served = path.resolve(path.dirname(www), readlinkSync(www));

@@ -26,7 +26,7 @@ import { rawRequest, rawRequests, type RawResponse } from "./http.ts";
 import { tableRequests } from "./requests.ts";
 import { GET, headerOf, otherRequests, sameAnswer, type Request, type RunningServer, type ServedHost } from "./served.ts";
 import { sharedBuild, type SharedName } from "./shared.ts";
-import { cliAsync, tempDir } from "./tree.ts";
+import { command, tempDir } from "./tree.ts";
 
 /**
  * Each self-hosted server's replay against the preview (issue 44: one replay per host and network).
@@ -390,7 +390,7 @@ export function describeHost(host: ServedHost): void {
    * sample of the details): every answer identical. Every detail's request is replayed (replayTree).
    */
   async function passesCheck(s: Replayed): Promise<void> {
-    const r = await cliAsync(["check", `http://127.0.0.1:${s.server.port}`, "--dist", s.out]);
+    const r = await command(["check", `http://127.0.0.1:${s.server.port}`, "--dist", s.out]);
     expect(r.stderr).toBe("");
     expect(r.status).toBe(0);
     const [requested, identical, differing, missing] = totalOf(r.stdout) ?? [];
