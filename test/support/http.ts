@@ -182,7 +182,7 @@ class KeptAlive {
       for (;;) {
         const whole = chunked(this.buffered.subarray(start));
         if (whole?.end !== undefined) {
-          body = Buffer.from(whole.body);
+          body = whole.body; // joined by chunked(): its own bytes
           this.take(start, whole.end);
           break;
         }
@@ -206,7 +206,13 @@ class KeptAlive {
     const rest = all.subarray(start + length);
     this.pieces = rest.length > 0 ? [rest] : [];
     this.received = rest.length;
-    return Buffer.from(all.subarray(start, start + length));
+    const body = all.subarray(start, start + length);
+    // A body that is most of its buffer keeps it; a smaller one is copied out, so that the thousands
+    // of answers a replay keeps do not each hold a buffer of the socket's reads.
+    if (body.length * 2 >= all.length) return body;
+    const copy = Buffer.allocUnsafe(body.length);
+    body.copy(copy);
+    return copy;
   }
 }
 
