@@ -337,7 +337,7 @@ async function commandNow(args: string[], cwd: string, env: Record<string, strin
   const output = { stdout: "", stderr: "" };
   const streams = (["stdout", "stderr"] as const).map((name) => {
     const stream = process[name];
-    const write = stream.write;
+    const write = Object.getOwnPropertyDescriptor(stream, "write");
     const tty = Object.getOwnPropertyDescriptor(stream, "isTTY");
     stream.write = ((chunk: string | Uint8Array, ...rest: unknown[]) => {
       output[name] += typeof chunk === "string" ? chunk : Buffer.from(chunk).toString("utf8");
@@ -346,10 +346,14 @@ async function commandNow(args: string[], cwd: string, env: Record<string, strin
       return true;
     }) as typeof stream.write;
     Object.defineProperty(stream, "isTTY", { value: undefined, configurable: true, writable: true });
+    // each put back as it was: the stream's own property, or none (the prototype's)
     return () => {
-      stream.write = write;
-      if (tty) Object.defineProperty(stream, "isTTY", tty);
-      else delete (stream as { isTTY?: boolean }).isTTY;
+      for (const [key, own] of [
+        ["write", write],
+        ["isTTY", tty],
+      ] as const)
+        if (own) Object.defineProperty(stream, key, own);
+        else delete (stream as unknown as Record<string, unknown>)[key];
     };
   });
   try {
