@@ -12,12 +12,16 @@ export function rawRequest(
   method: string,
   target: string | Buffer,
   headers: Record<string, string> = {},
+  /** fails the request when no byte comes for this long (a server that never answers) */
+  idleMs?: number,
 ): Promise<RawResponse> {
   return new Promise((resolve, reject) => {
     const socket = connect(port, "127.0.0.1");
     const chunks: Buffer[] = [];
     socket.on("data", (c) => chunks.push(c));
     socket.on("error", reject);
+    if (idleMs !== undefined)
+      socket.setTimeout(idleMs, () => socket.destroy(new Error(`no answer for ${idleMs} ms to ${method} ${String(target).slice(0, 80)}`)));
     socket.on("end", () => {
       const all = Buffer.concat(chunks);
       const split = all.indexOf("\r\n\r\n");

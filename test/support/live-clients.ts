@@ -47,7 +47,8 @@ export function steadyClient(o: SteadyClientOptions): SteadyClient {
       const target = o.targets[i % o.targets.length];
       try {
         const before = o.served?.();
-        const r = await rawRequest(o.port, "GET", target);
+        // A request the server never answers is a failure, not a test that waits for its time-out.
+        const r = await rawRequest(o.port, "GET", target, {}, 10_000);
         const after = o.served?.();
         const body: unknown = JSON.parse(r.body.toString("utf8"));
         if (r.status !== 200) failures.push(`${prefix}${target}: ${r.status}`);
