@@ -5,7 +5,8 @@ import { afterAll, describe, expect, it } from "vitest";
 import { ended, EXIT, stopped } from "../src/cli/exit.ts";
 import { VERSION } from "../src/cli/package-version.ts";
 import { InputError } from "../src/core/problems.ts";
-import { cli, tempDir, treeDigest } from "./support/tree.ts";
+import { bugProgram } from "./fixtures/bug-cli.ts";
+import { cli, command, ROOT, tempDir, treeDigest } from "./support/tree.ts";
 
 /**
  * Issue 41, item 2: when the machine stops a command (a full disk, missing rights, a read-only file
@@ -14,7 +15,6 @@ import { cli, tempDir, treeDigest } from "./support/tree.ts";
  */
 
 /** The real program with one more command that fails as a bug would (test/fixtures/bug-cli.ts). */
-const BUG_CLI = new URL("./fixtures/bug-cli.ts", import.meta.url).pathname;
 
 const errno = (code: string, extra: Record<string, unknown> = {}) =>
   Object.assign(new Error(`${code}: system words`), { code, errno: -1, syscall: "write", ...extra });
@@ -96,14 +96,17 @@ describe("a bug of mesh-api (issue 43)", () => {
     expect(text).toMatch(/^caused by: TypeError: Cannot read properties/m);
   });
 
-  it("the command line: exit 70, --debug after the command's name or MESH_API_DEBUG=1 prints the stack", () => {
-    const run = (args: string[], env: Record<string, string> = {}) =>
-      spawnSync(process.execPath, ["--import", "tsx", BUG_CLI, ...args], { encoding: "utf8", env: { ...process.env, ...env } });
-    const plain = run(["explode"]);
+  it("the command line: exit 70, --debug after the command's name or MESH_API_DEBUG=1 prints the stack", async () => {
+    const run = (args: string[], env: Record<string, string> = {}) => command(args, ROOT, env, bugProgram);
+    const plain = await run(["explode"]);
     expect(plain.status).toBe(70);
     expect(plain.stderr).toMatch(/^mesh-api: internal error: exploded on purpose\nThis is a bug of mesh-api /);
     expect(plain.stderr).not.toContain("    at ");
-    for (const r of [run(["explode", "--debug"]), run(["--debug", "explode"]), run(["explode"], { MESH_API_DEBUG: "1" })]) {
+    for (const r of [
+      await run(["explode", "--debug"]),
+      await run(["--debug", "explode"]),
+      await run(["explode"], { MESH_API_DEBUG: "1" }),
+    ]) {
       expect(r.status).toBe(70);
       expect(r.stderr).toMatch(/^TypeError: exploded on purpose\n {4}at .*bug-cli\.ts/m);
       expect(r.stderr).toContain("caused by: Error: the cause");

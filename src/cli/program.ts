@@ -59,11 +59,12 @@ export function createProgram(): Command {
  * Runs one command line (the arguments after the program's name) to its end and returns its exit
  * code, as exit.ts decides it: what main.ts does with the process's arguments. The process itself
  * (its signal handlers, heap setting and exit code) is main.ts's; the tests run commands through
- * this in their own process (test/support/tree.ts) and through main.ts as a child process.
+ * this in their own process (test/support/tree.ts) and through main.ts as a child process, and
+ * machine.test with a program that has one command more (one that fails as a bug does).
  */
-export async function runCommandLine(args: readonly string[]): Promise<number> {
+export async function runCommandLine(args: readonly string[], program: Command = createProgram()): Promise<number> {
   try {
-    await createProgram().parseAsync([...args], { from: "user" });
+    await program.parseAsync([...args], { from: "user" });
     return EXIT.ok;
   } catch (err: unknown) {
     return ended(err);

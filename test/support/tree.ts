@@ -323,13 +323,24 @@ let running: Promise<unknown> = Promise.resolve();
  * command at a time per test process: the folder, the environment and the streams are the
  * process's. Its stdout and stderr are not terminals, as a child's pipes are not.
  */
-export function command(args: string[], cwd = ROOT, env: Record<string, string> = {}): Promise<Ran> {
-  const ran = running.then(() => commandNow(args, cwd, env));
+export function command(
+  args: string[],
+  cwd = ROOT,
+  env: Record<string, string> = {},
+  /** another program than the command line's (machine.test's with a command that fails as a bug does) */
+  program?: () => import("commander").Command,
+): Promise<Ran> {
+  const ran = running.then(() => commandNow(args, cwd, env, program));
   running = ran.catch(() => undefined);
   return ran;
 }
 
-async function commandNow(args: string[], cwd: string, env: Record<string, string>): Promise<Ran> {
+async function commandNow(
+  args: string[],
+  cwd: string,
+  env: Record<string, string>,
+  program: (() => import("commander").Command) | undefined,
+): Promise<Ran> {
   // Imported here: setup.ts loads this file before each test file, and src/ loaded then would escape a file's vi.mock.
   const { runCommandLine } = await import("../../src/cli/program.ts");
   const before = { ...process.env };
@@ -359,7 +370,7 @@ async function commandNow(args: string[], cwd: string, env: Record<string, strin
   try {
     Object.assign(process.env, env);
     if (cwd !== folder) process.chdir(cwd);
-    const status = await runCommandLine(args);
+    const status = await runCommandLine(args, program?.());
     return { status, ...output };
   } finally {
     if (process.cwd() !== folder) process.chdir(folder);
