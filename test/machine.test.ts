@@ -5,6 +5,7 @@ import { afterAll, describe, expect, it } from "vitest";
 import { ended, EXIT, stopped } from "../src/cli/exit.ts";
 import { VERSION } from "../src/cli/package-version.ts";
 import { InputError } from "../src/core/problems.ts";
+import { runCommandLine } from "../src/cli/program.ts";
 import { bugProgram } from "./fixtures/bug-cli.ts";
 import { cli, command, ROOT, tempDir, treeDigest } from "./support/tree.ts";
 
@@ -97,7 +98,7 @@ describe("a bug of mesh-api (issue 43)", () => {
   });
 
   it("the command line: exit 70, --debug after the command's name or MESH_API_DEBUG=1 prints the stack", async () => {
-    const run = (args: string[], env: Record<string, string> = {}) => command(args, ROOT, env, bugProgram);
+    const run = (args: string[], env: Record<string, string> = {}) => command(args, ROOT, env, (a) => runCommandLine(a, bugProgram()));
     const plain = await run(["explode"]);
     expect(plain.status).toBe(70);
     expect(plain.stderr).toMatch(/^mesh-api: internal error: exploded on purpose\nThis is a bug of mesh-api /);

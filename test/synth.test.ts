@@ -1,4 +1,4 @@
-import { spawn, spawnSync } from "node:child_process";
+import { spawnSync } from "node:child_process";
 import { lstatSync, mkdirSync, readdirSync, readFileSync, readlinkSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { beforeAll, describe, expect, it } from "vitest";
@@ -9,6 +9,7 @@ import { wikiPositions } from "../src/gen/raw.ts";
 import { synthesize, writeSynthDump, type SynthDump } from "../src/gen/synth.ts";
 import { importOpennet } from "../src/importers/opennet/index.ts";
 import { assertReplaceable, MARKER, markerBody, RefusedOutputError } from "../src/io/write/ownership.ts";
+import { runSynth } from "../scripts/synth-command.ts";
 import { command, commandFile, tempDir, treeDigest } from "./support/tree.ts";
 
 /**
@@ -20,24 +21,13 @@ import { command, commandFile, tempDir, treeDigest } from "./support/tree.ts";
 type Row = Record<string, unknown> & { interfaces: { addresses: { address: string }[] }[] };
 
 /** Runs scripts/synth.ts as `npm run synth` does, as one node process (from the current sources, see compiledFile). */
-function synth(args: string[], cwd: string, env: Record<string, string> = {}) {
-  const r = spawnSync(process.execPath, [commandFile("scripts/synth.ts"), ...args], {
-    cwd,
-    encoding: "utf8",
-    env: { ...process.env, ...env },
-  });
+function synthChild(args: string[], cwd: string) {
+  const r = spawnSync(process.execPath, [commandFile("scripts/synth.ts"), ...args], { cwd, encoding: "utf8" });
   return { status: r.status ?? -1, stderr: r.stderr };
 }
 
-/** synth without blocking this process, for runs side by side. */
-function synthAsync(args: string[], cwd: string): Promise<{ status: number; stderr: string }> {
-  return new Promise((resolve) => {
-    const child = spawn(process.execPath, [commandFile("scripts/synth.ts"), ...args], { cwd, stdio: ["ignore", "ignore", "pipe"] });
-    let stderr = "";
-    child.stderr.on("data", (c) => (stderr += c));
-    child.on("close", (status) => resolve({ status: status ?? -1, stderr }));
-  });
-}
+/** The script's run in this process (scripts/synth-command.ts, what scripts/synth.ts runs; support/tree.ts command). */
+const synth = (args: string[], cwd: string, env: Record<string, string> = {}) => command(args, cwd, env, runSynth);
 
 /** Folders a writer left beside `dir` (`.<name>.tmp-…`, `.<name>.old-…`). */
 const leftovers = (dir: string) => readdirSync(path.dirname(dir)).filter((n) => n.startsWith(`.${path.basename(dir)}.`));
@@ -116,12 +106,12 @@ describe("writeSynthDump and npm run synth replace only their own folders", () =
     expect(leftovers(dir)).toEqual([]);
   });
 
-  it("exits 2 for a folder holding an unrelated file and leaves the file byte-identical", () => {
+  it("exits 2 for a folder holding an unrelated file and leaves the file byte-identical", async () => {
     const cwd = tempDir();
     const out = tempDir();
     const bytes = Buffer.from("thesis draft, not backed up\n\u0000\u00ff", "latin1");
     writeFileSync(path.join(out, "thesis.txt"), bytes);
-    const r = synth(["--aps", "50", "--seed", "2", "--out", out], cwd);
+    const r = await synth(["--aps", "50", "--seed", "2", "--out", out], cwd);
     expect(r.status).toBe(2);
     expect(r.stderr).toMatch(/^synth: refusing to write to .*: it is not empty and was not written by mesh-api/);
     expect(r.stderr.trim().split("\n")).toHaveLength(1);
@@ -151,7 +141,7 @@ describe("writeSynthDump and npm run synth replace only their own folders", () =
       await expect(assertReplaceable({ out, option: "--out", kind: "dump", cwd, home }), out).rejects.toThrow(
         new RegExp(`^refusing to write to .*${why.source}`),
       );
-    const r = synth(["--aps", "5", "--out", home], cwd, { HOME: home });
+    const r = await synth(["--aps", "5", "--out", home], cwd, { HOME: home });
     expect(r.status).toBe(2);
     expect(r.stderr).toMatch(/^synth: refusing to write to .*it is your home folder/);
     expect(treeDigest(base)).toEqual(before);
@@ -161,12 +151,13 @@ describe("writeSynthDump and npm run synth replace only their own folders", () =
   it("writes a marked dump into a new folder, and a rerun into its own output replaces it", async () => {
     const cwd = tempDir();
     const out = path.join(tempDir(), "dump");
-    const first = synth(["--aps", "40", "--seed", "4", "--out", out], cwd);
+    // as `npm run synth` runs it, a process of its own; the other runs of this file in this process
+    const first = synthChild(["--aps", "40", "--seed", "4", "--out", out], cwd);
     expect(first.status, first.stderr).toBe(0);
     expect(readFileSync(path.join(out, MARKER), "utf8")).toBe(markerBody("dump"));
     expect(JSON.parse(readFileSync(path.join(out, "network.json"), "utf8")).name).toContain("seed 4");
 
-    const again = synth(["--aps", "60", "--seed", "5", "--out", out, "--ndjson"], cwd);
+    const again = await synth(["--aps", "60", "--seed", "5", "--out", out, "--ndjson"], cwd);
     expect(again.status, again.stderr).toBe(0);
     expect(JSON.parse(readFileSync(path.join(out, "network.json"), "utf8")).name).toContain("seed 5");
     expect(readdirSync(path.join(out, "links"))).toEqual(["part-000.ndjson"]);
@@ -195,7 +186,7 @@ describe("npm run synth -- --raw: a synthetic network's raw sources, as import o
 
   beforeAll(async () => {
     raw = path.join(tempDir(), "raw");
-    const r = synth(["--aps", String(APS), "--seed", String(SEED), "--raw", raw], tempDir());
+    const r = await synth(["--aps", String(APS), "--seed", String(SEED), "--raw", raw], tempDir());
     expect(r.status, r.stderr).toBe(0);
     expect(r.stderr).toBe(`wrote ${raw}: olsr.txt, wiki.html, ondataservice.db of ${APS} access points (seed ${SEED}, step 0)\n`);
     dump = path.join(tempDir(), "dump");
@@ -296,7 +287,7 @@ describe("npm run synth -- --raw: a synthetic network's raw sources, as import o
     const first = await command([...args(raw), ...ods(raw), "--at", AT]);
     expect(first.status, first.stderr).toBe(0);
     const later = path.join(dir, "raw");
-    expect(synth(["--aps", String(APS), "--seed", String(SEED), "--raw", later, "--step", "1"], dir).status).toBe(0);
+    expect((await synth(["--aps", String(APS), "--seed", String(SEED), "--raw", later, "--step", "1"], dir)).status).toBe(0);
     const second = await command([...args(later), ...ods(later), "--at", "2026-11-22T03:06:00Z"]);
     expect(second.status, second.stderr).toBe(0);
     expect(lstatSync(www).isSymbolicLink()).toBe(true);
@@ -329,7 +320,7 @@ describe("npm run synth -- --raw replaces only its own folders", () => {
       const before = treeDigest(dir);
       await expect(assertRawReplaceable(dir, { cwd }), dir).rejects.toThrow(new RegExp(`^refusing to write to ${dir}: ${why.source}`));
       if (i === cases.length - 1) {
-        const r = synth(["--aps", "5", "--raw", dir], cwd);
+        const r = await synth(["--aps", "5", "--raw", dir], cwd);
         expect(r.status, dir).toBe(2);
         expect(r.stderr.trim(), dir).toMatch(new RegExp(`^synth: refusing to write to ${dir}: ${why.source}`));
       }
@@ -338,8 +329,8 @@ describe("npm run synth -- --raw replaces only its own folders", () => {
     }
     // the current folder, though it holds nothing but the raw sources
     const here = path.join(tempDir(), "raw");
-    expect(synth(["--aps", "5", "--raw", here], cwd).status).toBe(0);
-    const r = synth(["--aps", "5", "--raw", "."], here);
+    expect((await synth(["--aps", "5", "--raw", here], cwd)).status).toBe(0);
+    const r = await synth(["--aps", "5", "--raw", "."], here);
     expect(r.stderr).toMatch(/^synth: refusing to write to \.: it is the current folder; choose a new folder for --raw, such as raw\.\n$/);
     expect(r.status).toBe(2);
     // mesh-api's commands do not take a raw folder for theirs
@@ -352,8 +343,8 @@ describe("npm run synth -- --raw replaces only its own folders", () => {
   it("replaces its own folder with another network or step; usage errors for --step alone, nested folders, a bad step", async () => {
     const cwd = tempDir();
     const raw = path.join(tempDir(), "raw");
-    expect(synth(["--aps", "8", "--seed", "2", "--raw", raw], cwd).status).toBe(0);
-    const again = synth(["--aps", "9", "--seed", "2", "--raw", raw, "--step", "3"], cwd);
+    expect((await synth(["--aps", "8", "--seed", "2", "--raw", raw], cwd)).status).toBe(0);
+    const again = await synth(["--aps", "9", "--seed", "2", "--raw", raw, "--step", "3"], cwd);
     expect(again.status, again.stderr).toBe(0);
     expect(JSON.parse(readFileSync(path.join(raw, RAW_MARKER), "utf8"))).toEqual({
       format: "mesh-api-synth-raw/1",
@@ -371,7 +362,7 @@ describe("npm run synth -- --raw replaces only its own folders", () => {
       [["--aps", "5", "--out", path.join(cwd, "d"), "--raw", path.join(cwd, "d", "raw")], /--out and --raw must be separate folders/],
     ];
     // side by side: each refuses before any work, and none writes
-    const results = await Promise.all(usage.map(([args]) => synthAsync(args, cwd)));
+    const results = await Promise.all(usage.map(([args]) => synth(args, cwd)));
     usage.forEach(([args, message], i) => {
       expect(results[i].status, args.join(" ")).toBe(2);
       expect(results[i].stderr, args.join(" ")).toMatch(message);

@@ -327,10 +327,10 @@ export function command(
   args: string[],
   cwd = ROOT,
   env: Record<string, string> = {},
-  /** another program than the command line's (machine.test's with a command that fails as a bug does) */
-  program?: () => import("commander").Command,
+  /** the command line's runner: runCommandLine, or another (scripts/synth-command.ts, or a program with a command more) */
+  run?: (args: string[]) => Promise<number>,
 ): Promise<Ran> {
-  const ran = running.then(() => commandNow(args, cwd, env, program));
+  const ran = running.then(() => commandNow(args, cwd, env, run));
   running = ran.catch(() => undefined);
   return ran;
 }
@@ -339,7 +339,7 @@ async function commandNow(
   args: string[],
   cwd: string,
   env: Record<string, string>,
-  program: (() => import("commander").Command) | undefined,
+  run: ((args: string[]) => Promise<number>) | undefined,
 ): Promise<Ran> {
   // Imported here: setup.ts loads this file before each test file, and src/ loaded then would escape a file's vi.mock.
   const { runCommandLine } = await import("../../src/cli/program.ts");
@@ -370,7 +370,7 @@ async function commandNow(
   try {
     Object.assign(process.env, env);
     if (cwd !== folder) process.chdir(cwd);
-    const status = await runCommandLine(args, program?.());
+    const status = await (run ?? runCommandLine)(args);
     return { status, ...output };
   } finally {
     if (process.cwd() !== folder) process.chdir(folder);
