@@ -107,12 +107,21 @@ function meshApiProblems(words: readonly string[]): string[] {
   return problems;
 }
 
-/** The options a script under scripts/ declares with commander (`.option("--aps <n>", ...)`). */
-function scriptOptions(file: string): string[] {
+/**
+ * The options a script under scripts/ declares with commander (`.option("--aps <n>", ...)`), itself
+ * or in a module beside it that it imports (scripts/synth.ts runs scripts/synth-command.ts).
+ */
+function scriptOptions(file: string, seen = new Set<string>()): string[] {
+  if (seen.has(file)) return [];
+  seen.add(file);
   const text = readFileSync(path.join(ROOT, file), "utf8");
-  return [...text.matchAll(/\.(?:requiredOption|option)\(\s*"([^"]+)"/g)].flatMap((m) =>
-    m[1].split(/[\s,]+/).filter((w) => w.startsWith("-")),
-  );
+  const beside = [...text.matchAll(/from "\.\/([\w-]+\.ts)"/g)].map((m) => path.posix.join(path.posix.dirname(file), m[1]));
+  return [
+    ...[...text.matchAll(/\.(?:requiredOption|option)\(\s*"([^"]+)"/g)].flatMap((m) =>
+      m[1].split(/[\s,]+/).filter((w) => w.startsWith("-")),
+    ),
+    ...beside.flatMap((f) => scriptOptions(f, seen)),
+  ];
 }
 
 /** What is wrong with `npm <words>`: a script that does not exist, or what its command line names. */

@@ -318,8 +318,8 @@ let running: Promise<unknown> = Promise.resolve();
  * runCommandLine: commander's parse, the command, exit.ts's words and code), with the folder, the
  * environment and the output streams of a child process for its time, so about a tenth of the CPU
  * of a child's start and a cold compile (a host-config of data/: 0.1 s against 0.68 s). What only a
- * process shows stays with `cli`: signals and kills, the heap setting, locks held by other
- * processes, the bundle's start (cli.test, crash, interrupt, cycle-faults, node-versions). One
+ * process shows stays with `cli`: signals and kills, the heap setting, a full disk, the bundle's
+ * start (cli.test, crash, interrupt, cycle-faults, machine, node-versions). One
  * command at a time per test process: the folder, the environment and the streams are the
  * process's. Its stdout and stderr are not terminals, as a child's pipes are not.
  */
