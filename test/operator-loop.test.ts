@@ -181,7 +181,7 @@ describe("what a build would drop is refused before any work", () => {
       ["api/v1/extra.json", "{}\n", "holds api/v1/extra.json, but api/ is the build's own folder"],
       [".mesh-api-output", "{}\n", "holds .mesh-api-output, but .mesh-api-output is the build's own file"],
     ];
-    // Each in a copy of the folder, side by side: some are refused only under the output's lock.
+    // Each in a copy of the folder (one after the other in this process): some are refused only under the output's lock.
     const homes = cases.map(([name, body]) => {
       const copy = tempDir();
       cpSync(home, copy, { recursive: true });

@@ -361,7 +361,7 @@ describe("npm run synth -- --raw replaces only its own folders", () => {
       [["--aps", "5", "--raw", path.join(cwd, "r"), "--step", "1.5"], /--step must be a whole number/],
       [["--aps", "5", "--out", path.join(cwd, "d"), "--raw", path.join(cwd, "d", "raw")], /--out and --raw must be separate folders/],
     ];
-    // side by side: each refuses before any work, and none writes
+    // each refuses before any work, and none writes
     const results = await Promise.all(usage.map(([args]) => synth(args, cwd)));
     usage.forEach(([args, message], i) => {
       expect(results[i].status, args.join(" ")).toBe(2);
