@@ -39,7 +39,7 @@ export async function runSynth(args: readonly string[]): Promise<number> {
     .option("--ndjson", "write links as NDJSON too (default: JSON arrays)");
   try {
     program.parse([...args], { from: "user" });
-    await synth(program.opts());
+    await synth(program.opts<Options>());
     return 0;
   } catch (err) {
     if (err instanceof CommanderError) return err.exitCode;

@@ -144,7 +144,8 @@ export const ROOT = new URL("../../", import.meta.url).pathname;
  * that in the bundle too it finds what is beside it (assets, packages through createRequire); an
  * entry must therefore not compare its import.meta.url with process.argv[1] to learn that it is the
  * main module (process.argv[1] is the loader). Loading one file instead of some three hundred modules
- * halves a command's start (0.38 to 0.19 s of CPU, measured; the suite starts about 385); the installed package, compiled
+ * halves a command's start (0.38 to 0.19 s of CPU, measured; the suite starts about 70 since most command lines run in
+ * the test's process, `command` below); the installed package, compiled
  * module by module, is package.test's.
  */
 function compiledTree(): string {
