@@ -301,11 +301,14 @@ describe("check messages", () => {
         void site.then((s) => s.close());
         return;
       }
+      // One connection per request (no kept-alive socket the preview may close under it), and an
+      // upstream failure ends the client's connection instead of becoming an uncaught error.
       http
-        .request(new URL(req.url!, good.url), { headers: req.headers }, (answer) => {
+        .request(new URL(req.url!, good.url), { headers: req.headers, agent: false }, (answer) => {
           res.writeHead(answer.statusCode!, answer.headers);
           answer.pipe(res);
         })
+        .on("error", () => res.destroy())
         .end();
     });
     return site;
