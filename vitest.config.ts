@@ -1,10 +1,14 @@
-import { readdirSync, readFileSync } from "node:fs";
+import { readdirSync, readFileSync, statSync } from "node:fs";
+import path from "node:path";
 import { availableParallelism } from "node:os";
 import { defineConfig } from "vitest/config";
+import { BaseSequencer, type TestSpecification } from "vitest/node";
+
+const ROOT_DIR = path.dirname(new URL(import.meta.url).pathname);
 
 /**
  * The suite in tiers (docs/development.md, "Tests"): `npm test` runs them all, `npm run test:fast`
- * the unit tier (`vitest run --project 'unit*'`: `unit` and `unit-isolated`). A test file is in the
+ * the unit tier (`MESH_TEST_TIER=unit vitest run`). A test file is in the
  * tier whose names list it, else in `build`; test/architecture.test.ts checks that every name listed
  * is a test file, and that each host's
  * test is in the tier its record names (Host.test, src/hosts/host.ts). They are not read from the records
@@ -52,8 +56,8 @@ export const TIERS = {
  * about half a second of CPU a file (the servers tier: 152 s of CPU isolated, 143 s shared; the unit
  * tier 34 s isolated, 24 s shared). But a file that replaces a module with vi.mock (filter-record,
  * output-record) must start with modules of its own, and its replacement must never reach another
- * file: such files run in an isolated project of their tier, `<tier>-isolated`, found here by their
- * text (test/architecture.test.ts checks that they are).
+ * file: such files run in the project `isolated`, found here by their text (test/architecture.test.ts
+ * checks that they are).
  */
 export const MOCKING: readonly string[] = readdirSync(new URL("./test/", import.meta.url))
   .filter((f) => f.endsWith(".test.ts") && /\bvi\.(mock|doMock)\(/.test(readFileSync(new URL(`./test/${f}`, import.meta.url), "utf8")))
@@ -62,14 +66,51 @@ export const MOCKING: readonly string[] = readdirSync(new URL("./test/", import.
 
 const files = (names: readonly string[]) => names.map((n) => `test/${n}.test.ts`);
 const listed = Object.values(TIERS).flatMap(files);
+const ALL = readdirSync(new URL("./test/", import.meta.url))
+  .filter((f) => f.endsWith(".test.ts"))
+  .map((f) => `test/${f}`);
 
-/** A tier's projects: its files sharing modules, and those that mock one apart, isolated. */
-function tier(name: string, include: string[], exclude: string[] = []) {
-  const mine = MOCKING.filter((f) => (include.includes(f) || include.some((g) => g.includes("*"))) && !exclude.includes(f));
-  return [
-    { extends: true as const, test: { name, include, exclude: [...exclude, ...mine], isolate: false } },
-    ...(mine.length === 0 ? [] : [{ extends: true as const, test: { name: `${name}-isolated`, include: mine, isolate: true } }]),
-  ];
+/** Each test file's tier: the one whose names list it, else `build`. */
+export const tierOf = (file: string): string => Object.entries(TIERS).find(([, names]) => files(names).includes(file))?.[0] ?? "build";
+
+/**
+ * The tiers a run takes: every one, or those MESH_TEST_TIER names (`unit`, `servers,browser`).
+ * An unknown name stops the run with the names there are, rather than run nothing.
+ */
+function selectedTiers(): readonly string[] | undefined {
+  const given = process.env.MESH_TEST_TIER?.trim();
+  if (!given) return undefined;
+  const known = [...Object.keys(TIERS), "build"];
+  const names = given.split(",").map((n) => n.trim());
+  const unknown = names.filter((n) => !known.includes(n));
+  if (unknown.length > 0) throw new Error(`MESH_TEST_TIER: no tier ${unknown.join(", ")}; the tiers are ${known.join(", ")}`);
+  return names;
+}
+
+const tiers = selectedTiers();
+const included = ALL.filter((f) => !tiers || tiers.includes(tierOf(f)));
+
+/**
+ * The order the files start in, on a run with no timings yet (a fresh clone): the heavy tiers first
+ * (each host file replays thousands of requests, a runtime file unpacks Node.js or a package), then
+ * the builds and CLI runs, the pages, and the unit tier's short files last, each tier's longer files
+ * first. Two workers then finish close together instead of one running a long file alone at the
+ * end. vitest's own order runs the projects one after the other, by name.
+ */
+const TIER_ORDER = ["servers", "runtimes", "build", "browser", "unit"];
+
+class HeavyFirst extends BaseSequencer {
+  override async sort(specs: TestSpecification[]): Promise<TestSpecification[]> {
+    const weight = (spec: TestSpecification) => {
+      const file = path.relative(ROOT_DIR, spec.moduleId);
+      return { tier: TIER_ORDER.indexOf(tierOf(file)), size: statSync(spec.moduleId).size };
+    };
+    const weights = new Map(specs.map((s) => [s, weight(s)]));
+    return [...specs].sort((a, b) => {
+      const [x, y] = [weights.get(a)!, weights.get(b)!];
+      return x.tier - y.tier || y.size - x.size;
+    });
+  }
 }
 
 export default defineConfig({
@@ -83,10 +124,12 @@ export default defineConfig({
     // on CLI child processes, servers and the disk. Measured on 2 cores, eight of the slower files:
     // 187 s with one worker, 139 s with two, 152 s with three.
     maxWorkers: Math.max(2, availableParallelism() - 1),
+    sequence: { sequencer: HeavyFirst },
+    // Two projects, not one per tier: vitest runs its projects one after the other, each with workers
+    // and modules of its own (measured: issue 44, docs/test-suite.md). A tier is chosen with MESH_TEST_TIER.
     projects: [
-      ...Object.entries(TIERS).flatMap(([name, names]) => tier(name, files(names))),
-      /** builds, CLI runs, cycles, importers, snapshots: everything else */
-      ...tier("build", ["test/**/*.test.ts"], listed),
+      { extends: true, test: { name: "suite", include: included.filter((f) => !MOCKING.includes(f)), isolate: false } },
+      { extends: true, test: { name: "isolated", include: included.filter((f) => MOCKING.includes(f)), isolate: true } },
     ],
   },
 });

@@ -1,3 +1,4 @@
+import { spawnSync } from "node:child_process";
 import { readFileSync } from "node:fs";
 import path from "node:path";
 import fg from "fast-glob";
@@ -231,26 +232,52 @@ describe("the test tiers (vitest.config.ts)", () => {
     expect(tests.size - names.length).toBeGreaterThan(0);
   });
 
-  it("run every file that replaces a module with vi.mock apart, in an isolated project of its tier", async () => {
-    const { MOCKING, default: config } = await import("../vitest.config.ts");
-    const mocking = fg
-      .sync("*.test.ts", { cwd: path.join(ROOT, "test") })
-      .filter((f) => /\bvi\.(mock|doMock)\(/.test(readFileSync(path.join(ROOT, "test", f), "utf8")))
-      .map((f) => `test/${f}`)
-      .sort();
+  /** The projects the configuration makes with MESH_TEST_TIER set to `tier` ("": none), read in a process of its own. */
+  const projectsWith = (tier: string) => {
+    const r = spawnSync(
+      process.execPath,
+      [
+        "--import",
+        "tsx",
+        "-e",
+        "const c = (await import('./vitest.config.ts')).default; console.log(JSON.stringify(c.test.projects.map((p) => p.test)))",
+      ],
+      { cwd: ROOT, encoding: "utf8", env: { ...process.env, MESH_TEST_TIER: tier } },
+    );
+    return { ...r, projects: r.status === 0 ? (JSON.parse(r.stdout) as { name: string; include: string[]; isolate: boolean }[]) : [] };
+  };
+
+  it("run every file that replaces a module with vi.mock apart, in the isolated project, and every other file in the shared one", async () => {
+    const { MOCKING } = await import("../vitest.config.ts");
+    const all = fg.sync("*.test.ts", { cwd: path.join(ROOT, "test") }).map((f) => `test/${f}`);
+    const mocking = all.filter((f) => /\bvi\.(mock|doMock)\(/.test(readFileSync(path.join(ROOT, f), "utf8"))).sort();
     expect(mocking.length).toBeGreaterThan(0);
     expect(MOCKING).toEqual(mocking);
-    type Project = { test: { name: string; include: string[]; exclude?: string[]; isolate: boolean } };
-    const projects = (config as { test: { projects: Project[] } }).test.projects;
-    const holds = (p: Project, f: string) =>
-      !(p.test.exclude ?? []).includes(f) && (p.test.include.includes(f) || p.test.include.includes("test/**/*.test.ts"));
-    for (const f of mocking) {
-      const runs = projects.filter((p) => holds(p, f));
+    const { projects } = projectsWith("");
+    for (const f of all) {
+      const runs = projects.filter((p) => p.include.includes(f));
       expect(
-        runs.map((p) => [p.test.name, p.test.isolate]),
+        runs.map((p) => [p.name, p.isolate]),
         f,
-      ).toEqual([[expect.stringMatching(/-isolated$/), true]]);
+      ).toEqual([mocking.includes(f) ? ["isolated", true] : ["suite", false]]);
     }
+  });
+
+  it("take the tiers MESH_TEST_TIER names, and refuse a tier there is not", async () => {
+    const { tierOf } = await import("../vitest.config.ts");
+    expect(tierOf("test/nginx.test.ts")).toBe("servers");
+    expect(tierOf("test/cycle.test.ts")).toBe("build");
+    const [shared, isolated] = projectsWith("unit").projects.map((p) => p.include);
+    expect(shared).toContain("test/routes.test.ts");
+    expect(shared).not.toContain("test/nginx.test.ts");
+    expect(shared).not.toContain("test/cycle.test.ts");
+    expect(isolated).toContain("test/filter-record.test.ts");
+    const both = projectsWith("servers,build").projects.flatMap((p) => p.include);
+    expect(both).toEqual(expect.arrayContaining(["test/nginx.test.ts", "test/cycle.test.ts"]));
+    expect(both).not.toContain("test/routes.test.ts");
+    const wrong = projectsWith("unit,severs");
+    expect(wrong.status).not.toBe(0);
+    expect(wrong.stderr).toMatch(/MESH_TEST_TIER: no tier severs; the tiers are unit, servers, browser, runtimes, build/);
   });
 
   it("hold each host's test in the tier its record names (Host.test)", async () => {
