@@ -232,20 +232,33 @@ describe("the test tiers (vitest.config.ts)", () => {
     expect(tests.size - names.length).toBeGreaterThan(0);
   });
 
-  /** The projects the configuration makes with MESH_TEST_TIER set to `tier` ("": none), read in a process of its own. */
-  const projectsWith = (tier: string) => {
-    const r = spawnSync(
-      process.execPath,
-      [
-        "--import",
-        "tsx",
-        "-e",
-        "const c = (await import('./vitest.config.ts')).default; console.log(JSON.stringify(c.test.projects.map((p) => p.test)))",
-      ],
-      { cwd: ROOT, encoding: "utf8", env: { ...process.env, MESH_TEST_TIER: tier } },
-    );
-    return { ...r, projects: r.status === 0 ? (JSON.parse(r.stdout) as { name: string; include: string[]; isolate: boolean }[]) : [] };
-  };
+  /**
+   * The projects the configuration makes with MESH_TEST_TIER set to each of `tiers` ("": none), or
+   * the error it stops with: read in one process of its own, the configuration loaded anew for each.
+   */
+  const projectsWith = (() => {
+    const tiers = ["", "unit", "servers,build", "unit,severs"];
+    const script = `const out = [];
+for (const [i, tier] of ${JSON.stringify(tiers)}.entries()) {
+  process.env.MESH_TEST_TIER = tier;
+  try {
+    const c = (await import("./vitest.config.ts?" + i)).default;
+    out.push({ projects: c.test.projects.map((p) => p.test) });
+  } catch (err) {
+    out.push({ error: String(err.message) });
+  }
+}
+console.log(JSON.stringify(out));`;
+    let results: { projects?: { name: string; include: string[]; isolate: boolean }[]; error?: string }[] | undefined;
+    return (tier: string) => {
+      if (!results) {
+        const r = spawnSync(process.execPath, ["--import", "tsx", "--input-type=module", "-e", script], { cwd: ROOT, encoding: "utf8" });
+        if (r.status !== 0) throw new Error(r.stderr);
+        results = JSON.parse(r.stdout) as typeof results;
+      }
+      return results![tiers.indexOf(tier)];
+    };
+  })();
 
   it("run every file that replaces a module with vi.mock apart, in the isolated project, and every other file in the shared one", async () => {
     const { MOCKING } = await import("../vitest.config.ts");
@@ -253,7 +266,7 @@ describe("the test tiers (vitest.config.ts)", () => {
     const mocking = all.filter((f) => /\bvi\.(mock|doMock)\(/.test(readFileSync(path.join(ROOT, f), "utf8"))).sort();
     expect(mocking.length).toBeGreaterThan(0);
     expect(MOCKING).toEqual(mocking);
-    const { projects } = projectsWith("");
+    const projects = projectsWith("").projects!;
     for (const f of all) {
       const runs = projects.filter((p) => p.include.includes(f));
       expect(
@@ -267,17 +280,17 @@ describe("the test tiers (vitest.config.ts)", () => {
     const { tierOf } = await import("../vitest.config.ts");
     expect(tierOf("test/nginx.test.ts")).toBe("servers");
     expect(tierOf("test/cycle.test.ts")).toBe("build");
-    const [shared, isolated] = projectsWith("unit").projects.map((p) => p.include);
+    const [shared, isolated] = projectsWith("unit").projects!.map((p) => p.include);
     expect(shared).toContain("test/routes.test.ts");
     expect(shared).not.toContain("test/nginx.test.ts");
     expect(shared).not.toContain("test/cycle.test.ts");
     expect(isolated).toContain("test/filter-record.test.ts");
-    const both = projectsWith("servers,build").projects.flatMap((p) => p.include);
+    const both = projectsWith("servers,build").projects!.flatMap((p) => p.include);
     expect(both).toEqual(expect.arrayContaining(["test/nginx.test.ts", "test/cycle.test.ts"]));
     expect(both).not.toContain("test/routes.test.ts");
-    const wrong = projectsWith("unit,severs");
-    expect(wrong.status).not.toBe(0);
-    expect(wrong.stderr).toMatch(/MESH_TEST_TIER: no tier severs; the tiers are unit, servers, browser, runtimes, build/);
+    expect(projectsWith("unit,severs").error).toMatch(
+      /MESH_TEST_TIER: no tier severs; the tiers are unit, servers, browser, runtimes, build/,
+    );
   });
 
   it("hold each host's test in the tier its record names (Host.test)", async () => {

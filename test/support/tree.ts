@@ -221,6 +221,10 @@ function bundle(require: NodeJS.Require, entry: string): void {
   const esbuild = require("esbuild") as typeof import("esbuild");
   esbuild.buildSync({
     entryPoints: [entry],
+    // esbuild takes the folder the process was in when esbuild was first loaded, and a command run
+    // in the test's process (`host-config netlify-edge` bundles its function) may have loaded it in a
+    // temporary folder since removed: then nothing resolves.
+    absWorkingDir: ROOT,
     outfile: bundled(entry),
     bundle: true,
     platform: "node",
