@@ -11,8 +11,9 @@ import { ESCAPED_UNRESERVED, OWN_KEY, PERCENT_UTF8, regexEscape } from "./patter
  * the Caddyfile: what operators include, and `caddy adapt` shows the JSON it becomes.
  *
  * Caddy's `map` takes the first of its patterns that matches, which is the route table's meaning, so
- * each rule is one pattern of one map. Its input joins a state per query parameter a rule names (`-`
- * absent, `=<raw value>` of the last occurrence, as the preview takes it) with the decoded path; its
+ * each rule is one pattern of the map of its resource (routeMaps). Its input joins the decoded path
+ * with a state per query parameter a rule names (`-` absent, `=<raw value>` of the last occurrence,
+ * as the preview takes it); its
  * outputs say what to answer and which file. Caddy cannot percent-decode a value it captured (its
  * `{query.*}` placeholders decode, but join a repeated parameter's values with commas), so values are
  * matched raw as nginx matches them (hosts/patterns.ts): a value that is its own file-name key reaches
@@ -155,25 +156,15 @@ function apiLines(table: compiled.ServerTable, values: PlaceholderValues | undef
       `\tdefault "-"`,
       "}",
     ]),
-    "# The route table, first match first: what to answer, and the file.",
-    `map ${quote(`${params.map((p) => `{mesh_q_${p}}`).join("&")}&{path}`)} ${outs(table)
-      .map((o) => `{mesh_${o}}`)
-      .join(" ")} {`,
-    ...indent(table.rules.flatMap((rule) => ruleLines(table, rule))),
-    `\tdefault ${outs(table)
-      .map((o) => quote(o === "do" ? "404" : ""))
-      .join(" ")}`,
-    "}",
+    "# The route table, first match first: what to answer, and the file; one map per resource (below).",
+    ...routeMaps(table),
     ...outs(table).map((o) => `vars mesh_${o} {mesh_${o}}`),
     "@mesh_missing vars {vars.mesh_do} 404",
     ...route("@mesh_missing ", notFound),
     "@mesh_moved vars {vars.mesh_do} 301",
     ...route("@mesh_moved ", ["redir @mesh_query {vars.mesh_to}?{query} 301", "redir {vars.mesh_to} 301"]),
-    "# A filter value of the data that is not its own file-name key: its file's key.",
-    `map ${quote("{vars.mesh_need}|{vars.mesh_value}")} {mesh_key} {`,
-    ...indent(data.flatMap((name) => keyLines(name, values))),
-    `\tdefault ""`,
-    "}",
+    "# A filter value of the data that is not its own file-name key: its file's key, in the map of its placeholder.",
+    ...keyMaps(data, values),
     "vars mesh_key {mesh_key}",
     "@mesh_unkeyed {",
     '\tnot vars {vars.mesh_need} ""',
@@ -204,6 +195,54 @@ function apiLines(table: compiled.ServerTable, values: PlaceholderValues | undef
     ...twinServed("mesh_twin", "{vars.mesh_file}", SERVED.headers.Vary),
     "rewrite * {vars.mesh_file}",
     "file_server",
+  ];
+}
+
+/**
+ * The route table as one map per resource (the path's first three segments, `/api/v1/<resource>`),
+ * each holding that resource's rules and the rules of no resource, in the table's order, and one map
+ * for the paths of no resource. A path meets only the rules that could match it, in the same order,
+ * so the first match is the table's: Caddy tries a map's patterns one by one (about a microsecond
+ * each), and one map of the whole table cost an API request about twice what the file took.
+ */
+function routeMaps(table: compiled.ServerTable): string[] {
+  const resourceOf = (rule: compiled.ServerRule) => {
+    const segments = rule.rule.from.split("/").slice(1, 4);
+    return segments.length === 3 && segments.every((s) => s !== "" && !s.startsWith(":") && !s.includes("*"))
+      ? segments.join("/")
+      : undefined;
+  };
+  const resources = [...new Set(table.rules.map(resourceOf).filter((r) => r !== undefined))];
+  const prefix = (r: string) =>
+    r
+      .split("/")
+      .map((s) => `/+${regexEscape(s)}`)
+      .join("");
+  const source = quote(`{path}&${table.params.map((p) => `{mesh_q_${p}}`).join("&")}`);
+  const map = (matcher: string, rules: readonly compiled.ServerRule[]) => [
+    `map ${matcher && `${matcher} `}${source} ${outs(table)
+      .map((o) => `{mesh_${o}}`)
+      .join(" ")} {`,
+    ...indent(rules.flatMap((rule) => ruleLines(table, rule))),
+    `\tdefault ${outs(table)
+      .map((o) => quote(o === "do" ? "404" : ""))
+      .join(" ")}`,
+    "}",
+  ];
+  if (resources.length === 0) return map("", table.rules);
+  return [
+    ...resources.flatMap((resource, i) => [
+      `@mesh_r${i} vars_regexp {path} ${pattern(`^${prefix(resource)}(?:/.*)?$`)}`,
+      ...map(
+        `@mesh_r${i}`,
+        table.rules.filter((rule) => [resource, undefined].includes(resourceOf(rule))),
+      ),
+    ]),
+    `@mesh_r_none not vars_regexp {path} ${pattern(`^(?:${resources.map(prefix).join("|")})(?:/.*)?$`)}`,
+    ...map(
+      "@mesh_r_none",
+      table.rules.filter((rule) => resourceOf(rule) === undefined),
+    ),
   ];
 }
 
@@ -265,7 +304,7 @@ const CADDY: compiled.Dialect = {
 /** The map lines of one rule, in the order they are tried. */
 function ruleLines(table: compiled.ServerTable, rule: compiled.ServerRule): string[] {
   const line = (own: boolean, slash: "" | "/" | "any", out: Partial<Out>) =>
-    `${pattern("~" + `^${compiled.queryPattern(table, rule, own, CADDY)}&${compiled.pathPattern(rule.rule.from, slash, CADDY)}$`)} ${outs(
+    `${pattern("~" + `^${compiled.pathPattern(rule.rule.from, slash, CADDY)}&${compiled.queryPattern(table, rule, own, CADDY)}$`)} ${outs(
       table,
     )
       .map((o) => quote(out[o] ?? ""))
@@ -288,6 +327,29 @@ function ruleLines(table: compiled.ServerTable, rule: compiled.ServerRule): stri
   if (rule.list)
     out.push(line(false, "", { do: "301", to: rule.rule.from.replace(/:([a-z]+)/g, (_, name: string) => `\${mesh_p_${name}}`) }));
   return out;
+}
+
+/**
+ * The maps from a data placeholder's raw value to its file's key: one per placeholder, run only for
+ * the requests that need it (a map tries its patterns one by one, and a network's values give one
+ * each), and an empty key for the others.
+ */
+function keyMaps(data: readonly string[], values: PlaceholderValues | undefined): string[] {
+  const keyMap = (matcher: string, lines: readonly string[]) => [
+    `map ${matcher}${quote("{vars.mesh_need}|{vars.mesh_value}")} {mesh_key} {`,
+    ...indent(lines),
+    `\tdefault ""`,
+    "}",
+  ];
+  if (data.length === 0) return keyMap("", []);
+  return [
+    ...data.flatMap((name, i) => [
+      `@mesh_need${i} vars {vars.mesh_need} ${quote(name)}`,
+      ...keyMap(`@mesh_need${i} `, keyLines(name, values)),
+    ]),
+    `@mesh_need_none not vars {vars.mesh_need} ${data.map(quote).join(" ")}`,
+    ...keyMap("@mesh_need_none ", []),
+  ];
 }
 
 /** The map lines turning a raw value of one data placeholder into its file's key. */
