@@ -65,7 +65,6 @@ export const MOCKING: readonly string[] = readdirSync(new URL("./test/", import.
   .sort();
 
 const files = (names: readonly string[]) => names.map((n) => `test/${n}.test.ts`);
-const listed = Object.values(TIERS).flatMap(files);
 const ALL = readdirSync(new URL("./test/", import.meta.url))
   .filter((f) => f.endsWith(".test.ts"))
   .map((f) => `test/${f}`);
@@ -91,11 +90,11 @@ const tiers = selectedTiers();
 const included = ALL.filter((f) => !tiers || tiers.includes(tierOf(f)));
 
 /**
- * The order the files start in, on a run with no timings yet (a fresh clone): the heavy tiers first
- * (each host file replays thousands of requests, a runtime file unpacks Node.js or a package), then
- * the builds and CLI runs, the pages, and the unit tier's short files last, each tier's longer files
- * first. Two workers then finish close together instead of one running a long file alone at the
- * end. vitest's own order runs the projects one after the other, by name.
+ * The order the files start in, the same on every run (vitest's own keeps no timings on a fresh
+ * clone, and runs the projects one after the other, by name): the heavy tiers first (each host file
+ * replays thousands of requests, a runtime file installs Node.js or a package), then the builds and
+ * CLI runs, the pages, and the unit tier's short files last, each tier's longer files first. Two
+ * workers then finish close together instead of one running a long file alone at the end.
  */
 const TIER_ORDER = ["servers", "runtimes", "build", "browser", "unit"];
 
