@@ -196,7 +196,10 @@ describe("a recycled tree (cycle: the build before the served one becomes the ne
       ],
       { recycle: {}, finish },
     );
-    const digests = JSON.parse(readFileSync(path.join(a, ".mesh-api-files.json"), "utf8")) as { files: Record<string, [string, number]> };
+    const text = readFileSync(path.join(a, ".mesh-api-files.json"), "utf8");
+    const digests = JSON.parse(text) as { files: Record<string, [string, number]> };
+    // written in pieces, the bytes JSON.stringify gives the record
+    expect(text).toBe(`${JSON.stringify(digests)}\n`);
     expect(Object.keys(digests.files)).toEqual([
       "/api/changed/index.json",
       "/api/gone/deep/index.json",
@@ -315,6 +318,23 @@ describe("a recycled tree (cycle: the build before the served one becomes the ne
     // its files were set aside for a detached remover, which removes them
     removersDone(d);
     expect(readdirSync(d)).toEqual(["b"]);
+  });
+
+  it("records the digests of more files than one piece of the record holds, and a recycled build trusts them", async () => {
+    const d = tempDir();
+    const [a, b] = [path.join(d, "a"), path.join(d, "b")];
+    const files = (changed: number) =>
+      Array.from({ length: 9000 }, (_, i) => ({ path: `/api/x/${i}/index.json`, body: i === changed ? "new" : String(i) }));
+    await emitTree(a, files(-1), { recycle: {} });
+    const text = readFileSync(path.join(a, ".mesh-api-files.json"), "utf8");
+    const record = JSON.parse(text) as { files: Record<string, [string, number]> };
+    expect(Object.keys(record.files)).toHaveLength(9000);
+    expect(text).toBe(`${JSON.stringify(record)}\n`);
+    // trusted: the unchanged files are kept (their inodes), the changed one rewritten
+    const kept = inode(path.join(a, "api/x/17/index.json"));
+    await emitTree(b, files(5), { recycle: { from: a } });
+    expect(inode(path.join(b, "api/x/17/index.json"))).toBe(kept);
+    expect(readFileSync(path.join(b, "api/x/5/index.json"), "utf8")).toBe("new");
   });
 
   it("starts from an empty folder when the tree to recycle is gone", async () => {
