@@ -73,21 +73,21 @@ const ALL = readdirSync(new URL("./test/", import.meta.url))
 export const tierOf = (file: string): string => Object.entries(TIERS).find(([, names]) => files(names).includes(file))?.[0] ?? "build";
 
 /**
- * The tiers a run takes: every one, or those MESH_TEST_TIER names (`unit`, `servers,browser`).
- * An unknown name stops the run with the names there are, rather than run nothing.
+ * The projects of a run that takes the tiers `given` names (MESH_TEST_TIER: `unit`, `servers,browser`),
+ * or every tier: the files that share modules, and those that mock one apart. An unknown name stops
+ * the run with the names there are, rather than run nothing.
  */
-function selectedTiers(): readonly string[] | undefined {
-  const given = process.env.MESH_TEST_TIER?.trim();
-  if (!given) return undefined;
+export function projectsFor(given: string | undefined) {
   const known = [...Object.keys(TIERS), "build"];
-  const names = given.split(",").map((n) => n.trim());
-  const unknown = names.filter((n) => !known.includes(n));
+  const names = given?.trim() ? given.split(",").map((n) => n.trim()) : undefined;
+  const unknown = (names ?? []).filter((n) => !known.includes(n));
   if (unknown.length > 0) throw new Error(`MESH_TEST_TIER: no tier ${unknown.join(", ")}; the tiers are ${known.join(", ")}`);
-  return names;
+  const included = ALL.filter((f) => !names || names.includes(tierOf(f)));
+  return [
+    { extends: true as const, test: { name: "suite", include: included.filter((f) => !MOCKING.includes(f)), isolate: false } },
+    { extends: true as const, test: { name: "isolated", include: included.filter((f) => MOCKING.includes(f)), isolate: true } },
+  ];
 }
-
-const tiers = selectedTiers();
-const included = ALL.filter((f) => !tiers || tiers.includes(tierOf(f)));
 
 /**
  * The order the files start in, the same on every run (vitest's own keeps no timings on a fresh
@@ -126,9 +126,6 @@ export default defineConfig({
     sequence: { sequencer: HeavyFirst },
     // Two projects, not one per tier: vitest runs its projects one after the other, each with workers
     // and modules of its own (measured: issue 44, docs/test-suite.md). A tier is chosen with MESH_TEST_TIER.
-    projects: [
-      { extends: true, test: { name: "suite", include: included.filter((f) => !MOCKING.includes(f)), isolate: false } },
-      { extends: true, test: { name: "isolated", include: included.filter((f) => MOCKING.includes(f)), isolate: true } },
-    ],
+    projects: projectsFor(process.env.MESH_TEST_TIER),
   },
 });

@@ -1,4 +1,3 @@
-import { spawnSync } from "node:child_process";
 import { readFileSync } from "node:fs";
 import path from "node:path";
 import fg from "fast-glob";
@@ -232,41 +231,13 @@ describe("the test tiers (vitest.config.ts)", () => {
     expect(tests.size - names.length).toBeGreaterThan(0);
   });
 
-  /**
-   * The projects the configuration makes with MESH_TEST_TIER set to each of `tiers` ("": none), or
-   * the error it stops with: read in one process of its own, the configuration loaded anew for each.
-   */
-  const projectsWith = (() => {
-    const tiers = ["", "unit", "servers,build", "unit,severs"];
-    const script = `const out = [];
-for (const [i, tier] of ${JSON.stringify(tiers)}.entries()) {
-  process.env.MESH_TEST_TIER = tier;
-  try {
-    const c = (await import("./vitest.config.ts?" + i)).default;
-    out.push({ projects: c.test.projects.map((p) => p.test) });
-  } catch (err) {
-    out.push({ error: String(err.message) });
-  }
-}
-console.log(JSON.stringify(out));`;
-    let results: { projects?: { name: string; include: string[]; isolate: boolean }[]; error?: string }[] | undefined;
-    return (tier: string) => {
-      if (!results) {
-        const r = spawnSync(process.execPath, ["--import", "tsx", "--input-type=module", "-e", script], { cwd: ROOT, encoding: "utf8" });
-        if (r.status !== 0) throw new Error(r.stderr);
-        results = JSON.parse(r.stdout) as typeof results;
-      }
-      return results![tiers.indexOf(tier)];
-    };
-  })();
-
   it("run every file that replaces a module with vi.mock apart, in the isolated project, and every other file in the shared one", async () => {
-    const { MOCKING } = await import("../vitest.config.ts");
+    const { MOCKING, projectsFor } = await import("../vitest.config.ts");
     const all = fg.sync("*.test.ts", { cwd: path.join(ROOT, "test") }).map((f) => `test/${f}`);
     const mocking = all.filter((f) => /\bvi\.(mock|doMock)\(/.test(readFileSync(path.join(ROOT, f), "utf8"))).sort();
     expect(mocking.length).toBeGreaterThan(0);
     expect(MOCKING).toEqual(mocking);
-    const projects = projectsWith("").projects!;
+    const projects = projectsFor(undefined).map((p) => p.test);
     for (const f of all) {
       const runs = projects.filter((p) => p.include.includes(f));
       expect(
@@ -277,19 +248,19 @@ console.log(JSON.stringify(out));`;
   });
 
   it("take the tiers MESH_TEST_TIER names, and refuse a tier there is not", async () => {
-    const { tierOf } = await import("../vitest.config.ts");
+    const { tierOf, projectsFor } = await import("../vitest.config.ts");
     expect(tierOf("test/nginx.test.ts")).toBe("servers");
     expect(tierOf("test/cycle.test.ts")).toBe("build");
-    const [shared, isolated] = projectsWith("unit").projects!.map((p) => p.include);
+    const [shared, isolated] = projectsFor("unit").map((p) => p.test.include);
     expect(shared).toContain("test/routes.test.ts");
     expect(shared).not.toContain("test/nginx.test.ts");
     expect(shared).not.toContain("test/cycle.test.ts");
     expect(isolated).toContain("test/filter-record.test.ts");
-    const both = projectsWith("servers,build").projects!.flatMap((p) => p.include);
+    const both = projectsFor(" servers, build").flatMap((p) => p.test.include);
     expect(both).toEqual(expect.arrayContaining(["test/nginx.test.ts", "test/cycle.test.ts"]));
     expect(both).not.toContain("test/routes.test.ts");
-    expect(projectsWith("unit,severs").error).toMatch(
-      /MESH_TEST_TIER: no tier severs; the tiers are unit, servers, browser, runtimes, build/,
+    expect(() => projectsFor("unit,severs")).toThrow(
+      /^MESH_TEST_TIER: no tier severs; the tiers are unit, servers, browser, runtimes, build$/,
     );
   });
 
