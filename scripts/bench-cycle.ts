@@ -64,7 +64,8 @@ export async function cycleRow(
   const at = (step: number) => new Date(Date.UTC(2026, 10, 20, 10, 6 * step)).toISOString();
   spawnSync("sync");
   const first = child("bench-cycle-run.ts", [state, serve, file("olsr", 0), file("wiki", 0), at(0)]);
-  log(`  first cycle of ${aps}: ${first.seconds.toFixed(1)} s (${first.line})\n`);
+  // each run's figures as they come: removing the folders at the end can take longer than the runs
+  log(`  first cycle of ${aps}: ${first.seconds.toFixed(1)} s, peak ${Math.round(first.peakRssMiB)} MiB (${first.line})\n`);
   const cycles: { seconds: number; peakRssMiB: number }[] = [];
   const fresh: { seconds: number; peakRssMiB: number }[] = [];
   for (let step = 1; step <= runs; step++) {
@@ -77,7 +78,10 @@ export async function cycleRow(
     const b = child("bench-build.ts", [path.join(state, "dump"), out, "timed", JSON.stringify(CYCLE_SETTINGS)]);
     fresh.push(b);
     rmSync(out, { recursive: true, force: true });
-    log(`  cycle ${step + 1} of ${aps}: ${c.seconds.toFixed(2)} s (${JSON.stringify(c.steps)}), fresh build ${b.seconds.toFixed(2)} s\n`);
+    log(
+      `  cycle ${step + 1} of ${aps}: ${c.seconds.toFixed(2)} s, peak ${Math.round(c.peakRssMiB)} MiB (${JSON.stringify(c.steps)}), ` +
+        `fresh build ${b.seconds.toFixed(2)} s, peak ${Math.round(b.peakRssMiB)} MiB\n`,
+    );
   }
   rmSync(dir, { recursive: true, force: true });
   return {
