@@ -85,6 +85,13 @@ type Out = Record<(typeof OUT)[number], string>;
 const outs = (table: compiled.ServerTable) => (table.split ? OUT : OUT.filter((o) => o !== "pkey" && o !== "split"));
 
 const indent = (lines: readonly string[]) => lines.map((l) => `\t${l}`);
+/** A `map` (run only for requests its matcher takes, when it has one): its lines tried in order, else the default. */
+const mapBlock = (matcher: string, source: string, outputs: string, lines: readonly string[], fallback: string) => [
+  `map ${matcher && `${matcher} `}${source} ${outputs} {`,
+  ...indent(lines),
+  `\tdefault ${fallback}`,
+  "}",
+];
 /** A block whose directives run in the order written (`handle` would sort them by Caddy's directive order). */
 const route = (matcher: string, lines: readonly string[]) => [`route ${matcher}{`, ...indent(lines), "}"];
 const API_EXTRA = Object.entries(SERVED.headers).filter(([name]) => name !== "Content-Type");
@@ -150,12 +157,15 @@ function apiLines(table: compiled.ServerTable, values: PlaceholderValues | undef
     "@mesh_method not method GET HEAD OPTIONS",
     ...route("@mesh_method ", [apiType(), `respond ${body(SERVED.refused("{method}")).replace("\\{method\\}", "{method}")} 405`]),
     "# Each query parameter a rule names: - absent, =<raw value> of its last occurrence (no = is an empty value).",
-    ...params.flatMap((param) => [
-      `map {query} {mesh_q_${param}} {`,
-      `\t${pattern("~" + `^(?:.*&)?${regexEscape(param)}(?:=([^&]*))?(?:&.*)?$`)} "=\${1}"`,
-      `\tdefault "-"`,
-      "}",
-    ]),
+    ...params.flatMap((param) =>
+      mapBlock(
+        "",
+        "{query}",
+        `{mesh_q_${param}}`,
+        [`${pattern("~" + `^(?:.*&)?${regexEscape(param)}(?:=([^&]*))?(?:&.*)?$`)} "=\${1}"`],
+        '"-"',
+      ),
+    ),
     "# The route table, first match first: what to answer, and the file; one map per resource (below).",
     ...routeMaps(table),
     ...outs(table).map((o) => `vars mesh_${o} {mesh_${o}}`),
@@ -174,10 +184,13 @@ function apiLines(table: compiled.ServerTable, values: PlaceholderValues | undef
     ...(table.split
       ? [
           "# A key in a folder the build splits lies in its shard: the mark and the key's last two characters.",
-          `map ${quote("{vars.mesh_split}|{vars.mesh_pkey}{vars.mesh_key}")} {mesh_shard} {`,
-          `\t${pattern("~" + compiled.shardPattern(CADDY))} "${compiled.SHARD_MARK}\${mesh_s}/"`,
-          '\tdefault ""',
-          "}",
+          ...mapBlock(
+            "",
+            quote("{vars.mesh_split}|{vars.mesh_pkey}{vars.mesh_key}"),
+            "{mesh_shard}",
+            [`${pattern("~" + compiled.shardPattern(CADDY))} "${compiled.SHARD_MARK}\${mesh_s}/"`],
+            '""',
+          ),
           "vars mesh_file {vars.mesh_to}{mesh_shard}{vars.mesh_pkey}{vars.mesh_key}{vars.mesh_rest}",
         ]
       : ["vars mesh_file {vars.mesh_to}{vars.mesh_key}{vars.mesh_rest}"]),
@@ -206,43 +219,39 @@ function apiLines(table: compiled.ServerTable, values: PlaceholderValues | undef
  * each), and one map of the whole table cost an API request about twice what the file took.
  */
 function routeMaps(table: compiled.ServerTable): string[] {
-  const resourceOf = (rule: compiled.ServerRule) => {
-    const segments = rule.rule.from.split("/").slice(1, 4);
-    return segments.length === 3 && segments.every((s) => s !== "" && !s.startsWith(":") && !s.includes("*"))
-      ? segments.join("/")
-      : undefined;
-  };
-  const resources = [...new Set(table.rules.map(resourceOf).filter((r) => r !== undefined))];
+  const resourceOf = new Map(
+    table.rules.map((rule) => {
+      const segments = rule.rule.from.split("/").slice(1, 4);
+      const literal = segments.length === 3 && segments.every((s) => s !== "" && !s.startsWith(":") && !s.includes("*"));
+      return [rule, literal ? segments.join("/") : undefined];
+    }),
+  );
+  const resources = [...new Set(resourceOf.values())].filter((r) => r !== undefined);
   const prefix = (r: string) =>
     r
       .split("/")
       .map((s) => `/+${regexEscape(s)}`)
       .join("");
-  const source = quote(`{path}&${table.params.map((p) => `{mesh_q_${p}}`).join("&")}`);
-  const map = (matcher: string, rules: readonly compiled.ServerRule[]) => [
-    `map ${matcher && `${matcher} `}${source} ${outs(table)
-      .map((o) => `{mesh_${o}}`)
-      .join(" ")} {`,
-    ...indent(rules.flatMap((rule) => ruleLines(table, rule))),
-    `\tdefault ${outs(table)
-      .map((o) => quote(o === "do" ? "404" : ""))
-      .join(" ")}`,
-    "}",
-  ];
-  if (resources.length === 0) return map("", table.rules);
+  const map = (matcher: string, keep: (resource: string | undefined) => boolean) =>
+    mapBlock(
+      matcher,
+      quote(`{path}&${table.params.map((p) => `{mesh_q_${p}}`).join("&")}`),
+      outs(table)
+        .map((o) => `{mesh_${o}}`)
+        .join(" "),
+      table.rules.filter((rule) => keep(resourceOf.get(rule))).flatMap((rule) => ruleLines(table, rule)),
+      outs(table)
+        .map((o) => quote(o === "do" ? "404" : ""))
+        .join(" "),
+    );
+  if (resources.length === 0) return map("", () => true);
   return [
     ...resources.flatMap((resource, i) => [
       `@mesh_r${i} vars_regexp {path} ${pattern(`^${prefix(resource)}(?:/.*)?$`)}`,
-      ...map(
-        `@mesh_r${i}`,
-        table.rules.filter((rule) => [resource, undefined].includes(resourceOf(rule))),
-      ),
+      ...map(`@mesh_r${i}`, (r) => r === resource || r === undefined),
     ]),
     `@mesh_r_none not vars_regexp {path} ${pattern(`^(?:${resources.map(prefix).join("|")})(?:/.*)?$`)}`,
-    ...map(
-      "@mesh_r_none",
-      table.rules.filter((rule) => resourceOf(rule) === undefined),
-    ),
+    ...map("@mesh_r_none", (r) => r === undefined),
   ];
 }
 
@@ -335,20 +344,16 @@ function ruleLines(table: compiled.ServerTable, rule: compiled.ServerRule): stri
  * each), and an empty key for the others.
  */
 function keyMaps(data: readonly string[], values: PlaceholderValues | undefined): string[] {
-  const keyMap = (matcher: string, lines: readonly string[]) => [
-    `map ${matcher}${quote("{vars.mesh_need}|{vars.mesh_value}")} {mesh_key} {`,
-    ...indent(lines),
-    `\tdefault ""`,
-    "}",
-  ];
+  const keyMap = (matcher: string, lines: readonly string[]) =>
+    mapBlock(matcher, quote("{vars.mesh_need}|{vars.mesh_value}"), "{mesh_key}", lines, '""');
   if (data.length === 0) return keyMap("", []);
   return [
     ...data.flatMap((name, i) => [
       `@mesh_need${i} vars {vars.mesh_need} ${quote(name)}`,
-      ...keyMap(`@mesh_need${i} `, keyLines(name, values)),
+      ...keyMap(`@mesh_need${i}`, keyLines(name, values)),
     ]),
     `@mesh_need_none not vars {vars.mesh_need} ${data.map(quote).join(" ")}`,
-    ...keyMap("@mesh_need_none ", []),
+    ...keyMap("@mesh_need_none", []),
   ];
 }
 
