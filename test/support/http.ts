@@ -84,6 +84,8 @@ export async function rawRequests(port: number, asks: readonly RawAsk[], limit =
   }
 }
 
+const EMPTY_LINE = Buffer.from("\r\n\r\n");
+
 /** One connection of rawRequests, asking one request at a time. */
 class KeptAlive {
   busy = false;
@@ -154,6 +156,12 @@ class KeptAlive {
     return this.received;
   }
 
+  /** Whether the bytes received end with CRLF CRLF (the last pieces may be a byte each). */
+  private endsWithEmptyLine(): boolean {
+    const tail = this.pieces.length === 1 ? this.pieces[0] : Buffer.concat(this.pieces.slice(-4));
+    return tail.length >= 4 && tail.subarray(-4).equals(EMPTY_LINE);
+  }
+
   /** The bytes received and not yet taken, as one buffer. */
   private get buffered(): Buffer {
     if (this.pieces.length > 1) this.pieces = [Buffer.concat(this.pieces, this.received)];
@@ -184,7 +192,9 @@ class KeptAlive {
     } else if (bodiless) body = this.take(start, 0);
     else if (isChunked) {
       for (;;) {
-        const whole = chunked(this.buffered.subarray(start));
+        // Parsed (and its pieces joined) only once the bytes end with an empty line, as a whole chunked
+        // body does: the next request is sent after this answer, so nothing can follow it yet.
+        const whole = this.endsWithEmptyLine() ? chunked(this.buffered.subarray(start)) : undefined;
         if (whole?.end !== undefined) {
           body = whole.body; // joined by chunked(): its own bytes
           this.take(start, whole.end);
