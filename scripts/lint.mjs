@@ -3,10 +3,14 @@
 // exit code the worst of the two. Plain JavaScript: it runs before anything is compiled.
 import { spawn } from "node:child_process";
 import { createRequire } from "node:module";
+import path from "node:path";
 
 const require = createRequire(import.meta.url);
+// TypeScript 7 (the compiler in Go, `typescript-go` in package.json) checks in a third of the CPU of
+// TypeScript 5, whose JavaScript API the tests and openapi-typescript still import as `typescript`.
+const tsc = path.join(path.dirname(require.resolve("typescript-go/package.json")), "bin", "tsc");
 const checks = [
-  { name: "tsc --noEmit", bin: require.resolve("typescript/bin/tsc"), args: ["--noEmit"] },
+  { name: "tsc --noEmit", bin: tsc, args: ["--noEmit"] },
   { name: "prettier --check .", bin: require.resolve("prettier/bin/prettier.cjs"), args: ["--check", "."] },
 ];
 

@@ -8,7 +8,7 @@ import { startPreview, type Preview } from "../src/index.ts";
 import { CONTENT_SECURITY_POLICY } from "../src/core/documents/map.ts";
 import { DOCS_FOLDER, fileFor, urlFor } from "../src/core/routes.ts";
 import { sharedBuild } from "./support/shared.ts";
-import { ROOT } from "./support/tree.ts";
+import { ROOT, TSC } from "./support/tree.ts";
 
 /**
  * The API reference at /api/v1/docs/ in a real browser (Debian's chromium through playwright-core,
@@ -49,10 +49,8 @@ beforeAll(async () => {
         `(or set MESH_API_CHROMIUM to a Chromium binary). playwright-core drives it and downloads no browser.`,
     );
   typeCheck = new Promise((done) =>
-    execFile(
-      process.execPath,
-      [path.join(ROOT, "node_modules/typescript/bin/tsc"), "-p", path.join(ROOT, "assets/docs")],
-      (err, stdout, stderr) => done({ code: err ? Number(err.code ?? 1) : 0, output: stdout + stderr }),
+    execFile(process.execPath, [TSC, "-p", path.join(ROOT, "assets/docs")], (err, stdout, stderr) =>
+      done({ code: err ? Number(err.code ?? 1) : 0, output: stdout + stderr }),
     ),
   );
   mkdirSync(SHOTS, { recursive: true });

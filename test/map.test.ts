@@ -12,7 +12,7 @@ import { fileFor, parseRequest, resolve, type FileName } from "../src/core/route
 import { STATUSES } from "../src/core/model/model.ts";
 import { model as modelOf, ap, at } from "./support/dump.ts";
 import { PUBLIC_SAMPLE } from "./support/expected.ts";
-import { command, ROOT, tempDir } from "./support/tree.ts";
+import { command, ROOT, tempDir, TSC } from "./support/tree.ts";
 
 /**
  * The map at /map/ in a real browser: Debian's chromium driven by playwright-core (no browser is
@@ -137,10 +137,8 @@ beforeAll(async () => {
     );
   mkdirSync(SHOTS, { recursive: true });
   typecheck = new Promise((done) =>
-    execFile(
-      process.execPath,
-      [path.join(ROOT, "node_modules/typescript/bin/tsc"), "-p", path.join(ROOT, "assets/map")],
-      (err, stdout, stderr) => done({ code: err ? Number(err.code ?? 1) : 0, output: stdout + stderr }),
+    execFile(process.execPath, [TSC, "-p", path.join(ROOT, "assets/map")], (err, stdout, stderr) =>
+      done({ code: err ? Number(err.code ?? 1) : 0, output: stdout + stderr }),
     ),
   );
   // Independent, so at once: the browser starts while the builds run.

@@ -2,7 +2,7 @@ import { execFileSync, spawn } from "node:child_process";
 import { cpSync, existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { describe, expect, it } from "vitest";
-import { ROOT, tempDir } from "./support/tree.ts";
+import { ROOT, tempDir, TSC } from "./support/tree.ts";
 
 /**
  * The package as a user gets it: compiled to JavaScript, packed, installed into an empty folder with
@@ -25,17 +25,7 @@ describe("the installable package", () => {
     // Everything the package lists but the compiled lib/, which is made below.
     for (const f of ["package.json", ...pkg.files.filter((f) => f !== "lib")])
       cpSync(path.join(ROOT, f), path.join(stage, f), { recursive: true });
-    execFileSync(
-      process.execPath,
-      [
-        path.join(ROOT, "node_modules/typescript/bin/tsc"),
-        "-p",
-        path.join(ROOT, "tsconfig.build.json"),
-        "--outDir",
-        path.join(stage, "lib"),
-      ],
-      { cwd: ROOT },
-    );
+    execFileSync(process.execPath, [TSC, "-p", path.join(ROOT, "tsconfig.build.json"), "--outDir", path.join(stage, "lib")], { cwd: ROOT });
     const packed = JSON.parse(npm(["pack", "--ignore-scripts", "--json", "--pack-destination", work], stage)) as {
       filename: string;
       files: { path: string }[];

@@ -129,6 +129,14 @@ export async function sweepLeftovers(root = TEMP_ROOT): Promise<string[]> {
 export const ROOT = new URL("../../", import.meta.url).pathname;
 
 /**
+ * The TypeScript compiler the checks and the package's compile run (`tsc`): TypeScript 7, the
+ * compiler in Go (`typescript-go` in package.json, scripts/lint.mjs), a third of TypeScript 5's CPU.
+ * `typescript` stays 5 for its JavaScript API (transpileModule here, the checks of architecture.test.ts
+ * and openapi-lint.test.ts, openapi-typescript).
+ */
+export const TSC = path.join(path.dirname(createRequire(import.meta.url).resolve("typescript-go/package.json")), "bin", "tsc");
+
+/**
  * src/ and scripts/ as JavaScript (and assets/ as it is): every .ts file through TypeScript's transpileModule (the same code,
  * the types taken out, as tsx does on each run), written once per content into
  * node_modules/.cache/mesh-api-test-js/<digest of the sources, package.json and compiler>/, beside a
