@@ -16,13 +16,13 @@ describe("an address that is no http(s) URL", () => {
     [["import", "api"], ["--out", "dump"], "import api needs the API's address as http(s)://host[:port][/path]"],
     [["fetch-dump"], ["--out", "dump"], "fetch-dump needs the archive's address as http(s)://host[:port]/path/file.tar.gz"],
   ];
-  const run = (command: string[], rest: string[], address: string) => {
+  const run = async (args: string[], rest: string[], address: string) => {
     const cwd = tempDir();
-    const r = cli([...command, address, ...rest], cwd);
+    const r = await command([...args, address, ...rest], cwd);
     return { ...r, wrote: existsSync(path.join(cwd, "dump")) };
   };
 
-  it("without a scheme is a usage error (exit 2) in the same words everywhere, with the address it probably meant", () => {
+  it("without a scheme is a usage error (exit 2) in the same words everywhere, with the address it probably meant", async () => {
     const meant: Record<string, [string, string]> = {
       check: ["127.0.0.1:18411", "https://127.0.0.1:18411"],
       "import api": ["127.0.0.1:18411", "https://127.0.0.1:18411/"],
@@ -30,7 +30,7 @@ describe("an address that is no http(s) URL", () => {
     };
     for (const [command, rest, needs] of commands) {
       const [address, example] = meant[command.join(" ")];
-      const r = run(command, rest, address);
+      const r = await run(command, rest, address);
       expect(r.status, command.join(" ")).toBe(2);
       expect(r.stderr).toBe(`mesh-api: ${address} has no scheme; ${needs}, e.g. ${example}\n`);
       expect(r.stdout).toBe("");
@@ -38,16 +38,16 @@ describe("an address that is no http(s) URL", () => {
     }
   });
 
-  it("with another scheme, or a password in it, is a usage error (exit 2) in the same words everywhere", () => {
+  it("with another scheme, or a password in it, is a usage error (exit 2) in the same words everywhere", async () => {
     for (const [command, rest, needs] of commands) {
-      const ftp = run(command, rest, "ftp://mesh.example.org/d.tar.gz");
+      const ftp = await run(command, rest, "ftp://mesh.example.org/d.tar.gz");
       expect(ftp.status, command.join(" ")).toBe(2);
       expect(ftp.stderr).toMatch(
         new RegExp(
           `^mesh-api: ftp://mesh\\.example\\.org/d\\.tar\\.gz uses ftp:, which ${escape(command.join(" "))} cannot request; ${escape(needs)}, e\\.g\\. https://mesh\\.example\\.org\\n$`,
         ),
       );
-      const secret = run(command, rest, "https://me:secret@mesh.example.org/d.tar.gz");
+      const secret = await run(command, rest, "https://me:secret@mesh.example.org/d.tar.gz");
       expect(secret.status, command.join(" ")).toBe(2);
       expect(secret.stderr).toMatch(/ has user info \(name@ before the host\), which .* does not send; /);
       expect(secret.stderr).not.toContain("secret");
@@ -56,28 +56,28 @@ describe("an address that is no http(s) URL", () => {
 });
 
 describe("help", () => {
-  it("help <group> <command> shows that command's help; the group's help lists its commands", () => {
-    const opennet = cli(["help", "import", "opennet"]);
+  it("help <group> <command> shows that command's help; the group's help lists its commands", async () => {
+    const opennet = await command(["help", "import", "opennet"]);
     expect(opennet.status).toBe(0);
     expect(opennet.stdout).toMatch(/^Usage: mesh-api import opennet \[options\]\n/);
     expect(opennet.stdout).toContain("--olsr <file-or-url>");
     expect(opennet.stdout).toContain("--previous <dump-dir>");
-    const group = cli(["help", "import"]);
+    const group = await command(["help", "import"]);
     expect(group.stdout).toMatch(/^Usage: mesh-api import \[options\] \[command\]\n/);
     expect(group.stdout).toMatch(/^ {2}opennet \[options\] /m);
-    expect(cli(["help", "fetch-dump"]).stdout).toMatch(/^Usage: mesh-api fetch-dump \[options\] <url>\n/);
-    expect(cli(["help"]).stdout).toMatch(/^ {2}help \[command\.\.\.\] /m);
+    expect((await command(["help", "fetch-dump"])).stdout).toMatch(/^Usage: mesh-api fetch-dump \[options\] <url>\n/);
+    expect((await command(["help"])).stdout).toMatch(/^ {2}help \[command\.\.\.\] /m);
   });
 
-  it("an unknown command is a usage error (exit 2)", () => {
-    const r = cli(["help", "import", "nothing"]);
+  it("an unknown command is a usage error (exit 2)", async () => {
+    const r = await command(["help", "import", "nothing"]);
     expect(r.status).toBe(2);
     expect(r.stderr).toBe("error: unknown command 'import nothing'\n");
   });
 });
 
 describe("a command run without what it needs", () => {
-  it("names the missing argument first, then a missing --out (exit 2), before any work", () => {
+  it("names the missing argument first, then a missing --out (exit 2), before any work", async () => {
     const cwd = tempDir();
     const cases: [string[], string][] = [
       [["fetch-dump"], "error: missing required argument 'url'\n"],
@@ -86,7 +86,7 @@ describe("a command run without what it needs", () => {
       [["import", "api", "http://127.0.0.1:9/"], "error: required option '--out <dump-dir>' not specified\n"],
     ];
     for (const [args, message] of cases) {
-      const r = cli(args, cwd);
+      const r = await command(args, cwd);
       expect(r.status, args.join(" ")).toBe(2);
       expect(r.stderr, args.join(" ")).toBe(message);
     }
