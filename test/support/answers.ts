@@ -23,43 +23,59 @@ export async function previewAnswersOnce(
   if (!shared) return ask();
   const key = createHash("sha256").update(shared);
   for (const r of requests) key.update(`\n${r.method} ${r.target}`);
-  const file = path.join(inject("answersFolder"), `${key.digest("hex")}.bin`);
+  return onceARun(
+    path.join(inject("answersFolder"), `${key.digest("hex")}.bin`),
+    ask,
+    (answers) => serialize(toStored(answers)),
+    (bytes) => fromStored(deserialize(bytes) as Stored),
+  );
+}
+
+/**
+ * What `make` gives, made once a run by whichever test file asks first and kept in `file` (under
+ * the shared set-up's folder) for the others: a file that asks while another makes it waits for it
+ * (two server files often start together), and one whose maker stopped without writing it makes it
+ * itself.
+ */
+export async function onceARun<T>(
+  file: string,
+  make: () => Promise<T>,
+  write: (value: T) => Buffer | string,
+  read: (bytes: Buffer) => T,
+): Promise<T> {
   mkdirSync(path.dirname(file), { recursive: true });
-  // One file asks, a file that wants the same answers meanwhile waits for them (two server files
-  // often start together); one whose asker stopped without writing them asks itself.
+  const kept = () => {
+    try {
+      return { value: read(readFileSync(file)) };
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code === "ENOENT") return undefined;
+      throw err;
+    }
+  };
   const pending = `${file}.pending`;
   for (const until = Date.now() + 30_000; ;) {
-    const kept = read(file);
-    if (kept) return kept;
+    const found = kept();
+    if (found) return found.value;
     try {
       closeSync(openSync(pending, "wx"));
       break;
     } catch (err) {
       if ((err as NodeJS.ErrnoException).code !== "EEXIST") throw err;
     }
-    if (Date.now() > until) return ask();
+    if (Date.now() > until) return make();
     await new Promise((r) => setTimeout(r, 50));
   }
   try {
-    const kept = read(file); // written between the look above and the claim
-    if (kept) return kept;
-    const answers = await ask();
+    const found = kept(); // written between the look above and the claim
+    if (found) return found.value;
+    const value = await make();
     // Written whole under a name of this process, then renamed: a file reading it never sees a part.
     const tmp = `${file}.${process.pid}.tmp`;
-    writeFileSync(tmp, serialize(toStored(answers)));
+    writeFileSync(tmp, write(value));
     renameSync(tmp, file);
-    return answers;
+    return value;
   } finally {
     rmSync(pending, { force: true });
-  }
-}
-
-function read(file: string): RawResponse[] | undefined {
-  try {
-    return fromStored(deserialize(readFileSync(file)) as Stored);
-  } catch (err) {
-    if ((err as NodeJS.ErrnoException).code === "ENOENT") return undefined;
-    throw err;
   }
 }
 

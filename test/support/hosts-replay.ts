@@ -1,5 +1,5 @@
 import { createHash } from "node:crypto";
-import { readFileSync, renameSync, writeFileSync } from "node:fs";
+import { readFileSync } from "node:fs";
 import path from "node:path";
 import { gunzipSync } from "node:zlib";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
@@ -18,7 +18,7 @@ import {
 } from "../../src/core/routes.ts";
 import type { Model } from "../../src/core/model/model.ts";
 import { requestsFromTree } from "../../src/publish/deployment.ts";
-import { previewAnswersOnce } from "./answers.ts";
+import { onceARun, previewAnswersOnce } from "./answers.ts";
 import { drawnBounds } from "./bounds.ts";
 import { EXPECTED_OPENNET, mismatch, PUBLIC_SAMPLE, readExpected, type Expected } from "./expected.ts";
 import { HOSTILE_LISTS, hostileDump, hostileTargets, longHostileValues } from "./hostile.ts";
@@ -165,23 +165,19 @@ export const opennetExpected = (): Expected[] => detailsByShape(expectedIn(EXPEC
  * run (the preview's answers are the same for every host, answers.ts): a server answering each
  * request exactly as the preview does answers it by its match rule when the preview does.
  */
-function verdictsOnce(shared: SharedName, expected: readonly Expected[], previews: readonly RawResponse[]): string[] {
+function verdictsOnce(shared: SharedName, expected: readonly Expected[], previews: readonly RawResponse[]): Promise<string[]> {
   const key = createHash("sha256").update(`${shared}\nmatch rules`);
   for (const e of expected) key.update(`\n${e.path}`);
-  const file = path.join(inject("answersFolder"), `verdicts-${key.digest("hex")}.json`);
-  try {
-    return JSON.parse(readFileSync(file, "utf8")) as string[];
-  } catch (err) {
-    if ((err as NodeJS.ErrnoException).code !== "ENOENT") throw err;
-  }
-  const verdicts = expected.flatMap((e, i) => {
-    const p = previews[i];
-    return mismatch(e, { status: p.status, body: p.body.toString(), location: p.headers.location }) ?? [];
-  });
-  const tmp = `${file}.${process.pid}.tmp`;
-  writeFileSync(tmp, JSON.stringify(verdicts));
-  renameSync(tmp, file);
-  return verdicts;
+  return onceARun(
+    path.join(inject("answersFolder"), `verdicts-${key.digest("hex")}.json`),
+    async () =>
+      expected.flatMap((e, i) => {
+        const p = previews[i];
+        return mismatch(e, { status: p.status, body: p.body.toString(), location: p.headers.location }) ?? [];
+      }),
+    (verdicts) => JSON.stringify(verdicts),
+    (bytes) => JSON.parse(bytes.toString("utf8")) as string[],
+  );
 }
 
 /**
@@ -315,7 +311,7 @@ export function describeHost(host: ServedHost): void {
   }
 
   /** Every expected answer exactly as the preview's, and the preview's by its match rule. */
-  function replayExpected(s: Replayed, expected: readonly Expected[], title: string): void {
+  async function replayExpected(s: Replayed, expected: readonly Expected[], title: string): Promise<void> {
     const c = judge(
       s,
       expected.map((e) => GET(e.path)),
@@ -323,7 +319,7 @@ export function describeHost(host: ServedHost): void {
     );
     expect(c.failures.slice(0, 10)).toEqual([]);
     expect(c.limits).toEqual({});
-    expect(verdictsOnce(s.shared!, expected, c.previews).slice(0, 10)).toEqual([]);
+    expect((await verdictsOnce(s.shared!, expected, c.previews)).slice(0, 10)).toEqual([]);
   }
 
   /**
@@ -402,11 +398,11 @@ export function describeHost(host: ServedHost): void {
   describe(`${host.name} on the public sample, default options`, () => {
     const s = replayed("public");
 
-    it("answers the 4,699 expected requests' lists, filters, redirects and not-founds, and twenty details of each rule and key shape, by their match rules, each exactly as the preview does", () => {
+    it("answers the 4,699 expected requests' lists, filters, redirects and not-founds, and twenty details of each rule and key shape, by their match rules, each exactly as the preview does", async () => {
       expect(expectedIn()).toHaveLength(4699);
       const expected = publicExpected();
       expect(expected.length).toBeGreaterThan(400);
-      replayExpected(s(), expected, "expected requests");
+      await replayExpected(s(), expected, "expected requests");
     });
 
     it("answers them as well to a client that accepts gzip: a long answer's gzip twin where the preview sends it, its bytes decoded the same", async () => {
@@ -458,11 +454,11 @@ export function describeHost(host: ServedHost): void {
   describe(`${host.name} on the public sample, --brand opennet --default-status online`, () => {
     const s = replayed("public-opennet");
 
-    it("answers the 4,701 expected requests' lists, filters, redirects and not-founds, and five details of each rule and key shape, by their match rules, each exactly as the preview does", () => {
+    it("answers the 4,701 expected requests' lists, filters, redirects and not-founds, and five details of each rule and key shape, by their match rules, each exactly as the preview does", async () => {
       expect(expectedIn(EXPECTED_OPENNET)).toHaveLength(4701);
       const expected = opennetExpected();
       expect(expected.length).toBeGreaterThan(250);
-      replayExpected(s(), expected, "expected requests");
+      await replayExpected(s(), expected, "expected requests");
     });
 
     it("answers the route table's requests and the others like the preview, but for its listed limits", () => {
