@@ -14,8 +14,9 @@ import { tempDir } from "./support/tree.ts";
  * importing the step's sources into the dump of the step before at the step's instant; the build it
  * serves (`--brand opennet --default-status online`) must give every expected answer of that step: the
  * last step's over HTTP on the preview, the others' from the served build's files through the route
- * table (the layer that differs from step to step; issue 44). Sites are compared by their members (the original numbers them in an order of Python's hashing), and a site must keep
- * its id from step to step.
+ * table (the layer that differs from step to step; issue 44). Sites are compared by their members
+ * (the original numbers them in an order of Python's hashing), and a site must keep its id from step
+ * to step.
  */
 
 const LIVE = new URL("./fixtures/live-sample/", import.meta.url).pathname;
