@@ -41,8 +41,9 @@ import { cliArgs, command, ROOT, tempDir, treeDigest } from "./support/tree.ts";
  * with a complete JSON body throughout.
  *
  * The network: 35 synthetic access points whose OLSR changes at every step (src/gen/raw.ts; 70 and
- * a hundred before, for the same faults and comparisons: each state is compared file by file). nginx's rules change with the data only through filter values, so each run gets an
- * ondataservice database (made here from the live sample's) whose one firmware version is the run's
+ * a hundred before, for the same faults and comparisons: each state is compared file by file).
+ * nginx's rules change with the data only through filter values, so each run gets an ondataservice
+ * database (made here from the live sample's) whose one firmware version is the run's
  * "generation": a run with a new generation rewrites the include file, and nginx answers
  * `?firmware_version=<that version>` only once it has been reloaded with it.
  *
