@@ -7,7 +7,11 @@ import { IMPORT_API_DEFAULTS } from "../src/importers/api.ts";
 import { createProgram } from "../src/cli/program.ts";
 import { cli, command, ROOT, tempDir } from "./support/tree.ts";
 
-/** What every command shares, run as a user does: the addresses they take and how a run ends. */
+/**
+ * What every command shares: the addresses they take and how a run ends. The messages are asked of
+ * the in-process command line (support/tree.ts command); that it prints and ends as the command run
+ * as a child does is the last describe's.
+ */
 
 describe("an address that is no http(s) URL", () => {
   // Each command that takes an address, with its other arguments and what it needs the address for.
