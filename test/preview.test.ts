@@ -9,7 +9,7 @@ import { build, startPreview, type Preview } from "../src/index.ts";
 import { synthesize, writeSynthDump } from "../src/gen/synth.ts";
 import { sampleSite } from "./support/site.ts";
 import { tableRequests } from "./support/requests.ts";
-import { API_HEADERS, DOCS_FOLDER, RULES, TWIN } from "../src/core/routes.ts";
+import { API_HEADERS, DOCS_FOLDER, NOT_FOUND_BODY, RULES, TWIN } from "../src/core/routes.ts";
 import { mismatch, readExpected } from "./support/expected.ts";
 import { pool, rawRequest, rawRequests, type RawAsk, type RawResponse } from "./support/http.ts";
 import type { Model } from "../src/core/model/model.ts";
@@ -284,6 +284,56 @@ describe("preview behaviour", () => {
       '{"detail":"Not found."}',
       undefined,
     ]);
+  });
+
+  it("revalidates by If-None-Match (a list of tags, compared weakly, or *) before If-Modified-Since", async () => {
+    const target = "/api/v1/link/";
+    const plain = await get(target);
+    const [tag, lastModified] = [plain.headers.etag!, plain.headers["last-modified"]!];
+    expect(tag).toMatch(/^W\/"/);
+    const longAgo = "Mon, 01 Jan 1990 00:00:00 GMT";
+    for (const match of [tag, tag.slice(2), `"other", ${tag}`, "*"]) {
+      const r = await bodiless(target, "GET", { "If-None-Match": match, "If-Modified-Since": longAgo });
+      expect([r.status, r.body.length, r.headers.etag], match).toEqual([304, 0, tag]);
+    }
+    const other = await get(target, "GET", { "If-None-Match": '"other"', "If-Modified-Since": lastModified });
+    expect([other.status, other.body.equals(plain.body)]).toEqual([200, true]);
+    expect((await bodiless(target, "HEAD", { "If-Modified-Since": lastModified })).status).toBe(304);
+    for (const since of [longAgo, "not a date"]) expect((await get(target, "GET", { "If-Modified-Since": since })).status).toBe(200);
+  });
+
+  it("answers a file that another process removes and writes again meanwhile whole, or as the JSON 404, and stays up", async () => {
+    // http-server read a text file by its name after its own look: a file removed in between ended the process.
+    const file = path.join(out, "api/v1/site/1/index.json");
+    const bytes = readFileSync(file);
+    const churn = spawn(process.execPath, [
+      "-e",
+      `const fs = require("node:fs"); for (;;) { try { fs.unlinkSync(process.argv[1]); } catch {} fs.writeFileSync(process.argv[1], process.argv[2]); }`,
+      file,
+      bytes.toString(),
+    ]);
+    try {
+      const answers = await rawRequests(
+        port,
+        Array.from({ length: 1000 }, () => ({ method: "GET", target: "/api/v1/site/1" })),
+      );
+      const kinds = new Set(
+        answers.map((r) =>
+          r.status === 404 && r.body.toString() === NOT_FOUND_BODY
+            ? "404"
+            : r.status === 200 && bytes.subarray(0, r.body.length).equals(r.body)
+              ? "200"
+              : `${r.status} ${r.body.toString().slice(0, 40)}`,
+        ),
+      );
+      expect([...kinds].filter((k) => k !== "200" && k !== "404")).toEqual([]);
+      expect(kinds.has("200")).toBe(true);
+    } finally {
+      churn.kill("SIGKILL");
+      await new Promise((done) => churn.once("close", done));
+      writeFileSync(file, bytes);
+    }
+    expect((await get("/api/v1/site/1")).body.equals(bytes)).toBe(true);
   });
 
   it("sends exactly the API headers of the route table", () => {

@@ -1,5 +1,6 @@
 import { InputError } from "../core/problems.ts";
-import { stat } from "node:fs/promises";
+import { open, stat, type FileHandle } from "node:fs/promises";
+import type { Stats } from "node:fs";
 import type { IncomingMessage, ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
 import path from "node:path";
@@ -146,12 +147,15 @@ async function handle(root: string, routing: Routing, req: IncomingMessage, res:
   }
   const file = path.join(root, a.file);
   if (!file.startsWith(root + path.sep)) return json(req, res, 404, NOT_FOUND_BODY);
-  const fileStat = await stat(file).catch(() => undefined);
-  if (!fileStat?.isFile()) return json(req, res, 404, NOT_FOUND_BODY);
-  if (a.options) return json(req, res, 200, optionsBody(a.route));
-  // Hand the file to http-server, with the API's headers; it would add a charset to the type.
+  const opened = await openFile(file);
+  if (!opened) return json(req, res, 404, NOT_FOUND_BODY);
+  if (a.options) {
+    await opened.handle.close();
+    return json(req, res, 200, optionsBody(a.route));
+  }
+  // The API's headers, its type without the charset a static server would add.
   for (const [name, value] of Object.entries(API_HEADERS)) res.setHeader(name, value);
-  return handOverEncoded(root, req, res, a.file, API_HEADERS["Content-Type"]);
+  return sendEncoded(root, req, res, a.file, API_HEADERS["Content-Type"], opened);
 }
 
 const HTML_TYPE = "text/html; charset=utf-8";
@@ -192,15 +196,15 @@ async function serveStatic(
   }
   if (file === FILES.notFoundPage) {
     for (const [name, value] of Object.entries(API_HEADERS)) res.setHeader(name, value);
-    return handOver(req, res, file, API_HEADERS["Content-Type"]);
+    return sendEncoded(root, req, res, file, API_HEADERS["Content-Type"]);
   }
-  if (/\.html?$/i.test(file)) return handOverEncoded(root, req, res, file, HTML_TYPE);
+  if (/\.html?$/i.test(file)) return sendEncoded(root, req, res, file, HTML_TYPE);
   // A file with a type of its own, whatever its name (the metrics file).
   const typed = TYPED_FILES.find((t) => t.file === file);
-  if (typed) return handOverEncoded(root, req, res, file, typed.type);
+  if (typed) return sendEncoded(root, req, res, file, typed.type);
   // A script, stylesheet or feed with a twin: typed as http-server types the file itself.
   const own = TWIN_TYPES.find(([suffix]) => file.endsWith(suffix));
-  if (own && (await twinFound(root, file))) return handOverEncoded(root, req, res, file, own[1]);
+  if (own && (await twinFound(root, file))) return sendEncoded(root, req, res, file, own[1]);
   // Other files (archives, sums, index.json) as http-server types them; ranges allowed (resumed downloads).
   req.url = encodePath(file);
   res.emit("next");
@@ -218,36 +222,102 @@ async function twinFound(root: string, file: string): Promise<boolean> {
   return (await stat(path.join(root, twinOf(file))).catch(() => undefined))?.isFile() ?? false;
 }
 
+/** A regular file opened for reading, with its status; undefined when there is none at `file`. */
+interface Opened {
+  readonly handle: FileHandle;
+  readonly stat: Stats;
+}
+
+async function openFile(file: string): Promise<Opened | undefined> {
+  const handle = await open(file, "r").catch(() => undefined);
+  if (!handle) return undefined;
+  const fileStat = await handle.stat().catch(() => undefined);
+  if (fileStat?.isFile()) return { handle, stat: fileStat };
+  await handle.close();
+  return undefined;
+}
+
 /**
  * A file that has a gzip twin (core/routes/compression.ts) is sent as the twin, with
  * Content-Encoding, to a client that accepts gzip, and says in its Vary that it depends on it;
  * http-server's own negotiation (its `gzip` option) is not used: it sends gzip to a client that
  * accepts only deflate and its twin's type lacks the charset it gives the file.
  */
-async function handOverEncoded(
+async function sendEncoded(
   root: string,
   req: IncomingMessage,
   res: ServerResponse & { emit(event: "next"): boolean },
   file: string,
   type: string,
+  opened?: Opened,
 ) {
-  // only a file's own answer varies with the encoding: another method's refusal does not
-  if ((req.method === "GET" || req.method === "HEAD") && (await twinFound(root, file))) {
-    res.setHeader("Vary", varyWithTwin(res.getHeader("Vary") as string | undefined));
-    if (acceptsGzip(req.headers["accept-encoding"])) {
-      res.setHeader("Content-Encoding", TWIN.encoding);
-      return handOver(req, res, twinOf(file), type);
-    }
+  // Other methods get http-server's refusal (405), as before, without the twin's Vary: that answer does not vary with it.
+  if (req.method !== "GET" && req.method !== "HEAD") {
+    await opened?.handle.close();
+    return handOver(req, res, file, type);
   }
-  handOver(req, res, file, type);
+  let body = opened ?? (await openFile(path.join(root, file)));
+  if (!body) return json(req, res, 404, NOT_FOUND_BODY);
+  const twin = mayHaveTwin(file) ? await openFile(path.join(root, twinOf(file))) : undefined;
+  if (twin) {
+    res.setHeader("Vary", varyWithTwin(res.getHeader("Vary") as string | undefined));
+    const [sent, unused] = acceptsGzip(req.headers["accept-encoding"]) ? [twin, body] : [body, twin];
+    await unused.handle.close();
+    if (sent === twin) res.setHeader("Content-Encoding", TWIN.encoding);
+    body = sent;
+  }
+  return sendFile(req, res, body, type);
 }
 
-/** Lets http-server send `file` (a path under the root) with exactly this Content-Type. */
+/**
+ * Sends an opened file whole, read from its descriptor: a file a rebuild removes or replaces after
+ * it was opened is still sent whole, the bytes it had (http-server read a text file again by its
+ * name after its own look, and a file gone in between ended the process). The validators are those
+ * http-server gives the other files: Last-Modified, a weak ETag of inode, size and modification
+ * time, and 304 to a GET or HEAD whose If-None-Match names it (RFC 9110 13.1.2: a list, weak
+ * comparison, `*`) or, without If-None-Match, whose If-Modified-Since is not before it.
+ */
+async function sendFile(req: IncomingMessage, res: ServerResponse, { handle, stat: s }: Opened, type: string) {
+  try {
+    const lastModified = s.mtime.toUTCString();
+    const etag = `W/"${s.ino}-${s.size}-${s.mtime.toISOString()}"`;
+    res.setHeader("Cache-Control", PREVIEW_CACHE_CONTROL);
+    res.setHeader("Last-Modified", lastModified);
+    res.setHeader("ETag", etag);
+    if (notModified(req, lastModified, etag)) {
+      res.statusCode = 304;
+      return void res.end();
+    }
+    // The whole file (a range is not honoured, as before), its length the bytes read: a file written
+    // in place while it is read is never announced with another length than it is sent with.
+    const body = req.method === "HEAD" ? undefined : await handle.readFile();
+    res.statusCode = 200;
+    res.setHeader("Content-Length", body?.length ?? s.size);
+    res.setHeader("Content-Type", type);
+    res.end(body);
+  } finally {
+    await handle.close();
+  }
+}
+
+/** Nothing the browser or a client keeps is to be reused without asking: a rebuild changes every answer. */
+const PREVIEW_CACHE_CONTROL = "no-cache, no-store, must-revalidate";
+
+function notModified(req: IncomingMessage, lastModified: string, etag: string): boolean {
+  const match = req.headers["if-none-match"];
+  if (match !== undefined) {
+    const opaque = (tag: string) => tag.trim().replace(/^W\//, "");
+    return match.trim() === "*" || match.split(",").some((tag) => opaque(tag) === opaque(etag));
+  }
+  const since = Date.parse(req.headers["if-modified-since"] ?? "");
+  return Number.isFinite(since) && since >= Date.parse(lastModified);
+}
+
+/** Lets http-server answer `file` (a path under the root) with exactly this Content-Type: its refusal of other methods. */
 function handOver(req: IncomingMessage, res: ServerResponse & { emit(event: "next"): boolean }, file: string, type: string) {
   const setHeader = res.setHeader.bind(res);
   res.setHeader = ((name: string, value: number | string | readonly string[]) =>
     setHeader(name, name.toLowerCase() === "content-type" ? type : value)) as typeof res.setHeader;
-  // A range answer sets its type through writeHead, past the override: whole files only.
   delete req.headers.range;
   req.url = encodePath(file);
   res.emit("next");
