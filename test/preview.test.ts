@@ -302,28 +302,32 @@ describe("preview behaviour", () => {
     for (const since of [longAgo, "not a date"]) expect((await get(target, "GET", { "If-Modified-Since": since })).status).toBe(200);
   });
 
-  it("answers a file that another process removes and writes again meanwhile whole, or as the JSON 404, and stays up", async () => {
+  it("answers files that another process removes and writes again meanwhile whole, or as the JSON 404, and stays up", async () => {
     // http-server read a text file by its name after its own look: a file removed in between ended the process.
-    const file = path.join(out, "api/v1/site/1/index.json");
-    const bytes = readFileSync(file);
+    const files = new Map([
+      ["/api/v1/site/1", path.join(out, "api/v1/site/1/index.json")],
+      ["/snapshots/readme.txt", path.join(out, "snapshots/readme.txt")],
+    ]);
+    const bytes = new Map([...files].map(([target, file]) => [target, readFileSync(file)]));
     const churn = spawn(process.execPath, [
       "-e",
-      `const fs = require("node:fs"); for (;;) { try { fs.unlinkSync(process.argv[1]); } catch {} fs.writeFileSync(process.argv[1], process.argv[2]); }`,
-      file,
-      bytes.toString(),
+      `const fs = require("node:fs"); const files = JSON.parse(process.argv[1]);
+       for (;;) for (const [file, text] of files) { try { fs.unlinkSync(file); } catch {} fs.writeFileSync(file, text); }`,
+      JSON.stringify([...files].map(([target, file]) => [file, bytes.get(target)!.toString()])),
     ]);
     try {
+      const targets = Array.from({ length: 1000 }, (_, i) => [...files.keys()][i % 2]);
       const answers = await rawRequests(
         port,
-        Array.from({ length: 1000 }, () => ({ method: "GET", target: "/api/v1/site/1" })),
+        targets.map((target) => ({ method: "GET", target })),
       );
       const kinds = new Set(
-        answers.map((r) =>
+        answers.map((r, i) =>
           r.status === 404 && r.body.toString() === NOT_FOUND_BODY
             ? "404"
-            : r.status === 200 && bytes.subarray(0, r.body.length).equals(r.body)
+            : r.status === 200 && bytes.get(targets[i])!.subarray(0, r.body.length).equals(r.body)
               ? "200"
-              : `${r.status} ${r.body.toString().slice(0, 40)}`,
+              : `${targets[i]}: ${r.status} ${r.body.toString().slice(0, 40)}`,
         ),
       );
       expect([...kinds].filter((k) => k !== "200" && k !== "404")).toEqual([]);
@@ -331,9 +335,9 @@ describe("preview behaviour", () => {
     } finally {
       churn.kill("SIGKILL");
       await new Promise((done) => churn.once("close", done));
-      writeFileSync(file, bytes);
+      for (const [target, file] of files) writeFileSync(file, bytes.get(target)!);
     }
-    expect((await get("/api/v1/site/1")).body.equals(bytes)).toBe(true);
+    for (const [target] of files) expect((await get(target)).body.equals(bytes.get(target)!)).toBe(true);
   });
 
   it("sends exactly the API headers of the route table", () => {

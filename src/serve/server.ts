@@ -205,9 +205,33 @@ async function serveStatic(
   // A script, stylesheet or feed with a twin: typed as http-server types the file itself.
   const own = TWIN_TYPES.find(([suffix]) => file.endsWith(suffix));
   if (own && (await twinFound(root, file))) return sendEncoded(root, req, res, file, own[1]);
-  // Other files (archives, sums, index.json) as http-server types them; ranges allowed (resumed downloads).
+  // Other files (archives, sums, index.json) typed as http-server types them. A range (a resumed
+  // download) and another method are http-server's to answer.
+  if (req.headers.range === undefined && (req.method === "GET" || req.method === "HEAD")) {
+    const opened = await openFile(path.join(root, file));
+    if (!opened) return json(req, res, 404, NOT_FOUND_BODY);
+    return sendFile(req, res, opened, staticType(file));
+  }
   req.url = encodePath(file);
   res.emit("next");
+}
+
+/** http-server's own modules (its MIME table and its charset sniffer), loaded with it. */
+const fromHttpServer = (name: string): unknown => {
+  const own = createRequire(import.meta.url);
+  return createRequire(own.resolve("http-server"))(name);
+};
+
+/**
+ * The type http-server gives a file: its MIME table's, and for a text type the charset its sniffer
+ * reads in the bytes (a byte order mark, an HTML meta charset), else UTF-8.
+ */
+function staticType(file: string): string | ((bytes: Buffer) => string) {
+  const mime = fromHttpServer("mime") as { lookup(file: string, fallback: string): string };
+  const type = mime.lookup(file, "application/octet-stream");
+  if (!/^text\/|^application\/(javascript|json)/.test(type)) return type;
+  const sniff = fromHttpServer("html-encoding-sniffer") as (bytes: Buffer, o: { defaultEncoding: string }) => string;
+  return (bytes) => `${type}; charset=${sniff(bytes, { defaultEncoding: "UTF-8" })}`;
 }
 
 /** The types http-server gives the files with twins outside the API, which the twin's answer keeps. */
@@ -277,7 +301,12 @@ async function sendEncoded(
  * time, and 304 to a GET or HEAD whose If-None-Match names it (RFC 9110 13.1.2: a list, weak
  * comparison, `*`) or, without If-None-Match, whose If-Modified-Since is not before it.
  */
-async function sendFile(req: IncomingMessage, res: ServerResponse, { handle, stat: s }: Opened, type: string) {
+async function sendFile(
+  req: IncomingMessage,
+  res: ServerResponse,
+  { handle, stat: s }: Opened,
+  type: string | ((bytes: Buffer) => string),
+) {
   try {
     const lastModified = s.mtime.toUTCString();
     const etag = `W/"${s.ino}-${s.size}-${s.mtime.toISOString()}"`;
@@ -290,11 +319,11 @@ async function sendFile(req: IncomingMessage, res: ServerResponse, { handle, sta
     }
     // The whole file (a range is not honoured, as before), its length the bytes read: a file written
     // in place while it is read is never announced with another length than it is sent with.
-    const body = req.method === "HEAD" ? undefined : await handle.readFile();
+    const bytes = req.method === "HEAD" && typeof type === "string" ? undefined : await handle.readFile();
     res.statusCode = 200;
-    res.setHeader("Content-Length", body?.length ?? s.size);
-    res.setHeader("Content-Type", type);
-    res.end(body);
+    res.setHeader("Content-Length", bytes?.length ?? s.size);
+    res.setHeader("Content-Type", typeof type === "string" ? type : type(bytes!));
+    res.end(req.method === "HEAD" ? undefined : bytes);
   } finally {
     await handle.close();
   }
