@@ -221,11 +221,10 @@ async function serveStatic(
   res.emit("next");
 }
 
-/** http-server's own modules (its MIME table and its charset sniffer), loaded with it. */
-const fromHttpServer = (name: string): unknown => {
-  const own = createRequire(import.meta.url);
-  return createRequire(own.resolve("http-server"))(name);
-};
+/** http-server's own modules (its MIME table and its charset sniffer), resolved once, where it is. */
+let httpServerRequire: NodeJS.Require | undefined;
+const fromHttpServer = (name: string): unknown =>
+  (httpServerRequire ??= createRequire(createRequire(import.meta.url).resolve("http-server")))(name);
 
 /**
  * The type http-server gives a file: its MIME table's, and for a text type the charset its sniffer
@@ -322,7 +321,6 @@ async function sendFile(
   try {
     const lastModified = s.mtime.toUTCString();
     const etag = `W/"${s.ino}-${s.size}-${s.mtime.toISOString()}"`;
-    const contentType = typeof type === "string" ? type : type(await firstBytes(handle, s.size));
     const range = ranges ? req.headers.range : undefined;
     let [start, end] = [0, s.size - 1];
     if (range !== undefined) {
@@ -351,7 +349,7 @@ async function sendFile(
     }
     const length = end - start + 1;
     res.setHeader("Content-Length", length);
-    res.setHeader("Content-Type", contentType);
+    res.setHeader("Content-Type", typeof type === "string" ? type : type(await firstBytes(handle, s.size)));
     if (req.method === "HEAD" || length === 0) return void res.end();
     if (length <= STREAM_FROM) {
       const bytes = Buffer.allocUnsafe(length);
