@@ -1,5 +1,5 @@
 import { spawn } from "node:child_process";
-import { existsSync, mkdirSync, readdirSync, readFileSync, readlinkSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, readdirSync, readFileSync, readlinkSync, rmSync, writeFileSync } from "node:fs";
 import { createServer, type AddressInfo } from "node:net";
 import { request as httpRequest } from "node:http";
 import path from "node:path";
@@ -284,6 +284,47 @@ describe("preview behaviour", () => {
       '{"detail":"Not found."}',
       undefined,
     ]);
+  });
+
+  it("streams a file over 1 MiB whole, and a range of it, with its length; a client that leaves closes the file", async () => {
+    const file = path.join(out, "snapshots/long.tar.gz");
+    const bytes = Buffer.from(Array.from({ length: 3_000_000 }, (_, i) => (i * 7919) % 251));
+    writeFileSync(file, bytes);
+    try {
+      const whole = await get("/snapshots/long.tar.gz");
+      expect([whole.status, whole.headers["content-length"], whole.body.equals(bytes)]).toEqual([200, "3000000", true]);
+      const part = await get("/snapshots/long.tar.gz", "GET", { Range: "bytes=1000-2000999" });
+      expect([part.status, part.headers["content-range"], part.body.equals(bytes.subarray(1000, 2001000))]).toEqual([
+        206,
+        "bytes 1000-2000999/3000000",
+        true,
+      ]);
+      const tail = await get("/snapshots/long.tar.gz", "GET", { Range: "bytes=2999990-" });
+      expect([tail.status, tail.body.equals(bytes.subarray(2999990))]).toEqual([206, true]);
+      // a client that reads the head and goes
+      await new Promise<void>((done, fail) => {
+        const request = httpRequest({ port, path: "/snapshots/long.tar.gz" }, (response) => {
+          response.once("data", () => {
+            request.destroy();
+            done();
+          });
+        });
+        request.on("error", fail);
+        request.end();
+      });
+      const stillOpen = () =>
+        readdirSync("/proc/self/fd").filter((fd) => {
+          try {
+            return readlinkSync(`/proc/self/fd/${fd}`) === file;
+          } catch {
+            return false;
+          }
+        });
+      for (const until = Date.now() + 5_000; stillOpen().length > 0 && Date.now() < until;) await new Promise((r) => setTimeout(r, 20));
+      expect(stillOpen()).toEqual([]);
+    } finally {
+      rmSync(file, { force: true });
+    }
   });
 
   it("revalidates by If-None-Match (a list of tags, compared weakly, or *) before If-Modified-Since", async () => {

@@ -362,7 +362,8 @@ async function sendFile(
     const stream = handle.createReadStream({ start, end });
     handedOver = true;
     stream.on("error", () => rawResponse(res).destroy());
-    res.on("close", () => stream.destroy());
+    // union's wrapper does not pass on that the connection went; the response it wraps does
+    rawResponse(res).on("close", () => stream.destroy());
     stream.pipe(res);
   } finally {
     if (!handedOver) await handle.close().catch(() => undefined);
