@@ -312,16 +312,7 @@ describe("preview behaviour", () => {
         request.on("error", fail);
         request.end();
       });
-      const stillOpen = () =>
-        readdirSync("/proc/self/fd").filter((fd) => {
-          try {
-            return readlinkSync(`/proc/self/fd/${fd}`) === file;
-          } catch {
-            return false;
-          }
-        });
-      for (const until = Date.now() + 5_000; stillOpen().length > 0 && Date.now() < until;) await new Promise((r) => setTimeout(r, 20));
-      expect(stillOpen()).toEqual([]);
+      await expect.poll(() => openDescriptors((f) => f === file), { timeout: 5000 }).toEqual([]);
     } finally {
       rmSync(file, { force: true });
     }
@@ -388,15 +379,9 @@ describe("preview behaviour", () => {
       for (const [target, file] of files) writeFileSync(file, bytes.get(target)!);
     }
     for (const [target] of files) expect((await get(target)).body.equals(bytes.get(target)!)).toBe(true);
-    // every file it opened is closed again
-    const open = readdirSync("/proc/self/fd").filter((fd) => {
-      try {
-        return readlinkSync(`/proc/self/fd/${fd}`).startsWith(out);
-      } catch {
-        return false;
-      }
-    });
-    expect(open).toEqual([]);
+    // every file it opened is closed again; a descriptor closes just after its answer ends (the close
+    // is asynchronous, and the client may already have read the answer), so the test waits a moment
+    await expect.poll(() => openDescriptors((f) => f.startsWith(out)), { timeout: 5000 }).toEqual([]);
   });
 
   it("sends exactly the API headers of the route table", () => {
@@ -408,6 +393,17 @@ describe("preview behaviour", () => {
     });
   });
 });
+
+/** This process's descriptors open on a file `wanted` accepts (by its path). */
+function openDescriptors(wanted: (file: string) => boolean): string[] {
+  return readdirSync("/proc/self/fd").filter((fd) => {
+    try {
+      return wanted(readlinkSync(`/proc/self/fd/${fd}`));
+    } catch {
+      return false;
+    }
+  });
+}
 
 /**
  * An answer without a body (HEAD, 304) through Node's client, which knows there is none: the raw
