@@ -6,7 +6,17 @@
  * nodes and links of a NetJSON graph). List items may be rendered lazily (an iterable used once): a
  * list is written in pieces as its items come, never held whole.
  */
-export type Body = string | Buffer | Iterable<Buffer> | EnclosedList | TextPieces;
+export type Body = string | Buffer | Iterable<Buffer> | EnclosedList | TextPieces | Deferred;
+
+/**
+ * A body made only when it is written: a pass that wants the paths alone (the layout's, core/plan.ts)
+ * never makes it. For bodies whose making costs more than their path (a link's detail, a graph's links,
+ * the access points a list holds by status).
+ */
+export interface Deferred {
+  readonly make: () => Body;
+}
+export const deferred = (make: () => Body): Deferred => ({ make });
 
 /** A text given in pieces, written as they come (a host's rules file of hundreds of thousands of lines). */
 export interface TextPieces {
@@ -32,6 +42,7 @@ export function* bodyPieces(body: Body): Generator<Buffer> {
   if (typeof body === "string") return yield Buffer.from(body, "utf8");
   if (Buffer.isBuffer(body)) return yield body;
   if ("text" in body) return yield* textPieces(body.text);
+  if ("make" in body) return yield* bodyPieces(body.make());
   const enclosed = "items" in body ? body : undefined;
   const head = enclosed ? Buffer.from(enclosed.head, "utf8") : undefined;
   let batch: Buffer[] = head ? [head, OPEN] : [OPEN];

@@ -1,4 +1,4 @@
-import { rendered, type Body } from "./body.ts";
+import { deferred, rendered, type Body } from "./body.ts";
 import { docsPage } from "./documents/docs.ts";
 import { filterValues, listFiles } from "./filters/derive.ts";
 import { DEFAULT_MAP_SETTINGS, mapPage, type MapSettings } from "./documents/map.ts";
@@ -71,8 +71,16 @@ function* flatFiles(model: Model, settings: { readonly map?: MapSettings }, rout
 
   // The lists and their filters (filters/records.ts), then the paths beside them.
   for (const { path, body } of listFiles(model)) yield out(path, body);
-  for (const l of model.links) yield out(fileFor("linkDetail", { key: String(l.id) }), link(l));
-  for (const [pair, l] of model.linkByPeers) yield out(fileFor("linkDetail", { key: pair }), link(l));
+  for (const l of model.links)
+    yield out(
+      fileFor("linkDetail", { key: String(l.id) }),
+      deferred(() => link(l)),
+    );
+  for (const [pair, l] of model.linkByPeers)
+    yield out(
+      fileFor("linkDetail", { key: pair }),
+      deferred(() => link(l)),
+    );
 
   for (const s of model.sites) yield out(fileFor("siteDetail", { id: String(s.id) }), renderSite(s));
 
@@ -83,7 +91,10 @@ function* flatFiles(model: Model, settings: { readonly map?: MapSettings }, rout
     // Its default without `status`, when the list default is a status (the route table points there).
     const byDefault = model.settings.defaultStatus;
     if (byDefault !== "all")
-      yield out(fileFor("accesspointLinksByStatus", { ip, status: byDefault }), linkList(links.filter((l) => linkStatus(l) === byDefault)));
+      yield out(
+        fileFor("accesspointLinksByStatus", { ip, status: byDefault }),
+        deferred(() => linkList(links.filter((l) => linkStatus(l) === byDefault))),
+      );
     yield out(
       fileFor("accesspointInterfaces", { ip }),
       rendered(a.interfaces, (id) => model.interfaceById.get(id)!.json),

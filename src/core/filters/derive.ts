@@ -1,4 +1,4 @@
-import type { Body } from "../body.ts";
+import { deferred, type Body } from "../body.ts";
 import { groupBy } from "../model/collections.ts";
 import { STATUSES, type Model } from "../model/model.ts";
 import { fill } from "../routes/placeholders.ts";
@@ -203,9 +203,11 @@ export function* listFiles(
       for (const [fills, members] of groups) {
         yield { path: fill(t.file, fills), body: render(model, members) };
         if (!list.status || !t.statusFile) continue;
-        const byStatus = groupBy(members, (item) => list.status!(model, item));
+        // grouped when the first of them is written: the layout's pass wants their paths alone
+        let byStatus: Map<unknown, unknown[]> | undefined;
+        const of = (status: string) => (byStatus ??= groupBy(members, (item) => list.status!(model, item))).get(status) ?? [];
         for (const status of STATUSES)
-          yield { path: fill(t.statusFile, { ...fills, [STATUS.placeholder]: status }), body: render(model, byStatus.get(status) ?? []) };
+          yield { path: fill(t.statusFile, { ...fills, [STATUS.placeholder]: status }), body: deferred(() => render(model, of(status))) };
       }
     }
 }

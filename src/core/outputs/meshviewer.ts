@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { rendered, type EnclosedList } from "../body.ts";
+import { deferred, rendered, type EnclosedList } from "../body.ts";
 import { canonicalIp, compareIp } from "../values/ip.ts";
 import { bootMicros, EARLIEST_CREDIBLE } from "../model/evidence.ts";
 import { statusOf, type AccesspointEntry, type Model } from "../model/model.ts";
@@ -122,7 +122,7 @@ export const MESHVIEWER = outputRecord({
   schema: { name: "Meshviewer", zod: Meshviewer },
   carry: async (earlier) => firstSeenIn(await earlier.buildText(FILE)),
   *bodies(model) {
-    yield { file: "meshviewer", body: meshviewerBody(model) };
+    yield { file: "meshviewer", body: deferred(() => meshviewerBody(model)) };
   },
 });
 

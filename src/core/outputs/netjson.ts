@@ -1,6 +1,7 @@
 import { z } from "zod";
 import { API } from "../base.ts";
 import { STATUSES } from "../model/model.ts";
+import { deferred } from "../body.ts";
 import { networkGraphBody } from "./netjson-graph.ts";
 import { outputRecord } from "./output.ts";
 
@@ -55,7 +56,8 @@ export const NETJSON = outputRecord({
   landing: "the network as a NetJSON NetworkGraph (OpenWISP, netdiff, netjsongraph.js); <code>?status=online</code> for one status.",
   schema: { name: "NetworkGraph", zod: NetworkGraph },
   *bodies(model) {
-    yield { file: "netjson", body: networkGraphBody(model) };
-    for (const status of STATUSES) yield { file: "netjsonByStatus", values: { status }, body: networkGraphBody(model, status) };
+    yield { file: "netjson", body: deferred(() => networkGraphBody(model)) };
+    for (const status of STATUSES)
+      yield { file: "netjsonByStatus", values: { status }, body: deferred(() => networkGraphBody(model, status)) };
   },
 });

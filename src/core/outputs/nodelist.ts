@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { rendered, type EnclosedList } from "../body.ts";
+import { deferred, rendered, type EnclosedList } from "../body.ts";
 import { statusOf, type AccesspointEntry, type Model } from "../model/model.ts";
 import { firstSeenOf } from "./meshviewer.ts";
 import { formatMicros } from "../values/timestamp.ts";
@@ -52,7 +52,7 @@ export const NODELIST = outputRecord({
   landing: "every access point as a Freifunk API nodelist (format 1.0.1), for the Freifunk community map and directory.",
   schema: { name: "FreifunkNodelist", zod: FreifunkNodelist },
   *bodies(model) {
-    yield { file: "freifunkNodelist", body: nodelistBody(model) };
+    yield { file: "freifunkNodelist", body: deferred(() => nodelistBody(model)) };
   },
 });
 
