@@ -83,6 +83,8 @@ export interface ImportOpennetResult {
   readonly digests: Readonly<Partial<Record<"olsr" | "wiki" | "ondataservice", string>>>;
 }
 
+type Digests = Partial<Record<"olsr" | "wiki" | "ondataservice", string>>;
+
 const isUrl = (source: string) => /^https?:\/\//i.test(source);
 
 /** A source file, or (for OLSR and the wiki) a live address read with a time limit. */
@@ -115,8 +117,28 @@ export async function importOpennet(out: string, options: ImportOpennetOptions):
   if (options.olsr === undefined && options.previous === undefined)
     throw new UsageError("import opennet needs --olsr (a txtinfo file or address), or --previous with the sources of this run");
   await assertReplaceable({ out, option: "--out", kind: "dump", cwd: options.cwd, home: options.home });
+  // Made in a function of its own: the sources' text, the previous state and the models are no longer
+  // held while the records are checked and written (at 40,000 access points, hundreds of MB).
+  const { records, digests } = await importedRecords(options, takenAt);
+  const counts = await writeImportedDump(out, records, {
+    sources: { accesspoints: "accesspoints", links: "links" },
+    verdict: "the sources do not make a valid dump",
+    error: (message) => new ImportOpennetError(message),
+    warn: options.warn,
+  });
+  return {
+    ...counts,
+    digests,
+    takenAt,
+    brand: records.network.brand,
+    sites: new Set(records.accesspoints.map((ap) => ap.site).filter((s) => s !== null)).size,
+  };
+}
+
+/** The sources read and applied to the previous state: the records of the dump, and the sources' digests. */
+async function importedRecords(options: ImportOpennetOptions, takenAt: string) {
   const timeoutMs = options.timeoutMs ?? IMPORT_OPENNET_DEFAULTS.timeoutMs;
-  const digests: Partial<Record<"olsr" | "wiki" | "ondataservice", string>> = {};
+  const digests: Digests = {};
   const kept = (kind: keyof typeof digests, bytes: Buffer) => {
     digests[kind] = createHash("sha256").update(bytes).digest("hex");
     return bytes;
@@ -166,17 +188,5 @@ export async function importOpennet(out: string, options: ImportOpennetOptions):
             options.retention,
           ),
         };
-  const counts = await writeImportedDump(out, records, {
-    sources: { accesspoints: "accesspoints", links: "links" },
-    verdict: "the sources do not make a valid dump",
-    error: (message) => new ImportOpennetError(message),
-    warn: options.warn,
-  });
-  return {
-    ...counts,
-    digests,
-    takenAt,
-    brand: records.network.brand,
-    sites: new Set(records.accesspoints.map((ap) => ap.site).filter((s) => s !== null)).size,
-  };
+  return { records, digests };
 }
