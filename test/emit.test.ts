@@ -16,7 +16,7 @@ import path from "node:path";
 import { gunzipSync } from "node:zlib";
 import { describe, expect, it } from "vitest";
 import { TWIN } from "../src/core/routes.ts";
-import { emitTree } from "../src/io/write/emit.ts";
+import { emitTree, parseDigests } from "../src/io/write/emit.ts";
 import { build } from "../src/index.ts";
 import { netlifyRules, parseDataRules } from "../src/hosts/netlify.ts";
 import { synthesize, writeSynthDump } from "../src/gen/synth.ts";
@@ -335,6 +335,37 @@ describe("a recycled tree (cycle: the build before the served one becomes the ne
     await emitTree(b, files(5), { recycle: { from: a } });
     expect(inode(path.join(b, "api/x/17/index.json"))).toBe(kept);
     expect(readFileSync(path.join(b, "api/x/5/index.json"), "utf8")).toBe("new");
+  });
+
+  it("reads the digests record as JSON reads it, with any name, and nothing but its exact form", () => {
+    const names = [
+      "/api/x/index.json",
+      '/q/"quoted"/a\\b',
+      "/ssid/straße/ünï",
+      "/ctl/\n\t\u0001",
+      "/lone/\ud800/x",
+      "/emoji/😀",
+      "/s/ /,:[]{}",
+    ];
+    const files = Object.fromEntries(names.map((n, i) => [n, [`sha${i}_-AZ09`, i * 1000]]));
+    const text = `${JSON.stringify({ format: "mesh-api-files/2", files })}\n`;
+    expect(parseDigests(Buffer.from(text))).toEqual(new Map(Object.entries(files)));
+    expect(parseDigests(Buffer.from('{"format":"mesh-api-files/2","files":{}}\n'))).toEqual(new Map());
+    const bad = [
+      text.replace("}}\n", ",}}\n"),
+      text.slice(0, -1),
+      text.replace("mesh-api-files/2", "mesh-api-files/1"),
+      text.replace(",1000]", ",1e3]"),
+      text.replace(",1000]", ',"1000"]'),
+      text.replace(",1000]", ",-1000]"),
+      text.replace(",1000]", ",99999999999999999999]"),
+      text.replace('":["sha1', '": ["sha1'),
+      text.replace("\\u0001", "\\x01"),
+      "{not json",
+      "",
+    ];
+    for (const b of bad) expect(parseDigests(Buffer.from(b)), b.slice(0, 80)).toBeUndefined();
+    expect(parseDigests(undefined)).toBeUndefined();
   });
 
   it("starts from an empty folder when the tree to recycle is gone", async () => {
