@@ -198,18 +198,19 @@ describe("a recycled tree (cycle: the build before the served one becomes the ne
     );
     const text = readFileSync(path.join(a, ".mesh-api-files.json"), "utf8");
     const digests = JSON.parse(text) as { files: Record<string, [string, number]> };
-    // written in pieces, the bytes JSON.stringify gives the record
+    // written in pieces, the bytes JSON.stringify gives the record: the files in the order written, then the twins in code-unit order
     expect(text).toBe(`${JSON.stringify(digests)}\n`);
     expect(Object.keys(digests.files)).toEqual([
+      "/api/same/index.json",
       "/api/changed/index.json",
       "/api/gone/deep/index.json",
-      "/api/grown/index.json",
-      "/api/kept/index.json",
-      "/api/kept/index.json.gz",
       "/api/list/index.json",
+      "/api/kept/index.json",
+      "/api/grown/index.json",
+      "/api/kept/index.json.gz",
       "/api/list/index.json.gz",
-      "/api/same/index.json",
     ]);
+    expect(readdirSync(a).filter((n) => n.endsWith(".part"))).toEqual([]);
     const oldList = readFileSync(path.join(a, "api/list/index.json"));
     expect(digests.files["/api/list/index.json"][1]).toBe(oldList.length);
     const same = inode(path.join(a, "api/same/index.json"));

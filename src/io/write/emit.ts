@@ -1,6 +1,6 @@
 import { createHash, hash as digest } from "node:crypto";
 import { closeSync, constants, createReadStream, ftruncateSync, mkdirSync, openSync, renameSync, unlinkSync, writeSync } from "node:fs";
-import { mkdir, open, readdir, readFile, rename, rm, rmdir, unlink } from "node:fs/promises";
+import { mkdir, readdir, readFile, rename, rm, rmdir, unlink } from "node:fs/promises";
 import { removeInBackground, replaceFolder, type ReplaceOptions } from "./swap.ts";
 import type { OutputLock } from "./lock.ts";
 import path from "node:path";
@@ -50,18 +50,20 @@ export async function emitTree(out: string, files: Iterable<OutputFile>, options
     out,
     async (tmp) => {
       const known = options.recycle ? await takeOver(tmp, out) : undefined;
-      const digests = options.recycle ? new Map<string, Written>() : undefined;
-      const result = await writeAll(tmp, files, options.progress, digests && { known, digests });
-      if (digests) {
-        // what the recycled tree holds and this build did not write: each file written took its entry out (was())
-        if (known) for (const file of known.keys()) if (!digests.has(file)) await removeStale(tmp, file);
-        known?.clear();
-        await writeDigests(path.join(tmp, DIGESTS), digests);
-        // not held while the build's finish writes the snapshots: at 40,000 access points, 685,000 entries
-        digests.clear();
+      const digests = options.recycle ? new DigestRecord(path.join(tmp, DIGESTS)) : undefined;
+      try {
+        const result = await writeAll(tmp, files, options.progress, digests && { known, digests });
+        if (digests) {
+          // what the recycled tree holds and this build did not write: each file written took its entry out (wasIn)
+          if (known) for (const file of known.keys()) await removeStale(tmp, file);
+          known?.clear();
+          digests.finish();
+        }
+        await options.finish?.(tmp);
+        return result;
+      } finally {
+        digests?.close();
       }
-      await options.finish?.(tmp);
-      return result;
     },
     { lock: options.lock, removeOld: options.removeOld, seed: options.recycle?.from, link: options.link },
   );
@@ -76,26 +78,65 @@ const isWritten = (v: unknown): v is Written =>
   Array.isArray(v) && v.length === 2 && typeof v[0] === "string" && Number.isSafeInteger(v[1]) && (v[1] as number) >= 0;
 
 /**
- * The digests record, `{"format":…,"files":{<path>:[<digest>,<length>],…}}` with the paths in
- * code-unit order: the bytes JSON.stringify gives such an object, written in pieces of a few
- * thousand entries instead of made whole from an object of every file and then one string of it
- * (at 40,000 access points 640,000 entries, the largest allocation of a recycled cycle's end).
+ * The digests record, `{"format":…,"files":{<path>:[<digest>,<length>],…}}`, the bytes JSON.stringify
+ * gives such an object: written as the files are, to a file beside it renamed into place at the end,
+ * so that the build never holds an entry a file (at 40,000 access points 685,000 entries, the first
+ * cycle's peak of memory, docs/performance.md). The files in the order the build writes them, which
+ * its plan decides; the twins, recorded as their compressions end, kept apart and written last in
+ * code-unit order. The same dump gives the same bytes.
  */
-async function writeDigests(file: string, digests: ReadonlyMap<string, Written>): Promise<void> {
-  const paths = [...digests.keys()].sort();
-  const handle = await open(file, "w");
-  try {
-    await handle.write(`{"format":${JSON.stringify(DIGESTS_FORMAT)},"files":{`);
-    for (let i = 0; i < paths.length; i += 4096) {
-      const piece = paths.slice(i, i + 4096).map((p) => {
-        const [sha, bytes] = digests.get(p)!;
-        return `${JSON.stringify(p)}:[${JSON.stringify(sha)},${bytes}]`;
-      });
-      await handle.write((i === 0 ? "" : ",") + piece.join(","));
-    }
-    await handle.write("}}\n");
-  } finally {
-    await handle.close();
+class DigestRecord {
+  private readonly part: string;
+  private fd: number | undefined;
+  private pending: string[] = [];
+  private size = 0;
+  private first = true;
+  private readonly twins = new Map<string, Written>();
+
+  constructor(private readonly file: string) {
+    this.part = `${file}.part`;
+    this.fd = openSync(this.part, "wx");
+    this.pending.push(`{"format":${JSON.stringify(DIGESTS_FORMAT)},"files":{`);
+  }
+
+  /** a file the plan writes, in the plan's order */
+  add(file: string, written: Written): void {
+    this.entry(file, written);
+  }
+
+  /** a gzip twin, whenever its compression ends */
+  twin(file: string, written: Written): void {
+    this.twins.set(file, written);
+  }
+
+  /** the twins, the end, and the record in place */
+  finish(): void {
+    for (const file of [...this.twins.keys()].sort()) this.entry(file, this.twins.get(file)!);
+    this.twins.clear();
+    this.pending.push("}}\n");
+    this.flush();
+    this.close();
+    renameSync(this.part, this.file);
+  }
+
+  close(): void {
+    if (this.fd !== undefined) closeSync(this.fd);
+    this.fd = undefined;
+  }
+
+  private entry(file: string, [sha, bytes]: Written): void {
+    const text = `${this.first ? "" : ","}${JSON.stringify(file)}:[${JSON.stringify(sha)},${bytes}]`;
+    this.first = false;
+    this.pending.push(text);
+    this.size += text.length;
+    if (this.size >= 256 * 1024) this.flush();
+  }
+
+  private flush(): void {
+    const data = Buffer.from(this.pending.join(""), "utf8");
+    for (let at = 0; at < data.length;) at += writeSync(this.fd!, data, at);
+    this.pending = [];
+    this.size = 0;
   }
 }
 
@@ -247,8 +288,8 @@ function wasIn(recycling: Recycling | undefined, file: string): Written | undefi
 interface Recycling {
   /** the digests of the files the recycled tree holds, when it was one */
   readonly known?: Map<string, Written>;
-  /** filled with the digest of every file written */
-  readonly digests: Map<string, Written>;
+  /** the record of every file's digest */
+  readonly digests: DigestRecord;
 }
 
 async function writeAll(
@@ -315,7 +356,7 @@ async function writeAll(
         }
         bytes += length;
         const digest = hash && ([hash.digest("base64url"), length] as const);
-        if (digest) recycling!.digests.set(file.path, digest);
+        if (digest) recycling!.digests.add(file.path, digest);
         const same = digest !== undefined && was !== undefined && was[0] === digest[0] && was[1] === digest[1];
         // A long body the recycled tree already holds (a day's graph carried from run to run, a list
         // that did not change) keeps its file: the new copy goes before its pages reach the disk.
@@ -370,10 +411,10 @@ function writtenAt(full: string, was: Written | undefined): { readonly target: s
 }
 
 /** Records a one-piece body's digest when recycling; whether the recycled tree holds these very bytes. */
-function recorded(recycling: Recycling | undefined, file: string, data: Buffer, was: Written | undefined): boolean {
+function recorded(recycling: Recycling | undefined, file: string, data: Buffer, was: Written | undefined, twin = false): boolean {
   if (!recycling) return false;
   const digest = digestOf(data);
-  recycling.digests.set(file, [digest, data.length]);
+  recycling.digests[twin ? "twin" : "add"](file, [digest, data.length]);
   return was !== undefined && was[0] === digest && was[1] === data.length;
 }
 
@@ -415,11 +456,11 @@ async function writeTwin(
   const twin = twinOf(file);
   const was = wasIn(recycling, twin);
   if (same && was !== undefined) {
-    recycling!.digests.set(twin, was);
+    recycling!.digests.twin(twin, was);
     return;
   }
   const data = await make();
-  if (recorded(recycling, twin, data, was)) return;
+  if (recorded(recycling, twin, data, was, true)) return;
   writeWhole(path.join(root, twin), data, was);
 }
 
