@@ -214,7 +214,7 @@ async function takeOver(root: string, out: string): Promise<Map<string, Written>
 }
 
 /**
- * The digests record as writeDigests writes it, read straight into the map: JSON.parse made an object
+ * The digests record as DigestRecord writes it, read straight into the map: JSON.parse made an object
  * of every entry first, beside the map and the record's text (at 40,000 access points, 685,000
  * entries: the recycled build's peak of memory). Each name and digest is its own string, decoded from
  * the bytes, so none holds the record's text. Anything but the record's exact form is unreadable
@@ -274,9 +274,8 @@ async function removeStale(root: string, file: string): Promise<void> {
 }
 
 /**
- * What the recycled tree holds at `file`, its entry taken out: the entries of the files written go as
- * those of the new digests come, so the two maps together hold about one entry a file, not two (at
- * 40,000 access points, about 120 MB at the end of a recycled build's writing). What is left in the
+ * What the recycled tree holds at `file`, its entry taken out: the map shrinks as the build writes
+ * (at 40,000 access points it held 685,000 entries to the end of the writing). What is left in the
  * end is what the build no longer writes.
  */
 function wasIn(recycling: Recycling | undefined, file: string): Written | undefined {
