@@ -362,6 +362,9 @@ describe("a recycled tree (cycle: the build before the served one becomes the ne
       text.replace(",1000]", ",99999999999999999999]"),
       text.replace('":["sha1', '": ["sha1'),
       text.replace("\\u0001", "\\x01"),
+      text.replace('"/api/x/index.json"', '"/api/x/\u0001"'),
+      text.replace('"sha1_-AZ09"', '"sha1\\\\x"'),
+      text.replace(",1000]", ",01000]"),
       "{not json",
       "",
     ];

@@ -120,8 +120,10 @@ class DigestRecord {
   }
 
   close(): void {
-    if (this.fd !== undefined) closeSync(this.fd);
+    const fd = this.fd;
+    // forgotten first: a close that fails is not tried again (by emitTree's finally) over the first error
     this.fd = undefined;
+    if (fd !== undefined) closeSync(fd);
   }
 
   private entry(file: string, [sha, bytes]: Written): void {
@@ -238,6 +240,8 @@ export function parseDigests(bytes: Buffer | undefined): Map<string, Written> | 
         close++;
       }
       const raw = bytes.toString("utf8", at + 1, close);
+      // JSON holds no raw control character in a string; the escapes are JSON's to read
+      if (/[\u0000-\u001f]/.test(raw)) return undefined;
       const name = escaped ? (JSON.parse(`"${raw}"`) as string) : raw;
       if (!has(close, '":["')) return undefined;
       const digestAt = close + 4;
@@ -246,7 +250,8 @@ export function parseDigests(bytes: Buffer | undefined): Map<string, Written> | 
       if (lengthEnd < 0 || lengthEnd >= end || !has(digestEnd, '",')) return undefined;
       const length = bytes.toString("latin1", digestEnd + 2, lengthEnd);
       const written: Written = [bytes.toString("latin1", digestAt, digestEnd), Number(length)];
-      if (!/^[0-9]+$/.test(length) || !isWritten(written)) return undefined;
+      // a SHA-1 in base64url, and a length as JSON writes a number
+      if (!/^[A-Za-z0-9_-]+$/.test(written[0]) || !/^(?:0|[1-9][0-9]*)$/.test(length) || !isWritten(written)) return undefined;
       known.set(name, written);
       at = lengthEnd + 1;
       if (at < end && !(bytes[at++] === COMMA && at < end)) return undefined;

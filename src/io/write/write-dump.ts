@@ -151,7 +151,9 @@ async function writeNdjson(file: string, items: readonly unknown[]): Promise<voi
     for (let i = 0; i < items.length; i += 1000) {
       let text = "";
       for (const item of items.slice(i, i + 1000)) text += JSON.stringify(item) + "\n";
-      await handle.write(text);
+      // one write may take fewer bytes than it is given (a disk filling up): the rest goes on, or fails
+      const bytes = Buffer.from(text, "utf8");
+      for (let at = 0; at < bytes.length;) at += (await handle.write(bytes, at)).bytesWritten;
     }
   } finally {
     await handle.close();
