@@ -68,6 +68,9 @@ export interface ImportOpennetOptions {
 
 export const IMPORT_OPENNET_DEFAULTS = { timeoutMs: 30_000, maxBytes: 64 * 1024 * 1024 } as const;
 
+/** the sha256 of the bytes each source read gave */
+type Digests = Partial<Record<"olsr" | "wiki" | "ondataservice", string>>;
+
 export interface ImportOpennetResult {
   readonly accesspoints: number;
   readonly interfaces: number;
@@ -80,10 +83,8 @@ export interface ImportOpennetResult {
   /** the dump as it was validated before it was written, for a build that follows at once */
   readonly checked: Handover<CheckedDump>;
   /** the sha256 of the bytes each source read gave (a file's, or an address's answer) */
-  readonly digests: Readonly<Partial<Record<"olsr" | "wiki" | "ondataservice", string>>>;
+  readonly digests: Readonly<Digests>;
 }
-
-type Digests = Partial<Record<"olsr" | "wiki" | "ondataservice", string>>;
 
 const isUrl = (source: string) => /^https?:\/\//i.test(source);
 
