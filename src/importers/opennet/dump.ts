@@ -32,6 +32,27 @@ export interface OpennetRecords {
 const AP_FIELD_NAMES = ACCESSPOINT_FIELDS.map(([name]) => name);
 
 /**
+ * A record's names in the order the dump writes them, with or without `first_seen`. Each record is a
+ * copy of one of these two, its values then set: an object given its 47 names one by one becomes a
+ * hash table in V8 (about 3.2 KB against 0.5 KB a record: 110 MB at 40,000 access points).
+ */
+const RECORD_SHAPES = [false, true].map((firstSeen) =>
+  Object.fromEntries(
+    [
+      ...new Set([
+        "main_ip",
+        "main_ipv6",
+        ...AP_FIELD_NAMES,
+        "lastseen_timestamp",
+        "site",
+        ...(firstSeen ? ["first_seen"] : []),
+        "interfaces",
+      ]),
+    ].map((name) => [name, null]),
+  ),
+);
+
+/**
  * Dump records from the model. What this import saw in OLSR (access points, links) carries the import's
  * instant; the rest keeps the timestamp of the previous state. `network` holds what a previous state's
  * network.json said besides its time and ids (the operator's settings), else the defaults of a new one.
@@ -71,13 +92,15 @@ export function modelToDump(
     else list.push(f);
   }
   const accesspoints = [...model.aps.values()].map((ap) => {
-    const out: Record<string, unknown> = { main_ip: ap.main_ip, main_ipv6: ap.fields.main_ipv6 ?? null };
+    const firstSeen = ap.firstSeen ?? (memory ? appeared(ap, takenAt) : null);
+    const out: Record<string, unknown> = { ...RECORD_SHAPES[firstSeen === null ? 0 : 1] };
+    out.main_ip = ap.main_ip;
+    out.main_ipv6 = ap.fields.main_ipv6 ?? null;
     for (const name of AP_FIELD_NAMES) out[name] = ap.fields[name] ?? null;
     if (ap.fields.firmware_type === undefined) out.firmware_type = "OpenWrt";
     if (ap.fields.mesh_services_sorting === undefined) out.mesh_services_sorting = "manual";
     out.lastseen_timestamp = ap.lastseen ? takenAt : ap.lastseenBefore;
     out.site = ap.site;
-    const firstSeen = ap.firstSeen ?? (memory ? appeared(ap, takenAt) : null);
     if (firstSeen !== null) out.first_seen = firstSeen;
     out.interfaces = (ifacesOf.get(ap) ?? []).map((f) => ({
       id: f.id,

@@ -1,3 +1,5 @@
+import { ACCESSPOINT_FIELDS } from "../../core/model/fields.ts";
+
 /** The prefix length the original gives the addresses it learns from OLSR. */
 export const OLSR_PREFIXLEN = 16;
 
@@ -54,6 +56,15 @@ export interface LastIds {
 }
 
 /**
+ * An access point's fields, every one absent (undefined) until a source sets it. Made with all their
+ * names at once, each access point's copy keeps V8's compact object layout (about 0.4 KB); given its
+ * 44 names one by one, it became a hash table (about 3 KB: 110 MB at 40,000 access points).
+ */
+const NO_FIELDS: Readonly<Record<string, unknown>> = Object.fromEntries(
+  ["main_ipv6", ...ACCESSPOINT_FIELDS.map(([name]) => name)].map((name) => [name, undefined]),
+);
+
+/**
  * The network as the original's database holds it while the sources are applied: either empty, or the
  * state of a previous import (previous.ts) that this import updates in place.
  */
@@ -73,7 +84,7 @@ export class OpennetModel {
   ap(mainIp: string): Ap {
     let ap = this.aps.get(mainIp);
     if (ap === undefined) {
-      ap = { main_ip: mainIp, fields: {}, lastseen: false, lastseenBefore: null, site: null, firstSeen: null };
+      ap = { main_ip: mainIp, fields: { ...NO_FIELDS }, lastseen: false, lastseenBefore: null, site: null, firstSeen: null };
       this.aps.set(mainIp, ap);
     }
     return ap;
