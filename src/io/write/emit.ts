@@ -1,4 +1,4 @@
-import { createHash, hash as digest } from "node:crypto";
+import { createHash } from "node:crypto";
 import { closeSync, constants, createReadStream, ftruncateSync, mkdirSync, openSync, renameSync, unlinkSync, writeSync } from "node:fs";
 import { mkdir, readdir, readFile, rename, rm, rmdir, unlink } from "node:fs/promises";
 import { removeInBackground, replaceFolder, type ReplaceOptions } from "./swap.ts";
@@ -11,6 +11,7 @@ import { bodyPieces, PIECE } from "../../core/body.ts";
 import type { OutputFile } from "../../core/plan.ts";
 import { FILES, hasTwin, TWIN, twinOf } from "../../core/routes.ts";
 import { readBuildRecord } from "./build-record.ts";
+import { DigestRecord, digestOf, KnownFiles, parseDigests, type Written } from "./digests.ts";
 
 const gzipAsync = promisify(gzip);
 
@@ -55,7 +56,7 @@ export async function emitTree(out: string, files: Iterable<OutputFile>, options
         const result = await writeAll(tmp, files, options.progress, digests && { known, digests });
         if (digests) {
           // what the recycled tree holds and this build did not write: each file written took its entry out (wasIn)
-          if (known) for (const file of known.keys()) await removeStale(tmp, file);
+          if (known) for (const file of known.names()) await removeStale(tmp, file);
           known?.clear();
           digests.finish();
         }
@@ -70,78 +71,6 @@ export async function emitTree(out: string, files: Iterable<OutputFile>, options
 }
 
 const DIGESTS = FILES.fileDigests.slice(1);
-const DIGESTS_FORMAT = "mesh-api-files/2";
-
-/** A file as the digests record it: its SHA-1 (base64url) and its length. */
-type Written = readonly [digest: string, bytes: number];
-const isWritten = (v: unknown): v is Written =>
-  Array.isArray(v) && v.length === 2 && typeof v[0] === "string" && Number.isSafeInteger(v[1]) && (v[1] as number) >= 0;
-
-/**
- * The digests record, `{"format":…,"files":{<path>:[<digest>,<length>],…}}`, the bytes JSON.stringify
- * gives such an object: written as the files are, to a file beside it renamed into place at the end,
- * so that the build never holds an entry a file (at 40,000 access points 685,000 entries, the first
- * cycle's peak of memory, docs/performance.md). The files in the order the build writes them, which
- * its plan decides; the twins, recorded as their compressions end, kept apart and written last in
- * code-unit order. The same dump gives the same bytes.
- */
-class DigestRecord {
-  private readonly part: string;
-  private fd: number | undefined;
-  private pending: string[] = [];
-  private size = 0;
-  private first = true;
-  private readonly twins = new Map<string, Written>();
-
-  constructor(private readonly file: string) {
-    this.part = `${file}.part`;
-    this.fd = openSync(this.part, "wx");
-    this.pending.push(`{"format":${JSON.stringify(DIGESTS_FORMAT)},"files":{`);
-  }
-
-  /** a file the plan writes, in the plan's order */
-  add(file: string, written: Written): void {
-    this.entry(file, written);
-  }
-
-  /** a gzip twin, whenever its compression ends */
-  twin(file: string, written: Written): void {
-    this.twins.set(file, written);
-  }
-
-  /** the twins, the end, and the record in place */
-  finish(): void {
-    for (const file of [...this.twins.keys()].sort()) this.entry(file, this.twins.get(file)!);
-    this.twins.clear();
-    this.pending.push("}}\n");
-    this.flush();
-    this.close();
-    renameSync(this.part, this.file);
-  }
-
-  close(): void {
-    const fd = this.fd;
-    // forgotten first: a close that fails is not tried again (by emitTree's finally) over the first error
-    this.fd = undefined;
-    if (fd !== undefined) closeSync(fd);
-  }
-
-  private entry(file: string, [sha, bytes]: Written): void {
-    const text = `${this.first ? "" : ","}${JSON.stringify(file)}:[${JSON.stringify(sha)},${bytes}]`;
-    this.first = false;
-    this.pending.push(text);
-    this.size += text.length;
-    if (this.size >= 256 * 1024) this.flush();
-  }
-
-  private flush(): void {
-    const data = Buffer.from(this.pending.join(""), "utf8");
-    for (let at = 0; at < data.length;) at += writeSync(this.fd!, data, at);
-    this.pending = [];
-    this.size = 0;
-  }
-}
-
 /**
  * A recycled file no longer than this is rewritten in place (written over and cut to length), longer ones by a
  * rename. The recycled tree stopped being served a cycle ago, and a server reads a file this short
@@ -178,9 +107,6 @@ function unlinkedOnLoop<T>(file: string, write: () => T): T {
   }
 }
 
-// the one-shot form: half the cost of a Hash object per file, for the hundreds of thousands a build writes
-const digestOf = (data: Buffer) => digest("sha1", data, "base64url");
-
 /**
  * The digests of a recycled tree's files, which stay where they are; what the build's finish writes
  * (marker, record, snapshots, the operator's extra files) is removed, to be written afresh. Undefined
@@ -190,7 +116,7 @@ const digestOf = (data: Buffer) => digest("sha1", data, "base64url");
  * sibling of `out` that a detached remover takes (io/write/swap.ts), since removing a large build in this
  * process took longer than writing it (and 1.8 GiB at 40,000 access points).
  */
-async function takeOver(root: string, out: string): Promise<Map<string, Written> | undefined> {
+async function takeOver(root: string, out: string): Promise<KnownFiles | undefined> {
   const names = await readdir(root);
   if (names.length === 0) return undefined;
   const file = path.join(root, DIGESTS);
@@ -210,59 +136,10 @@ async function takeOver(root: string, out: string): Promise<Map<string, Written>
     const file = path.join(root, extra);
     if (file.startsWith(root + path.sep)) await rm(file, { force: true });
   }
-  const tops = new Set([...known.keys()].map((f) => f.split("/").find((part) => part !== "")));
+  const tops = new Set([...known.names()].map((f) => f.split("/").find((part) => part !== "")));
   for (const name of names) if (!tops.has(name)) await rm(path.join(root, name), { recursive: true, force: true });
   return known;
 }
-
-/**
- * The digests record as DigestRecord writes it, read straight into the map: JSON.parse made an object
- * of every entry first, beside the map and the record's text (at 40,000 access points, 685,000
- * entries: the recycled build's peak of memory). Each name and digest is its own string, decoded from
- * the bytes, so none holds the record's text. Anything but the record's exact form is unreadable
- * (undefined), and the tree is then emptied.
- */
-export function parseDigests(bytes: Buffer | undefined): Map<string, Written> | undefined {
-  if (bytes === undefined) return undefined;
-  const head = `{"format":${JSON.stringify(DIGESTS_FORMAT)},"files":{`;
-  const end = bytes.length - "}}\n".length;
-  const has = (at: number, text: string) => bytes.toString("latin1", at, at + text.length) === text;
-  if (!has(0, head) || end < head.length || !has(end, "}}\n")) return undefined;
-  const known = new Map<string, Written>();
-  try {
-    for (let at = head.length; at < end;) {
-      // "<name>":["<digest>",<length>], then a comma and the next, or the end
-      if (bytes[at] !== QUOTE) return undefined;
-      let close = at + 1;
-      let escaped = false;
-      while (close < end && bytes[close] !== QUOTE) {
-        if (bytes[close] === BACKSLASH) [escaped, close] = [true, close + 1];
-        close++;
-      }
-      const raw = bytes.toString("utf8", at + 1, close);
-      // JSON holds no raw control character in a string; the escapes are JSON's to read
-      if (/[\u0000-\u001f]/.test(raw)) return undefined;
-      const name = escaped ? (JSON.parse(`"${raw}"`) as string) : raw;
-      if (!has(close, '":["')) return undefined;
-      const digestAt = close + 4;
-      const digestEnd = bytes.indexOf(QUOTE, digestAt);
-      const lengthEnd = digestEnd < 0 ? -1 : bytes.indexOf("]", digestEnd);
-      if (lengthEnd < 0 || lengthEnd >= end || !has(digestEnd, '",')) return undefined;
-      const length = bytes.toString("latin1", digestEnd + 2, lengthEnd);
-      const written: Written = [bytes.toString("latin1", digestAt, digestEnd), Number(length)];
-      // a SHA-1 in base64url, and a length as JSON writes a number
-      if (!/^[A-Za-z0-9_-]+$/.test(written[0]) || !/^(?:0|[1-9][0-9]*)$/.test(length) || !isWritten(written)) return undefined;
-      known.set(name, written);
-      at = lengthEnd + 1;
-      if (at < end && !(bytes[at++] === COMMA && at < end)) return undefined;
-    }
-  } catch {
-    return undefined; // a name JSON cannot read
-  }
-  return known;
-}
-
-const [QUOTE, BACKSLASH, COMMA] = ['"', "\\", ","].map((c) => c.charCodeAt(0));
 
 /** A file the new build no longer writes, and its folders as far as they are empty now. */
 async function removeStale(root: string, file: string): Promise<void> {
@@ -284,14 +161,12 @@ async function removeStale(root: string, file: string): Promise<void> {
  * end is what the build no longer writes.
  */
 function wasIn(recycling: Recycling | undefined, file: string): Written | undefined {
-  const was = recycling?.known?.get(file);
-  if (was !== undefined) recycling!.known!.delete(file);
-  return was;
+  return recycling?.known?.take(file);
 }
 
 interface Recycling {
   /** the digests of the files the recycled tree holds, when it was one */
-  readonly known?: Map<string, Written>;
+  readonly known?: KnownFiles;
   /** the record of every file's digest */
   readonly digests: DigestRecord;
 }
