@@ -27,8 +27,8 @@ const SHA1_BASE64URL = /^[A-Za-z0-9_-]{26}[AEIMQUYcgkosw048]$/;
  */
 export class KnownFiles {
   private readonly slots = new Map<string, number>();
-  private digests = Buffer.alloc(SHA1_BYTES * 1024);
-  private lengths = new Float64Array(1024);
+  private digests = Buffer.alloc(0);
+  private lengths = new Float64Array(0);
   private used = 0;
 
   get size(): number {
@@ -38,11 +38,11 @@ export class KnownFiles {
   /** Adds a file; false when `sha1` is no SHA-1 in base64url or the name is there already. */
   add(name: string, sha1: string, length: number): boolean {
     if (!SHA1_BASE64URL.test(sha1) || this.slots.has(name)) return false;
-    if (this.used === this.lengths.length) {
-      const digests = Buffer.alloc(this.digests.length * 2);
+    if (this.used >= this.lengths.length) {
+      const digests = Buffer.alloc(Math.max(1024, this.lengths.length * 2) * SHA1_BYTES);
       this.digests.copy(digests);
       this.digests = digests;
-      const lengths = new Float64Array(this.lengths.length * 2);
+      const lengths = new Float64Array(Math.max(1024, this.lengths.length * 2));
       lengths.set(this.lengths);
       this.lengths = lengths;
     }
@@ -64,6 +64,12 @@ export class KnownFiles {
     const written = this.get(name);
     if (written !== undefined) this.slots.delete(name);
     return written;
+  }
+
+  /** The arrays cut to the files added, once all are: their doubling left up to half of them unused. */
+  fit(): void {
+    this.digests = Buffer.from(this.digests.subarray(0, this.used * SHA1_BYTES));
+    this.lengths = this.lengths.slice(0, this.used);
   }
 
   names(): IterableIterator<string> {
@@ -121,6 +127,7 @@ export function parseDigests(bytes: Buffer | undefined): KnownFiles | undefined 
   } catch {
     return undefined; // a name JSON cannot read
   }
+  known.fit();
   return known;
 }
 
