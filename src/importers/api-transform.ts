@@ -239,7 +239,7 @@ function toAccesspoints(
       if (name !== undefined) entries.push([name, value]);
       else if (key !== "interfaces") dropped.add(key);
     }
-    if (ap.site === undefined) entries.push(["site", siteOf.get(ap.main_ip as string) ?? null]);
+    if (!Object.hasOwn(ap, "site") || ap.site === undefined) entries.push(["site", siteOf.get(ap.main_ip as string) ?? null]);
     entries.push(["interfaces", byAp.get(ap.main_ip as string) ?? []]);
     return Object.fromEntries(entries) as Obj;
   });
