@@ -78,8 +78,8 @@ export async function writeArchive(file: string, entries: ArchiveFiles, mtime: D
   };
   // Each folder just before the first file under it, so extraction never meets a file before its
   // folder. In name order a folder's files follow one another, so the folders of the file before are
-  // all that is remembered: a set of every folder (650,000 at 40,000 access points, a folder per
-  // answer) was the largest thing a first cycle of the day held.
+  // all that is remembered, not a set of every folder and its sorted copy (650,000 folders at 40,000
+  // access points, a folder per answer; docs/performance.md).
   await add({ ...header, name: `${entries.folder}/`, type: "directory", mode: 0o755 });
   let open: string[] = [];
   // Each file read with one synchronous call, in order: through the promise API every read was an
