@@ -31,10 +31,6 @@ export class KnownFiles {
   private lengths = new Float64Array(0);
   private used = 0;
 
-  get size(): number {
-    return this.slots.size;
-  }
-
   /** Adds a file; false when `sha1` is no SHA-1 in base64url or the name is there already. */
   add(name: string, sha1: string, length: number): boolean {
     if (!SHA1_BASE64URL.test(sha1) || this.slots.has(name)) return false;
