@@ -39,6 +39,3 @@ export function parseLines<T>(text: string | undefined, name: string, schema: z.
 export const parseEvents = (text: string | undefined): ChangeEvent[] => parseLines(text, EVENTS_FILE, ChangeEvent);
 /** The counts of a dump's history file, oldest first. */
 export const parseCounts = (text: string | undefined): RunCounts[] => parseLines(text, COUNTS_FILE, RunCounts);
-
-export const countsText = (counts: readonly RunCounts[]) => counts.map((c) => JSON.stringify(c) + "\n").join("");
-export const eventsText = (events: readonly ChangeEvent[]) => events.map((e) => JSON.stringify(e) + "\n").join("");

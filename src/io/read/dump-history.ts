@@ -3,7 +3,7 @@ import path from "node:path";
 import { COUNTS_FILE, EVENTS_FILE, parseCounts, parseEvents } from "../../core/history/lines.ts";
 import type { ChangeEvent, RunCounts } from "../../core/history/event.ts";
 
-export { COUNTS_FILE, countsText, EVENTS_FILE, eventsText } from "../../core/history/lines.ts";
+export { COUNTS_FILE, EVENTS_FILE } from "../../core/history/lines.ts";
 
 /** A file of the dump, or undefined when it has none (any other error is the machine's, and passes). */
 export const readDumpFile = (file: string) =>

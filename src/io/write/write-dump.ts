@@ -1,7 +1,7 @@
 import { mkdir, open, writeFile } from "node:fs/promises";
 import path from "node:path";
 import { writeMarker } from "./ownership.ts";
-import { COUNTS_FILE, countsText, EVENTS_FILE, eventsText } from "../read/dump-history.ts";
+import { COUNTS_FILE, EVENTS_FILE } from "../read/dump-history.ts";
 import type { ChangeEvent, RunCounts } from "../../core/history/event.ts";
 import { replaceFolder } from "./swap.ts";
 import type { LoadedDump, RawRecord } from "../../core/model/input.ts";
@@ -130,11 +130,11 @@ export async function writeDump(out: string, records: DumpRecords): Promise<void
     await writeNdjson(path.join(tmp, links), records.links);
     if (records.events !== undefined) {
       await mkdir(path.join(tmp, path.dirname(EVENTS_FILE)), { recursive: true });
-      await writeFile(path.join(tmp, EVENTS_FILE), eventsText(records.events));
+      await writeNdjson(path.join(tmp, EVENTS_FILE), records.events);
     }
     if (records.counts !== undefined) {
       await mkdir(path.join(tmp, path.dirname(COUNTS_FILE)), { recursive: true });
-      await writeFile(path.join(tmp, COUNTS_FILE), countsText(records.counts));
+      await writeNdjson(path.join(tmp, COUNTS_FILE), records.counts);
     }
     await writeMarker(tmp, "dump");
   });
