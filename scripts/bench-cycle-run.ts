@@ -2,7 +2,7 @@ import { execFileSync } from "node:child_process";
 import { readFileSync } from "node:fs";
 import { limitHeapGrowth } from "../src/cli/memory.ts";
 import { cycle } from "../src/live/run.ts";
-import { CYCLE_SETTINGS } from "./bench-cycle.ts";
+import { CYCLE_SETTINGS } from "./bench-settings.ts";
 
 /**
  * One measured run of `cycle`, in a process of its own so that its peak RSS is its own: prints a JSON

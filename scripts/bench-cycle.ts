@@ -3,6 +3,8 @@ import { mkdirSync, rmSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { rawSources } from "../src/gen/raw.ts";
 import { synthesize } from "../src/gen/synth.ts";
+import { measuredScript, type MeasuredScript } from "./bench-compiled.ts";
+import { CYCLE_SETTINGS } from "./bench-settings.ts";
 
 /**
  * The cycle against a fresh build (issue 26): on a synthetic network whose OLSR changes from run to
@@ -26,15 +28,15 @@ export interface CycleRow {
   freshBuildPeakRssMiB: number;
 }
 
-/** The opennet community's settings, for the cycles and the fresh builds they are measured against alike. */
-export const CYCLE_SETTINGS = { brand: "opennet", defaultStatus: "online" } as const;
-
 const root = new URL("../", import.meta.url).pathname;
 const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
 const round = (x: number) => Math.round(x * 1000) / 1000;
 
-function child(script: string, args: string[]): { seconds: number; peakRssMiB: number; line?: string; steps?: Record<string, number> } {
-  const r = spawnSync(process.execPath, ["--import", "tsx", path.join(root, "scripts", script), ...args], {
+function child(
+  script: MeasuredScript,
+  args: string[],
+): { seconds: number; peakRssMiB: number; line?: string; steps?: Record<string, number> } {
+  const r = spawnSync(process.execPath, [measuredScript(root, script), ...args], {
     cwd: root,
     encoding: "utf8",
     maxBuffer: 1 << 20,
@@ -63,19 +65,19 @@ export async function cycleRow(
   const serve = path.join(dir, "www");
   const at = (step: number) => new Date(Date.UTC(2026, 10, 20, 10, 6 * step)).toISOString();
   spawnSync("sync");
-  const first = child("bench-cycle-run.ts", [state, serve, file("olsr", 0), file("wiki", 0), at(0)]);
+  const first = child("bench-cycle-run", [state, serve, file("olsr", 0), file("wiki", 0), at(0)]);
   // each run's figures as they come: removing the folders at the end can take longer than the runs
   log(`  first cycle of ${aps}: ${first.seconds.toFixed(1)} s, peak ${Math.round(first.peakRssMiB)} MiB (${first.line})\n`);
   const cycles: { seconds: number; peakRssMiB: number }[] = [];
   const fresh: { seconds: number; peakRssMiB: number }[] = [];
   for (let step = 1; step <= runs; step++) {
     spawnSync("sync");
-    const c = child("bench-cycle-run.ts", [state, serve, file("olsr", step), file("wiki", step), at(step)]);
+    const c = child("bench-cycle-run", [state, serve, file("olsr", step), file("wiki", step), at(step)]);
     cycles.push(c);
     const out = path.join(dir, "fresh");
     rmSync(out, { recursive: true, force: true });
     spawnSync("sync");
-    const b = child("bench-build.ts", [path.join(state, "dump"), out, "timed", JSON.stringify(CYCLE_SETTINGS)]);
+    const b = child("bench-build", [path.join(state, "dump"), out, "timed", JSON.stringify(CYCLE_SETTINGS)]);
     fresh.push(b);
     rmSync(out, { recursive: true, force: true });
     log(

@@ -4,6 +4,7 @@ import path from "node:path";
 import { pathToFileURL } from "node:url";
 import { rawSources } from "../src/gen/raw.ts";
 import { synthesize } from "../src/gen/synth.ts";
+import { measuredScript } from "./bench-compiled.ts";
 
 /**
  * What the history of issue 42 costs a cycle, and that it stays bounded.
@@ -41,7 +42,7 @@ interface Run {
 }
 
 function child(checkout: string, args: string[]): Run {
-  const r = spawnSync(process.execPath, ["--import", "tsx", path.join(checkout, "scripts", "bench-cycle-run.ts"), ...args], {
+  const r = spawnSync(process.execPath, [measuredScript(checkout, "bench-cycle-run"), ...args], {
     cwd: checkout,
     encoding: "utf8",
     maxBuffer: 1 << 20,

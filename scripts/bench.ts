@@ -7,6 +7,7 @@ import fg from "fast-glob";
 import { synthesize, writeSynthDump } from "../src/gen/synth.ts";
 import { NGINX, servingRates, type ServingRow } from "./bench-serve.ts";
 import { cycleRow, type CycleRow } from "./bench-cycle.ts";
+import { measuredScript } from "./bench-compiled.ts";
 import { edgeRow, type EdgeRow } from "./bench-edge.ts";
 import { historyCostRow, historyWindowRow } from "./bench-history.ts";
 import { validate } from "../src/pipeline.ts";
@@ -23,7 +24,8 @@ import { validate } from "../src/pipeline.ts";
  * 26). On each network's build, Netlify's edge function: its size and rule count (the same for every
  * network) and its time per request against Netlify's 50 ms (scripts/bench-edge.ts, issue 30). And
  * validate on a dump holding one 900 kB firmware version against the same dump without it. Writes
- * bench/results.json.
+ * bench/results.json. Every measured build and cycle runs compiled, in a process of its own, as the
+ * installed package runs (scripts/bench-compiled.ts).
  */
 const opts = new Command("bench")
   .option("--no-large", "skip the 40,000 access point network")
@@ -104,7 +106,7 @@ let serving = null as ServingRow | null; // set by measure() at SERVING_APS
 
 /** One build in a process of its own (scripts/bench-build.ts): what it prints. */
 function timedBuild(data: string, out: string, concurrency: number, mode: "fresh" | "rebuild") {
-  const b = spawnSync(process.execPath, ["--import", "tsx", path.join(root, "scripts/bench-build.ts"), data, out, mode], {
+  const b = spawnSync(process.execPath, [measuredScript(root, "bench-build"), data, out, mode], {
     cwd: root,
     encoding: "utf8",
     env: { ...process.env, MESH_API_WRITE_CONCURRENCY: String(concurrency) },
