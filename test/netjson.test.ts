@@ -2,7 +2,9 @@ import { readFileSync } from "node:fs";
 import AjvDraft04 from "ajv-draft-04";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { buildModel, STATUSES, statusOf, type Model, type Status } from "../src/core/model/model.ts";
-import { networkGraph } from "../src/core/outputs/netjson-graph.ts";
+import { networkGraph, networkGraphBody } from "../src/core/outputs/netjson-graph.ts";
+import { graphOf, netdiff } from "../src/core/history/daily.ts";
+import { bodyText, jsonPieces } from "../src/core/body.ts";
 import { renderLink } from "../src/core/model/resources.ts";
 import { validateDump } from "../src/core/model/validator.ts";
 import { synthesize } from "../src/gen/synth.ts";
@@ -241,6 +243,25 @@ describe("the NetworkGraph of a synthetic network", () => {
     expect(otherStatus).toBeGreaterThan(0);
   });
 
+  it("is read item by item as JSON.parse reads its whole text, and its diff written in pieces as JSON.stringify writes it (the topology by day)", () => {
+    const whole = (status?: Status) => JSON.parse(networkGraph(model, status)) as ReturnType<typeof graphOf>;
+    for (const status of [undefined, ...STATUSES]) {
+      const read = graphOf(networkGraphBody(model, status));
+      // the same members in the same order, each of the same value
+      expect(JSON.stringify(read)).toBe(JSON.stringify(whole(status)));
+      expect(read).toEqual(whole(status));
+    }
+    const before = whole("online");
+    const after = whole();
+    for (const [a, b] of [
+      [before, after],
+      [after, before],
+      [{ ...after, nodes: [], links: [] }, after],
+      [after, after],
+    ])
+      expect(bodyText(jsonPieces(netdiff(a, b)))).toBe(JSON.stringify(netdiff(a, b)));
+  });
+
   it("does not depend on the order of the records", () => {
     const shuffle = <T>(items: T[]) =>
       items
@@ -328,6 +349,19 @@ describe("strings from the data", () => {
     "\u0000\u001f\u007f",
     "😀 Ünïcödé",
   ];
+
+  it("are written by jsonPieces as JSON.stringify writes them, in objects and lists at any depth", () => {
+    const values: unknown[] = [
+      hostile,
+      { a: hostile, b: { c: [], d: {}, e: [{ f: null, g: [1.5, -0, 1e21, true] }] }, skipped: undefined, last: "😀" },
+      { only: undefined },
+      [[], {}, [[hostile]], null],
+      ...hostile,
+      0,
+      null,
+    ];
+    for (const value of values) expect(bodyText(jsonPieces(value))).toBe(JSON.stringify(value));
+  });
 
   it("are JSON-escaped in node and link properties and read back unchanged", () => {
     const wifi = (ssid: string) => ({

@@ -79,7 +79,6 @@ function* textPieces(text: Iterable<string>): Generator<Buffer> {
   yield Buffer.from(batch.join(""), "utf8");
 }
 
-/** A body's whole text: for small bodies and tests; the build writes the pieces. */
 /** A text made only when it is written: a pass that wants the paths alone (the layout's) never makes it. */
 export const later = (make: () => string): TextPieces => ({
   text: {
@@ -89,6 +88,33 @@ export const later = (make: () => string): TextPieces => ({
   },
 });
 
+/**
+ * JSON.stringify's text of a plain JSON value (what JSON.parse gives: no toJSON, no undefined
+ * inside a list) in pieces: the members of objects one by one, each item of a list stringified alone,
+ * so that a long list is never one string.
+ */
+export function jsonPieces(value: unknown): TextPieces {
+  return { text: { [Symbol.iterator]: () => jsonText(value) } };
+}
+
+function* jsonText(value: unknown): Generator<string> {
+  if (Array.isArray(value)) {
+    yield "[";
+    for (let i = 0; i < value.length; i++) yield (i > 0 ? "," : "") + JSON.stringify(value[i]);
+    yield "]";
+  } else if (value !== null && typeof value === "object") {
+    let before = "{";
+    for (const [key, member] of Object.entries(value)) {
+      if (member === undefined) continue; // as JSON.stringify leaves it out
+      yield `${before}${JSON.stringify(key)}:`;
+      before = ",";
+      yield* jsonText(member);
+    }
+    yield before === "{" ? "{}" : "}";
+  } else yield JSON.stringify(value);
+}
+
+/** A body's whole text: for small bodies and tests; the build writes the pieces. */
 export function bodyText(body: Body): string {
   return Buffer.concat([...bodyPieces(body)]).toString("utf8");
 }

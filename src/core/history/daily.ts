@@ -1,4 +1,4 @@
-import { bodyText, later, type Body } from "../body.ts";
+import { bodyText, deferred, jsonPieces, type Body, type EnclosedList } from "../body.ts";
 
 /**
  * The topology by day (issue 42): the NetJSON NetworkGraph of the first run of each UTC day of the
@@ -33,6 +33,20 @@ interface GraphLink {
   readonly cost: number;
   readonly cost_text?: string;
   readonly properties?: Readonly<Record<string, unknown>>;
+}
+
+/**
+ * The graph a NetworkGraph body holds (its nodes, then its links: outputs/netjson-graph.ts), each
+ * item parsed alone: the values JSON.parse gives of the whole text, without that text.
+ */
+export function graphOf(body: EnclosedList): Graph {
+  const rest = body.tail;
+  if (typeof rest === "string" || typeof rest.tail !== "string") throw new Error("a NetworkGraph body holds its nodes, then its links");
+  const parse = (item: Buffer): unknown => JSON.parse(item.toString("utf8"));
+  const nodes = Array.from(body.items, parse) as GraphNode[];
+  const links = Array.from(rest.items, parse) as GraphLink[];
+  // the members around the lists, in their order; the lists take their places
+  return { ...(JSON.parse(`${body.head}[]${rest.head}[]${rest.tail}`) as Graph), nodes, links };
 }
 
 /** A graph of no node and no link, of `g`'s protocol: what the first day of a history is compared with. */
@@ -138,7 +152,7 @@ export interface DayFile {
  */
 export function* dayFiles(
   takenAt: string | null,
-  todayGraph: () => Body,
+  todayGraph: () => EnclosedList,
   carried: CarriedDays,
   url: (kind: "netjson-day" | "netjson-diff", day: string) => string,
 ): Generator<DayFile> {
@@ -152,18 +166,18 @@ export function* dayFiles(
   for (const d of days) {
     let hasDiff = true;
     if (fresh && d.day === today.day) {
-      // Made when written, once: a pass that wants the paths alone renders no graph.
-      let text: string | undefined;
-      const graph = () => (text ??= bodyText(todayGraph()));
+      // Made when written (a pass that wants the paths alone renders no graph), and never as one text:
+      // at 40,000 access points the graph's text is 25 MB, and its diff to an empty day as long
+      // again. The diff reads the graph rendered once more, item by item (docs/performance.md).
       const dayBefore = d.since;
-      yield { file: "netjsonDay", day: d.day, body: later(graph) };
+      yield { file: "netjsonDay", day: d.day, body: deferred(todayGraph) };
       // The first day of a history compares with an empty network: everything was added (as netdiff answers).
       const diff = () => {
-        const now = JSON.parse(graph()) as Graph;
+        const now = graphOf(todayGraph());
         const since = dayBefore === null ? emptyLike(now) : (JSON.parse(bodyText(carried.graph(dayBefore))) as Graph);
-        return JSON.stringify(netdiff(since, now));
+        return jsonPieces(netdiff(since, now));
       };
-      yield { file: "netjsonDiff", day: d.day, body: later(diff) };
+      yield { file: "netjsonDiff", day: d.day, body: deferred(diff) };
     } else {
       yield { file: "netjsonDay", day: d.day, body: carried.graph(d.day) };
       const diff = carried.diff(d.day);
