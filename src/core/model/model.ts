@@ -4,6 +4,7 @@ import { groupBy, Groups } from "./collections.ts";
 import { existedBy } from "./evidence.ts";
 import { sortByIp } from "../values/ip.ts";
 import { isWireless, renderAccesspoint, renderInterface } from "./render-json.ts";
+import { TextBlocks } from "./packed.ts";
 import type { Instant } from "../values/timestamp.ts";
 import { resolveSettings, type SiteSettings } from "../settings.ts";
 
@@ -105,8 +106,9 @@ export function buildModel(dump: Dump, given: Partial<SiteSettings> = {}): Model
   const accesspoints: AccesspointEntry[] = [];
   const accesspointByIp = new Map<string, AccesspointEntry>();
   const interfaces: InterfaceEntry[] = [];
+  const blocks = new TextBlocks();
   for (const record of dump.accesspoints) {
-    const ap = accesspointEntry(record, settings.brand);
+    const ap = accesspointEntry(record, settings.brand, blocks);
     accesspoints.push(ap);
     accesspointByIp.set(ap.main_ip, ap);
     if (ap.main_ipv6 !== null) accesspointByIp.set(ap.main_ipv6, ap);
@@ -118,7 +120,7 @@ export function buildModel(dump: Dump, given: Partial<SiteSettings> = {}): Model
         mac: iface.if_hwaddress?.toLowerCase() ?? null,
         wireless: isWireless(iface),
         wifi: iface.wifi !== null,
-        json: Buffer.from(renderInterface(iface, ap.main_ip)),
+        json: blocks.pack(renderInterface(iface, ap.main_ip)),
       });
     }
   }
@@ -167,7 +169,7 @@ export function buildModel(dump: Dump, given: Partial<SiteSettings> = {}): Model
   };
 }
 
-function accesspointEntry(record: AccesspointRecord, brand: string): AccesspointEntry {
+function accesspointEntry(record: AccesspointRecord, brand: string, blocks: TextBlocks): AccesspointEntry {
   return {
     main_ip: record.main_ip,
     main_ipv6: record.main_ipv6,
@@ -187,7 +189,7 @@ function accesspointEntry(record: AccesspointRecord, brand: string): Accesspoint
     device_memory_available: record.device_memory_available,
     device_memory_free: record.device_memory_free,
     interfaces: record.interfaces.map((i) => i.id).sort((a, b) => a - b),
-    json: Buffer.from(renderAccesspoint(record, brand)),
+    json: blocks.pack(renderAccesspoint(record, brand)),
   };
 }
 
