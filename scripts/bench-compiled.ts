@@ -9,10 +9,12 @@ import path from "node:path";
  * the compiled code starts at 80 MB (measured 2026-11-29), and every peak the bench records carried
  * those 38 MB of the loader, which no user runs.
  *
- * Compiled with the checkout's own `tsc` (TypeScript 7, types not checked: the lint checks them),
+ * Compiled with the `tsc` of the checkout's node_modules (TypeScript 7, types not checked: the lint checks them),
  * module by module as `npm run compile` makes `lib/`, into a temporary folder removed when the bench
  * ends; what the code reads beside itself (`assets/`, `package.json`, `node_modules/`) is reached
- * from there as from the package root. Once per checkout and process.
+ * from there as from the package root. Once per checkout and process (the bench never changes a
+ * checkout's sources once it runs them); a bench calls it before its first measurement, so that the
+ * compile's writes do not fall into a measured run's time.
  */
 const made = new Map<string, string>();
 

@@ -64,6 +64,7 @@ export async function cycleRow(
   const state = path.join(dir, "state");
   const serve = path.join(dir, "www");
   const at = (step: number) => new Date(Date.UTC(2026, 10, 20, 10, 6 * step)).toISOString();
+  measuredScript(root, "bench-cycle-run"); // compiled now, not within a measured run
   spawnSync("sync");
   const first = child("bench-cycle-run", [state, serve, file("olsr", 0), file("wiki", 0), at(0)]);
   // each run's figures as they come: removing the folders at the end can take longer than the runs

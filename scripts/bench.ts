@@ -142,6 +142,7 @@ async function measure(aps: number, concurrency = 32, linksAs: "json" | "ndjson"
   const dumpBytes = fg.sync("**/*", { cwd: data, onlyFiles: true }).reduce((n, f) => n + statSync(path.join(data, f)).size, 0);
   const out = path.join(work, `dist-${aps}`);
   const copy = path.join(work, `copy-${aps}`);
+  measuredScript(root, "bench-build"); // compiled now, not within a measured run
   clean(out);
   clean(copy);
   sync();

@@ -356,6 +356,7 @@ describe("strings from the data", () => {
       { a: hostile, b: { c: [], d: {}, e: [{ f: null, g: [1.5, -0, 1e21, true] }] }, skipped: undefined, last: "😀" },
       { only: undefined },
       [[], {}, [[hostile]], null],
+      [undefined, 1],
       ...hostile,
       0,
       null,

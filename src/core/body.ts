@@ -89,8 +89,7 @@ export const later = (make: () => string): TextPieces => ({
 });
 
 /**
- * JSON.stringify's text of a plain JSON value (what JSON.parse gives: no toJSON, no undefined
- * inside a list) in pieces: the members of objects one by one, each item of a list stringified alone,
+ * JSON.stringify's text of a plain JSON value (what JSON.parse gives: no toJSON) in pieces: the members of objects one by one, each item of a list stringified alone,
  * so that a long list is never one string.
  */
 export function jsonPieces(value: unknown): TextPieces {
@@ -100,7 +99,8 @@ export function jsonPieces(value: unknown): TextPieces {
 function* jsonText(value: unknown): Generator<string> {
   if (Array.isArray(value)) {
     yield "[";
-    for (let i = 0; i < value.length; i++) yield (i > 0 ? "," : "") + JSON.stringify(value[i]);
+    // JSON.stringify writes null for an item it cannot write (undefined)
+    for (let i = 0; i < value.length; i++) yield (i > 0 ? "," : "") + (JSON.stringify(value[i]) ?? "null");
     yield "]";
   } else if (value !== null && typeof value === "object") {
     let before = "{";
