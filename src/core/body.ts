@@ -89,8 +89,9 @@ export const later = (make: () => string): TextPieces => ({
 });
 
 /**
- * JSON.stringify's text of a plain JSON value (what JSON.parse gives: no toJSON) in pieces: the members of objects one by one, each item of a list stringified alone,
- * so that a long list is never one string.
+ * JSON.stringify's text of a plain JSON value (what JSON.parse gives: no toJSON) in pieces: the
+ * members of objects one by one, each item of a list stringified alone, so that a long list is
+ * never one string.
  */
 export function jsonPieces(value: unknown): TextPieces {
   return { text: { [Symbol.iterator]: () => jsonText(value) } };

@@ -23,8 +23,9 @@ export interface EmitResult {
 
 /**
  * Twins compressed at once, and the bytes their files may hold in memory meanwhile (docs/performance.md):
- * 16 MiB keeps zlib's pool busy (a twin's body is at most 1 MiB and takes milliseconds), and a build of
- * 40,000 access points peaked about 13 MiB lower than with 64.
+ * 16 MiB keeps zlib's pool busy (most twins' bodies are a few kB, and a long list's is compressed from
+ * its file, counted as one piece), and a build of 40,000 access points peaked about 13 MiB lower than
+ * with 64.
  */
 const WRITE_CONCURRENCY = Number(process.env.MESH_API_WRITE_CONCURRENCY) || 32;
 const BYTES_IN_FLIGHT = 16 * 2 ** 20;
