@@ -115,8 +115,14 @@ function* jsonText(value: unknown): Generator<string> {
   } else yield JSON.stringify(value);
 }
 
-/** A body's whole text: for small bodies and tests; the build writes the pieces. */
+/**
+ * A body's whole text: for small bodies, tests and a carried file read as one text; the build writes
+ * the pieces. A text stays a text, never copied to bytes and back (a day's graph read from the
+ * build before is 25 MB at 40,000 access points).
+ */
 export function bodyText(body: Body): string {
+  if (typeof body === "string") return body;
+  if (!Buffer.isBuffer(body) && "text" in body) return [...body.text].join("");
   return Buffer.concat([...bodyPieces(body)]).toString("utf8");
 }
 

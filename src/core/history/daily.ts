@@ -49,13 +49,6 @@ export function graphOf(body: EnclosedList): Graph {
   return { ...(JSON.parse(`${body.head}[]${rest.head}[]${rest.tail}`) as Graph), nodes, links };
 }
 
-/** A body parsed as JSON: a text as it is (a carried file as read), without a copy as bytes and back. */
-function parsedText(body: Body): unknown {
-  if (typeof body === "string") return JSON.parse(body);
-  if (!Buffer.isBuffer(body) && "text" in body) return JSON.parse([...body.text].join(""));
-  return JSON.parse(bodyText(body));
-}
-
 /** A graph of no node and no link, of `g`'s protocol: what the first day of a history is compared with. */
 const emptyLike = (g: Graph): Graph => ({ ...g, nodes: [], links: [] });
 
@@ -176,13 +169,13 @@ export function* dayFiles(
       // Made when written (a pass that wants the paths alone renders no graph), and today's graph and
       // the diff never as one text: at 40,000 access points the graph's text is 25 MB, and its diff to
       // an empty day as long again. The diff reads the graph rendered once more, item by item
-      // (docs/performance.md); the day before, carried as a file, is parsed from its text as read.
+      // (docs/performance.md); the day before, carried as a file, is parsed from its text as read (bodyText).
       const dayBefore = d.since;
       yield { file: "netjsonDay", day: d.day, body: deferred(todayGraph) };
       // The first day of a history compares with an empty network: everything was added (as netdiff answers).
       const diff = () => {
         const now = graphOf(todayGraph());
-        const since = dayBefore === null ? emptyLike(now) : (parsedText(carried.graph(dayBefore)) as Graph);
+        const since = dayBefore === null ? emptyLike(now) : (JSON.parse(bodyText(carried.graph(dayBefore))) as Graph);
         return jsonPieces(netdiff(since, now));
       };
       yield { file: "netjsonDiff", day: d.day, body: deferred(diff) };
