@@ -11,6 +11,9 @@ import { CYCLE_SETTINGS } from "./bench-settings.ts";
  * run (src/gen/raw.ts), a first `cycle` (every source, the sites), then `runs` further cycles, each
  * timed from a synced start until sync returns, and right after each a fresh build of the same dump
  * into an absent folder, timed alike. The headline is the median of cycle / fresh build, in one run.
+ * Those cycles all fall within one day; one more comes a day after the last (issue 45, item 3): the
+ * first cycle of a day of a state with a history, which writes the day's snapshot and starts the
+ * topology by day from the day before's carried graph, on a recycled build.
  */
 
 export interface CycleRow {
@@ -25,6 +28,11 @@ export interface CycleRow {
   firstCyclePeakRssMiB: number;
   /** the further cycles' */
   peakRssMiB: number;
+  /** the cycle a day after the last of `cycleSeconds`, on the same state: the first of its day */
+  nextDayCycleSeconds: number;
+  nextDayCyclePeakRssMiB: number;
+  /** nextDayCycleSeconds / the median of cycleSeconds (the target: at most 2) */
+  nextDayOverCycle: number;
   freshBuildPeakRssMiB: number;
 }
 
@@ -56,14 +64,14 @@ export async function cycleRow(
   mkdirSync(dir, { recursive: true });
   const network = synthesize({ aps, seed: 1 });
   const file = (kind: string, step: number) => path.join(dir, `${kind}-${step}.${kind === "olsr" ? "txt" : "html"}`);
-  for (let step = 0; step <= runs; step++) {
+  for (let step = 0; step <= runs + 1; step++) {
     const raw = rawSources(network, step, 1);
     writeFileSync(file("olsr", step), raw.olsr);
     writeFileSync(file("wiki", step), raw.wiki);
   }
   const state = path.join(dir, "state");
   const serve = path.join(dir, "www");
-  const at = (step: number) => new Date(Date.UTC(2026, 10, 20, 10, 6 * step)).toISOString();
+  const at = (step: number, day = 20) => new Date(Date.UTC(2026, 10, day, 10, 6 * step)).toISOString();
   measuredScript(root, "bench-cycle-run"); // compiled now, not within a measured run
   spawnSync("sync");
   const first = child("bench-cycle-run", [state, serve, file("olsr", 0), file("wiki", 0), at(0)]);
@@ -86,6 +94,12 @@ export async function cycleRow(
         `fresh build ${b.seconds.toFixed(2)} s, peak ${Math.round(b.peakRssMiB)} MiB\n`,
     );
   }
+  spawnSync("sync");
+  const nextDay = child("bench-cycle-run", [state, serve, file("olsr", runs + 1), file("wiki", runs + 1), at(runs + 1, 21)]);
+  log(
+    `  the next day's first cycle of ${aps}: ${nextDay.seconds.toFixed(2)} s, peak ${Math.round(nextDay.peakRssMiB)} MiB ` +
+      `(${JSON.stringify(nextDay.steps)}; ${nextDay.line})\n`,
+  );
   rmSync(dir, { recursive: true, force: true });
   return {
     accesspoints: aps,
@@ -97,5 +111,8 @@ export async function cycleRow(
     firstCyclePeakRssMiB: Math.round(first.peakRssMiB),
     peakRssMiB: Math.round(Math.max(...cycles.map((c) => c.peakRssMiB))),
     freshBuildPeakRssMiB: Math.round(Math.max(...fresh.map((b) => b.peakRssMiB))),
+    nextDayCycleSeconds: round(nextDay.seconds),
+    nextDayCyclePeakRssMiB: Math.round(nextDay.peakRssMiB),
+    nextDayOverCycle: round(nextDay.seconds / median(cycles.map((c) => c.seconds))),
   };
 }
