@@ -17,7 +17,7 @@ import { assertLinkUsable, isLink, linkLayout, sweepLink, type LinkLayout } from
 import { loadDump } from "./io/read/load.ts";
 import type { CheckedDump, Handover } from "./io/write/write-dump.ts";
 import { assertNotLive, assertReplaceable, owned, RefusedOutputError, writeMarker } from "./io/write/ownership.ts";
-import { API_DIR, SNAPSHOT_DIR, SNAPSHOT_FILES } from "./core/routes.ts";
+import { API_DIR, isApiServed, SNAPSHOT_DIR, SNAPSHOT_FILES } from "./core/routes.ts";
 import { carriedBy, earlierOf } from "./io/read/earlier.ts";
 import { carrySnapshots, writeSnapshots, type SnapshotWritten } from "./publish/archives.ts";
 import { dumpEntry, readBuildRecord, writeBuildRecord } from "./io/write/build-record.ts";
@@ -182,6 +182,7 @@ export async function build(
     const dump = await dumpEntry(options.data, result.dumpFiles);
     let written: SnapshotWritten | undefined;
     let placeholder = false;
+    const apiFiles: string[] | undefined = snapshot && []; // the snapshot's API archive: the served files written, not listed again
     const finish = async (dir: string) => {
       if (extra) await copyExtra(extra.dir, extra.files, dir);
       await writeMarker(dir, "build");
@@ -205,6 +206,7 @@ export async function build(
         dumpFiles: result.dumpFiles,
         summary: result.summary,
         dist: dir,
+        apiFiles,
       });
     };
     // What each output carries from the build being replaced and the dump (meshviewer's first sightings, the
@@ -217,6 +219,7 @@ export async function build(
       {
         finish,
         progress: progress && ((done) => progress({ stage: "writing", done })),
+        planned: apiFiles && ((file) => void (isApiServed(file) && apiFiles.push(file))),
         lock,
         removeOld: options.removeOld,
         recycle: options.recycle,

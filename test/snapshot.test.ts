@@ -159,6 +159,19 @@ describe("snapshots", () => {
     await build({ data, out });
     await snapshot({ data, dist: out });
     expect(readIndex(out).snapshots[0].date).toBe("2026-11-09");
+    // The build's archive lists what the build wrote, the command's what it finds in the tree: the same
+    // bytes, the outputs' files outside api/ (Freifunk's) and a split layout's shards included.
+    const built = path.join(tempDir(), "dist");
+    await build({ data, out: built, snapshot: {}, settings: { ...FREIFUNK_API_SETTINGS, folderLimit: 4 } });
+    const archive = path.join(built, "snapshots/mesh-api-v1-2026-11-09.tar.gz");
+    const bytes = readFileSync(archive);
+    const names = execFileSync("tar", ["-tzf", archive], { encoding: "utf8" }).split("\n");
+    expect(names.filter((n) => n.includes("/~") && !n.endsWith("/")).length).toBeGreaterThan(10);
+    const outside = API_SERVED.files.filter((f) => existsSync(path.join(built, f)));
+    expect(outside.length).toBeGreaterThan(0);
+    for (const f of outside) expect(names.some((n) => n.endsWith(f))).toBe(true);
+    await snapshot({ data, dist: built });
+    expect(readFileSync(archive).equals(bytes)).toBe(true);
     const r = await command(["snapshot", "--data", data, "--dist", tempDir()]);
     expect(r.status).toBe(2);
     expect(r.stderr).toContain("holds no build");

@@ -21,6 +21,7 @@ export {
   API_SERVED,
   API_SERVED_GLOBS,
   DOCS_FOLDER,
+  isApiServed,
   fileFor,
   FILES,
   FOLDER_INDEX,

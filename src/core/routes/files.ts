@@ -141,6 +141,11 @@ export const TYPED_FILES: readonly { readonly file: string; readonly type: strin
 for (const { file } of TYPED_FILES)
   if (file.includes(":") || file.startsWith(`/${API_DIR}/`)) throw new Error(`${file}: a typed file is a fixed name outside the API`);
 
+const SERVED_FILES: ReadonlySet<string> = new Set(API_SERVED.files);
+/** Whether a file of the output (its path from the root, with its "/") is one of API_SERVED: API_SERVED_GLOBS's match, without listing the tree. */
+export const isApiServed = (file: string): boolean =>
+  (file.startsWith(API_SERVED.folder) && !file.startsWith(API_SERVED.except)) || SERVED_FILES.has(file);
+
 /** API_SERVED as fast-glob patterns relative to the output root. */
 export const API_SERVED_GLOBS: readonly string[] = [
   `${API_SERVED.folder.slice(1)}**`,

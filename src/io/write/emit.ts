@@ -35,6 +35,12 @@ export interface EmitOptions {
   readonly finish?: (dir: string) => Promise<void>;
   /** called after each file is written, with the count so far */
   readonly progress?: (files: number) => void;
+  /**
+   * called with each planned file's path (from the root, with its "/") as it is handed to the writer:
+   * what the tree holds of the plan once the build completes, for its finish to read without
+   * listing the tree again (a folder per answer: 650,000 at 40,000 access points)
+   */
+  readonly planned?: (file: string) => void;
   /** the output's lock, when the caller holds it already (io/write/swap.ts) */
   readonly lock?: OutputLock;
   /** whether the previous output is removed before returning or by a detached process (io/write/swap.ts) */
@@ -58,7 +64,12 @@ export async function emitTree(out: string, files: Iterable<OutputFile>, options
       const known = options.recycle ? await takeOver(tmp, out) : undefined;
       const digests = options.recycle ? new DigestRecord(path.join(tmp, DIGESTS)) : undefined;
       try {
-        const result = await writeAll(tmp, files, options.progress, digests && { known, digests });
+        const result = await writeAll(
+          tmp,
+          options.planned ? told(files, options.planned) : files,
+          options.progress,
+          digests && { known, digests },
+        );
         if (digests) {
           // what the recycled tree holds and this build did not write: each file written took its entry out (wasIn)
           if (known) for (const file of known.names()) await removeStale(tmp, file);
@@ -73,6 +84,13 @@ export async function emitTree(out: string, files: Iterable<OutputFile>, options
     },
     { lock: options.lock, removeOld: options.removeOld, seed: options.recycle?.from, link: options.link },
   );
+}
+
+function* told(files: Iterable<OutputFile>, tell: (file: string) => void): Generator<OutputFile> {
+  for (const file of files) {
+    tell(file.path);
+    yield file;
+  }
 }
 
 const DIGESTS = FILES.fileDigests.slice(1);
