@@ -182,7 +182,7 @@ export async function build(
     const dump = await dumpEntry(options.data, result.dumpFiles);
     let written: SnapshotWritten | undefined;
     let placeholder = false;
-    const apiFiles: string[] | undefined = snapshot && []; // the snapshot's API archive: the served files written, not listed again
+    const apiFiles = snapshot && servedExtras(extra?.files); // the planned ones join as they are written
     const finish = async (dir: string) => {
       if (extra) await copyExtra(extra.dir, extra.files, dir);
       await writeMarker(dir, "build");
@@ -237,6 +237,13 @@ export async function build(
     if (!built && made) await unmake(made, path.dirname(path.resolve(options.out)));
   }
 }
+
+/**
+ * The operator's extra files at served names (the build leaves `/freifunk/api.json` free when its output
+ * is off): with the served files the build plans, what its snapshot's API archive holds, without
+ * listing the tree again (a folder per answer).
+ */
+const servedExtras = (files: readonly string[] = []): string[] => files.map((f) => `/${f}`).filter(isApiServed);
 
 function* allFiles(model: Model, values: PlaceholderValues, map: MapSettings | undefined) {
   // the values validate found: the layout is the dump's, not recomputed for the model with what the outputs carry

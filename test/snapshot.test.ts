@@ -1,5 +1,5 @@
 import { execFileSync } from "node:child_process";
-import { existsSync, readFileSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { describe, expect, it } from "vitest";
 import { build, snapshot, startPreview } from "../src/index.ts";
@@ -160,16 +160,22 @@ describe("snapshots", () => {
     await snapshot({ data, dist: out });
     expect(readIndex(out).snapshots[0].date).toBe("2026-11-09");
     // The build's archive lists what the build wrote, the command's what it finds in the tree: the same
-    // bytes, the outputs' files outside api/ (Freifunk's) and a split layout's shards included.
+    // bytes, the outputs' files outside api/ (Freifunk's), a split layout's shards and an operator's
+    // file at a served name the build leaves free (the Freifunk API file, its output off) included.
     const built = path.join(tempDir(), "dist");
-    await build({ data, out: built, snapshot: {}, settings: { ...FREIFUNK_API_SETTINGS, folderLimit: 4 } });
+    const extra = tempDir();
+    mkdirSync(path.join(extra, "freifunk"));
+    writeFileSync(path.join(extra, "freifunk", "api.json"), '{"name":"an operator\'s own"}\n');
+    expect(API_SERVED.files).toContain("/freifunk/api.json");
+    await build({ data, out: built, extra, snapshot: {}, settings: { folderLimit: 4 } });
     const archive = path.join(built, "snapshots/mesh-api-v1-2026-11-09.tar.gz");
     const bytes = readFileSync(archive);
     const names = execFileSync("tar", ["-tzf", archive], { encoding: "utf8" }).split("\n");
     expect(names.filter((n) => n.includes("/~") && !n.endsWith("/")).length).toBeGreaterThan(10);
     const outside = API_SERVED.files.filter((f) => existsSync(path.join(built, f)));
     expect(outside.length).toBeGreaterThan(0);
-    for (const f of outside) expect(names.some((n) => n.endsWith(f))).toBe(true);
+    expect(outside).toContain("/freifunk/api.json");
+    expect(outside.filter((f) => !names.some((n) => n.endsWith(f)))).toEqual([]);
     await snapshot({ data, dist: built });
     expect(readFileSync(archive).equals(bytes)).toBe(true);
     const r = await command(["snapshot", "--data", data, "--dist", tempDir()]);
