@@ -219,7 +219,7 @@ export async function build(
       {
         finish,
         progress: progress && ((done) => progress({ stage: "writing", done })),
-        planned: apiFiles && ((file) => void (isApiServed(file) && apiFiles.push(file))),
+        planned: apiFiles && ((file) => void (isApiServed(file) && apiFiles.push(file.slice(1)))),
         lock,
         removeOld: options.removeOld,
         recycle: options.recycle,
@@ -243,7 +243,7 @@ export async function build(
  * is off): with the served files the build plans, what its snapshot's API archive holds, without
  * listing the tree again (a folder per answer).
  */
-const servedExtras = (files: readonly string[] = []): string[] => files.map((f) => `/${f}`).filter(isApiServed);
+const servedExtras = (files: readonly string[] = []): string[] => files.filter((f) => isApiServed(`/${f}`));
 
 function* allFiles(model: Model, values: PlaceholderValues, map: MapSettings | undefined) {
   // the values validate found: the layout is the dump's, not recomputed for the model with what the outputs carry

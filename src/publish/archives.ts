@@ -52,7 +52,7 @@ export interface SnapshotOptions {
   readonly keep?: number;
   readonly warn?: (line: string) => void;
   /**
-   * the API_SERVED files of `dist` (paths from its root with "/", twins left out), when the caller
+   * the API_SERVED files of `dist` (paths relative to it, as `dumpFiles`; twins left out), when the caller
    * knows them: a build knows what it wrote, where listing the tree read every one of its folders
    * (about 20 s of a snapshot at 40,000 access points, docs/performance.md); else `dist` is listed
    */
@@ -77,9 +77,8 @@ export async function writeSnapshots(options: SnapshotOptions): Promise<Snapshot
     const api = snapshotArchive("api", date);
     await writeArchive(path.join(tmp, dump.file), { from: options.data, folder: dump.folder, files: options.dumpFiles }, mtime);
     // the answers as a client reads them: their gzip twins are the servers' business
-    const apiFiles = options.apiFiles
-      ? options.apiFiles.map((f) => f.slice(1))
-      : (await fg([...API_SERVED_GLOBS], { cwd: options.dist, onlyFiles: true, dot: true })).filter((f) => !isTwin(f));
+    const apiFiles =
+      options.apiFiles ?? (await fg([...API_SERVED_GLOBS], { cwd: options.dist, onlyFiles: true, dot: true })).filter((f) => !isTwin(f));
     await writeArchive(path.join(tmp, api.file), { from: options.dist, folder: api.folder, files: apiFiles }, mtime);
     const { accesspoints, interfaces, links, sites } = options.summary;
     const current: SnapshotEntry = {
