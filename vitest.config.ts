@@ -40,6 +40,7 @@ export const TIERS = {
     "readme",
     "routes",
     "surface",
+    "tar",
     "temp-folders",
     "validate",
   ],
