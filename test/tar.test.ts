@@ -16,8 +16,8 @@ interface Item {
 async function packed(items: readonly Item[], mtime: Date): Promise<Buffer> {
   const pack = tarStream.pack();
   const chunks: Buffer[] = [];
-  pack.on("data", (c: Buffer) => chunks.push(c));
-  const ended = new Promise((ok) => pack.on("end", ok));
+  pack.on("data", (c: unknown) => void chunks.push(c as Buffer));
+  const ended = new Promise<void>((ok) => pack.on("end", () => ok()));
   const header = { mtime, uid: 0, gid: 0, uname: "", gname: "" };
   for (const { name, body } of items) {
     await new Promise<void>((ok, fail) =>
