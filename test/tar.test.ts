@@ -1,9 +1,13 @@
-import { writeFileSync } from "node:fs";
+import { readdirSync, readFileSync, writeFileSync } from "node:fs";
+import { Readable } from "node:stream";
 import { createRequire } from "node:module";
 import path from "node:path";
 import { describe, expect, it } from "vitest";
+import { ArchiveError, extractArchive, writeArchive } from "../src/io/read/archive.ts";
 import { TarWriter } from "../src/io/read/tar.ts";
-import { tempDir } from "./support/tree.ts";
+import { ROOT, tempDir } from "./support/tree.ts";
+
+const DATA = path.join(ROOT, "data");
 
 const tarStream = createRequire(import.meta.url)("tar-stream") as typeof import("tar-stream");
 
@@ -31,7 +35,7 @@ async function packed(items: readonly Item[], mtime: Date): Promise<Buffer> {
   return Buffer.concat(chunks);
 }
 
-describe("the archives' tar writer", () => {
+describe("the archives", () => {
   it("writes the bytes tar-stream's packer writes, long, non-ASCII and unsplittable names and bodies of every length included", async () => {
     const dir = tempDir();
     const long = (n: number) => Array.from({ length: n }, (_, i) => `folder${i}`).join("/");
@@ -78,5 +82,28 @@ describe("the archives' tar writer", () => {
     // each chunk but the last is whole, and the long body had one of its own
     expect(chunks.slice(0, -1).every((c) => c.length <= 2 ** 16 || c.length === 3 * 2 ** 16 + 512)).toBe(true);
     expect(chunks.some((c) => c.length === 3 * 2 ** 16 + 512)).toBe(true);
+  });
+
+  it("ends with an error when the archive is cut anywhere, never waiting for a file that will not come", async () => {
+    // A dump's NDJSON parts: a cut inside one of them is where a write waited for an end that had come.
+    const files = readdirSync(DATA, { recursive: true, withFileTypes: true })
+      .filter((e) => e.isFile())
+      .map((e) => path.relative(DATA, path.join(e.parentPath, e.name)));
+    const archive = path.join(tempDir(), "x.tar.gz");
+    await writeArchive(archive, { from: DATA, folder: "x", files }, new Date(0));
+    const bytes = readFileSync(archive);
+    expect(await extractArchive(Readable.from([bytes]), tempDir())).toBe(files.length);
+    const hung: number[] = [];
+    for (let cut = 10; cut < Math.min(bytes.length, 12_000); cut += 13) {
+      const ended = await Promise.race([
+        extractArchive(Readable.from([bytes.subarray(0, cut)]), path.join(tempDir(), "out")).then(
+          () => "extracted",
+          (err: unknown) => (err instanceof ArchiveError ? "refused" : `failed otherwise: ${String(err)}`),
+        ),
+        new Promise<string>((ok) => setTimeout(() => ok("hung"), 2_000)),
+      ]);
+      if (ended !== "refused") hung.push(cut);
+    }
+    expect(hung).toEqual([]);
   });
 });

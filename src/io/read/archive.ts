@@ -105,8 +105,11 @@ export async function extractArchive(source: Readable, dir: string): Promise<num
   await mkdir(root, { recursive: true });
   let files = 0;
   const done = pipeline(source, createGunzip(), extract);
+  // When the archive fails while a file's folder is being made (a truncated download), tar-stream
+  // has ended that file's entry already, and a write from it waited forever for an end that had come.
+  let failure: Error | undefined;
   // When an entry is refused, the loop below stops reading and the pipeline fails too: report the refusal.
-  done.catch(() => {});
+  done.catch((err: Error) => void (failure = err));
   try {
     for await (const entry of extract) {
       const name = entry.header.name;
@@ -120,6 +123,7 @@ export async function extractArchive(source: Readable, dir: string): Promise<num
       } else if (entry.header.type === "file") {
         if (target === root) throw new ArchiveError(`file entry without a name in archive: ${JSON.stringify(name)}`);
         await mkdir(path.dirname(target), { recursive: true });
+        if (failure) throw failure;
         await pipeline(entry, createWriteStream(target));
         files++;
       } else {
