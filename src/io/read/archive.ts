@@ -47,8 +47,9 @@ export async function writeArchive(file: string, entries: ArchiveFiles, mtime: D
   const tar = new TarWriter((mtime.getTime() / 1000) | 0, CHUNK);
   // Each file read with synchronous calls, in order: through the promise API every read was an open,
   // a stat, a read and a close handed to libuv's pool and back, hundreds of thousands of them
-  // (docs/performance.md). A chunk is handed over as soon as it is full: the compressor works on it
-  // while the next files are read, and the stream's pull is what paces the reading.
+  // (docs/performance.md). A chunk is handed over as soon as it is full; the stream's pull paces the
+  // reading. gzip's write buffer is its default 16 KiB, so a chunk waits until the compressor has
+  // finished the one before: reading and compressing take turns, they do not overlap.
   async function* chunks(): AsyncGenerator<Buffer> {
     tar.folder(`${entries.folder}/`);
     // Each folder just before the first file under it, so extraction never meets a file before its

@@ -80,7 +80,10 @@ export class TarWriter {
     this.header({ name, type: "directory", mode: 0o755, size: 0 });
   }
 
-  /** A file of the disk, read whole into the stream; it must not change while it is read. */
+  /**
+   * A file of the disk, read whole into the stream; it must not change while it is read. Its room is
+   * taken before it is read: after an error the stream is broken, and the writer is not used again.
+   */
   file(name: string, file: string): void {
     const fd = openSync(file, "r");
     try {
