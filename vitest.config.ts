@@ -25,6 +25,7 @@ export const TIERS = {
     "derive",
     "docs-facts",
     "events",
+    "file-calls",
     "filter-record",
     "fixtures",
     "format",

@@ -18,8 +18,11 @@ interface Run {
   readonly stderr: string;
 }
 
-function startBuild(data: string, out: string) {
-  const child = spawn(process.execPath, [...cliArgs(), "build", "--data", data, "--out", out], { cwd: ROOT });
+function startBuild(data: string, out: string, env: Record<string, string> = {}) {
+  const child = spawn(process.execPath, [...cliArgs(), "build", "--data", data, "--out", out], {
+    cwd: ROOT,
+    env: { ...process.env, ...env },
+  });
   let stderr = "";
   child.stderr.on("data", (c) => (stderr += c));
   const done = new Promise<Run>((resolve) => child.on("close", (status, signal) => resolve({ status, signal, stderr })));
@@ -61,6 +64,32 @@ describe("an interrupted build", () => {
     expect(r.status, r.stderr).toBe(130);
     expect(r.stderr).toMatch(/^mesh-api: interrupted, previous output kept \(.*dist is as it was\)$/m);
     expect(r.stderr).not.toMatch(/^built /m);
+    expect(readdirSync(path.dirname(out))).toEqual(["dist"]);
+    expect(treeDigest(out)).toEqual(before);
+  }, 60_000);
+
+  it("SIGINT while the writing thread writes (src/io/write/file-calls.ts): it stops before the folder goes, and nothing is left", async () => {
+    const out = path.join(tempDir(), "dist");
+    await build({ data: small, out });
+    const before = treeDigest(out);
+    const { child, done } = startBuild(medium, out, { MESH_API_WRITER_THREAD_FROM: "0" });
+    await writing(out, child.pid!, done);
+    // well into the writing: the thread has made folders and files by now
+    const own = `.${path.basename(out)}.tmp-${child.pid}-`;
+    const tmp = () => readdirSync(path.dirname(out)).find((n) => n.startsWith(own));
+    const filesIn = (dir: string): number => {
+      try {
+        return readdirSync(dir, { recursive: true }).length;
+      } catch {
+        return 0;
+      }
+    };
+    while (filesIn(path.join(path.dirname(out), tmp() ?? "none")) < 500) await new Promise((ok) => setTimeout(ok, 2));
+    child.kill("SIGINT");
+    const r = await done;
+    expect(r.status, r.stderr).toBe(130);
+    expect(r.stderr).toMatch(/^mesh-api: interrupted, previous output kept \(.*dist is as it was\)$/m);
+    expect(r.stderr).not.toMatch(/could not clean up/);
     expect(readdirSync(path.dirname(out))).toEqual(["dist"]);
     expect(treeDigest(out)).toEqual(before);
   }, 60_000);

@@ -272,12 +272,14 @@ describe("command line wrappers", () => {
     expect(existsSync(path.join(empty, "netlify.toml"))).toBe(false);
   });
 
-  it("MESH_API_WRITE_CONCURRENCY=1 (one file at a time) builds the same tree as the default", async () => {
+  it("MESH_API_WRITE_CONCURRENCY=1 (one twin at a time) and MESH_API_WRITER_THREAD_FROM=0 (every file through the writing thread) build the same tree as the default", async () => {
     const data = tempDir();
     await writeSynthDump(data, synthesize({ aps: 30, seed: 4 }));
-    const [one, many] = [path.join(tempDir(), "dist"), path.join(tempDir(), "dist")];
+    const [one, threaded, many] = [path.join(tempDir(), "dist"), path.join(tempDir(), "dist"), path.join(tempDir(), "dist")];
     expect((await command(["build", "--data", data, "--out", one, "-q"], ROOT, { MESH_API_WRITE_CONCURRENCY: "1" })).status).toBe(0);
+    expect((await command(["build", "--data", data, "--out", threaded, "-q"], ROOT, { MESH_API_WRITER_THREAD_FROM: "0" })).status).toBe(0);
     expect((await command(["build", "--data", data, "--out", many, "-q"])).status).toBe(0);
     expect(treeDigest(one)).toEqual(treeDigest(many));
+    expect(treeDigest(threaded)).toEqual(treeDigest(many));
   });
 });

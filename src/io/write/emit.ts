@@ -1,5 +1,5 @@
 import { createHash } from "node:crypto";
-import { closeSync, constants, createReadStream, ftruncateSync, mkdirSync, openSync, renameSync, unlinkSync, writeSync } from "node:fs";
+import { closeSync, createReadStream, ftruncateSync, renameSync, unlinkSync, writeSync } from "node:fs";
 import { mkdir, readdir, readFile, rename, rm, rmdir, unlink } from "node:fs/promises";
 import { removeInBackground, replaceFolder, type ReplaceOptions } from "./swap.ts";
 import type { OutputLock } from "./lock.ts";
@@ -12,6 +12,7 @@ import type { OutputFile } from "../../core/plan.ts";
 import { FILES, hasTwin, TWIN, twinOf } from "../../core/routes.ts";
 import { readBuildRecord } from "./build-record.ts";
 import { DigestRecord, digestOf, KnownFiles, parseDigests, type Written } from "./digests.ts";
+import { fileCalls, WritingThread, type FileCalls } from "./file-calls.ts";
 
 const gzipAsync = promisify(gzip);
 
@@ -27,7 +28,7 @@ export interface EmitResult {
  * its file, counted as one piece), and a build of 40,000 access points peaked about 13 MiB lower than
  * with 64.
  */
-const WRITE_CONCURRENCY = Number(process.env.MESH_API_WRITE_CONCURRENCY) || 32;
+const WRITE_CONCURRENCY = 32;
 const BYTES_IN_FLIGHT = 16 * 2 ** 20;
 
 export interface EmitOptions {
@@ -105,32 +106,6 @@ const DIGESTS = FILES.fileDigests.slice(1);
 const READ_AT_ONCE = 16 * 1024;
 
 /**
- * Write a recycled file over its old bytes and cut it to the new length after (rewritten()), never
- * through a symbolic link standing at its name (the tree is ours, but a link planted there would have
- * the build write wherever it points): O_NOFOLLOW refuses it (ELOOP), and the link itself is then
- * removed and the file made anew. Not O_TRUNC: a file cut to nothing and written again is flushed to
- * the disk when it is closed (ext4's auto_da_alloc, which guards files replaced that way against a
- * crash), one synchronous flush per file; measured on 20,000 files of 1.5 kB, written over and cut
- * 0.25 s, truncated and written 2.5 to 2.7 s (docs/performance.md).
- */
-const REWRITE = constants.O_WRONLY | constants.O_CREAT | (constants.O_NOFOLLOW ?? 0);
-
-/** A recycled file's bytes past the new end go; a new one has none. */
-function rewritten(fd: number, length: number, was: Written | undefined): void {
-  if (was !== undefined) ftruncateSync(fd, length);
-}
-
-function unlinkedOnLoop<T>(file: string, write: () => T): T {
-  try {
-    return write();
-  } catch (err) {
-    if ((err as NodeJS.ErrnoException).code !== "ELOOP") throw err;
-    unlinkSync(file);
-    return write();
-  }
-}
-
-/**
  * The digests of a recycled tree's files, which stay where they are; what the build's finish writes
  * (marker, record, snapshots, the operator's extra files) is removed, to be written afresh. Undefined
  * for an empty folder (nothing was recycled). A tree whose digests cannot be read (a build of an
@@ -194,6 +169,18 @@ interface Recycling {
   readonly digests: DigestRecord;
 }
 
+/**
+ * Files handed to the build's own thread before a writing thread takes over the calls (io/write/file-calls.ts):
+ * a small build is written before a thread would have started (about 35 ms, and a few MB).
+ */
+const THREAD_FROM = 20_000;
+
+/** A setting the environment may override (the tests and the benchmark do), read at each build. */
+function tuned(name: string, fallback: number): number {
+  const given = process.env[name];
+  return given !== undefined && given.trim() !== "" && Number.isInteger(Number(given)) && Number(given) >= 0 ? Number(given) : fallback;
+}
+
 async function writeAll(
   root: string,
   files: Iterable<OutputFile>,
@@ -207,10 +194,16 @@ async function writeAll(
   let bytes = 0;
   let failure: unknown;
   const yielding = pauses();
-  const makeFolder = folderMaker(root);
+  const [concurrency, threadFrom] = [
+    Math.max(1, tuned("MESH_API_WRITE_CONCURRENCY", WRITE_CONCURRENCY)),
+    tuned("MESH_API_WRITER_THREAD_FROM", THREAD_FROM),
+  ];
+  const direct = fileCalls(root, READ_AT_ONCE);
+  let thread: WritingThread | undefined;
+  const calls = (): Pick<FileCalls, "folder" | "whole"> => thread ?? direct;
   const twin = (file: string, same: boolean, held: number, make: () => Promise<Buffer>) => {
     twinBytes += held;
-    const job = writeTwin(root, file, same, recycling, make)
+    const job = writeTwin(root, file, same, recycling, make, calls)
       .catch((err) => {
         failure ??= err;
       })
@@ -222,62 +215,86 @@ async function writeAll(
   };
   try {
     for (const file of files) {
+      failure ??= thread?.failure;
       if (failure) break;
       const full = path.join(root, file.path);
       if (!full.startsWith(root + path.sep)) throw new Error(`refusing to write outside the output: ${file.path}`);
-      count++;
+      if (++count > threadFrom && !thread) thread = new WritingThread(root, READ_AT_ONCE);
       // A file the recycled tree holds is rewritten where it is (its folder is there): in place when
       // it is short, else by a rename, so that a reader still holding the old file reads it whole.
       const was = wasIn(recycling, file.path);
-      if (was === undefined) makeFolder(path.dirname(full));
       const pieces = bodyPieces(file.body);
       const first = pieces.next();
       const second = first.done ? first : pieces.next();
       if (second.done) {
-        // The common case: the whole body in one piece, written with one call.
+        // The common case: the whole body in one piece, handed over with its folder.
         const data = first.done ? Buffer.alloc(0) : first.value;
         bytes += data.length;
         const same = recorded(recycling, file.path, data, was);
-        if (!same) writeWhole(full, data, was);
+        if (was === undefined) calls().folder(path.dirname(full));
+        if (!same) calls().whole(full, data, was?.[1]);
         if (hasTwin(file.path, data.length)) twin(file.path, same, data.length, () => gzipped(data));
       } else {
-        // A list rendered as it is written, at most about one piece in memory; its twin is made from the file.
-        const { target, renamed } = writtenAt(full, was);
-        const hash = recycling && createHash("sha1");
-        let length = 0;
-        const fd = unlinkedOnLoop(target, () => openSync(target, was !== undefined ? REWRITE : "wx"));
-        try {
-          for (const piece of [first.value!, second.value] as Buffer[]) length += writePiece(fd, piece, hash);
-          for (const piece of pieces) {
-            length += writePiece(fd, piece, hash);
-            await yielding();
-          }
-          rewritten(fd, length, was);
-        } finally {
-          closeSync(fd);
-        }
+        // A list rendered as it is written, at most about one piece in memory, by this thread once
+        // the writing thread has made its folder; its twin is made from the file.
+        await thread?.settled();
+        const { length, same } = await writeLong(direct, full, file.path, [first.value!, second.value!], pieces, was, recycling, yielding);
         bytes += length;
-        const digest = hash && ([hash.digest("base64url"), length] as const);
-        if (digest) recycling!.digests.add(file.path, digest);
-        const same = digest !== undefined && was !== undefined && was[0] === digest[0] && was[1] === digest[1];
-        // A long body the recycled tree already holds (a day's graph carried from run to run, a list
-        // that did not change) keeps its file: the new copy goes before its pages reach the disk.
-        if (renamed) {
-          if (same) unlinkSync(target);
-          else renameSync(target, full);
-        }
         if (hasTwin(file.path, length)) twin(file.path, same, PIECE, () => gzippedFile(full));
       }
       progress?.(count);
       await yielding();
-      while (twins.size >= WRITE_CONCURRENCY || (twinBytes > BYTES_IN_FLIGHT && twins.size > 0)) await Promise.race(twins);
+      await thread?.room();
+      while (twins.size >= concurrency || (twinBytes > BYTES_IN_FLIGHT && twins.size > 0)) await Promise.race(twins);
     }
-  } finally {
     // Never leave compressions running behind a failure: the caller removes the folder next.
     await Promise.all(twins);
+    if (!failure) await thread?.settled();
+  } finally {
+    await Promise.all(twins);
+    await thread?.close();
   }
+  failure ??= thread?.failure;
   if (failure) throw failure;
   return { files: count, bytes };
+}
+
+/** A body of several pieces, written by the build's own thread as they are rendered; its length, and whether the recycled tree held its bytes. */
+async function writeLong(
+  direct: FileCalls,
+  full: string,
+  file: string,
+  firstTwo: readonly Buffer[],
+  rest: Iterator<Buffer> & Iterable<Buffer>,
+  was: Written | undefined,
+  recycling: Recycling | undefined,
+  yielding: () => Promise<void> | undefined,
+): Promise<{ readonly length: number; readonly same: boolean }> {
+  if (was === undefined) direct.folder(path.dirname(full));
+  const { target, renamed } = direct.target(full, was?.[1]);
+  const hash = recycling && createHash("sha1");
+  let length = 0;
+  const fd = direct.open(target, was?.[1]);
+  try {
+    for (const piece of firstTwo) length += writePiece(fd, piece, hash);
+    for (const piece of rest) {
+      length += writePiece(fd, piece, hash);
+      await yielding();
+    }
+    if (was !== undefined) ftruncateSync(fd, length);
+  } finally {
+    closeSync(fd);
+  }
+  const digest = hash && ([hash.digest("base64url"), length] as const);
+  if (digest) recycling!.digests.add(file, digest);
+  const same = digest !== undefined && was !== undefined && was[0] === digest[0] && was[1] === digest[1];
+  // A long body the recycled tree already holds (a day's graph carried from run to run, a list
+  // that did not change) keeps its file: the new copy goes before its pages reach the disk.
+  if (renamed) {
+    if (same) unlinkSync(target);
+    else renameSync(target, full);
+  }
+  return { length, same };
 }
 
 /**
@@ -306,31 +323,12 @@ function writePiece(fd: number, piece: Buffer, hash: ReturnType<typeof createHas
   return piece.length;
 }
 
-/** Where a file is written: in place, or beside it and renamed over it when the recycled file is long (READ_AT_ONCE). */
-function writtenAt(full: string, was: Written | undefined): { readonly target: string; readonly renamed: boolean } {
-  const renamed = was !== undefined && was[1] > READ_AT_ONCE;
-  return { target: renamed ? path.join(path.dirname(full), `.${path.basename(full)}.new`) : full, renamed };
-}
-
 /** Records a one-piece body's digest when recycling; whether the recycled tree holds these very bytes. */
 function recorded(recycling: Recycling | undefined, file: string, data: Buffer, was: Written | undefined, twin = false): boolean {
   if (!recycling) return false;
   const digest = digestOf(data);
   recycling.digests[twin ? "twin" : "add"](file, [digest, data.length]);
   return was !== undefined && was[0] === digest && was[1] === data.length;
-}
-
-/** A whole file: new (refusing one already there), or a recycled one rewritten as READ_AT_ONCE says. */
-function writeWhole(full: string, data: Buffer, was: Written | undefined): void {
-  const { target, renamed } = writtenAt(full, was);
-  const fd = unlinkedOnLoop(target, () => openSync(target, was !== undefined ? REWRITE : "wx"));
-  try {
-    writePiece(fd, data, undefined);
-    rewritten(fd, data.length, was);
-  } finally {
-    closeSync(fd);
-  }
-  if (renamed) renameSync(target, full);
 }
 
 const gzipped = (data: Buffer) => gzipAsync(data, { level: TWIN.level });
@@ -354,6 +352,7 @@ async function writeTwin(
   same: boolean,
   recycling: Recycling | undefined,
   make: () => Promise<Buffer>,
+  calls: () => Pick<FileCalls, "whole">,
 ): Promise<void> {
   const twin = twinOf(file);
   const was = wasIn(recycling, twin);
@@ -363,39 +362,5 @@ async function writeTwin(
   }
   const data = await make();
   if (recorded(recycling, twin, data, was, true)) return;
-  writeWhole(path.join(root, twin), data, was);
-}
-
-/**
- * Every response has a folder of its own whose parent usually exists already, so one plain mkdir is
- * the common case; a missing parent is made the same way first. The root itself is never made: after
- * an interrupt removed it (io/write/interrupt.ts), a write after it must not bring it back, as a
- * recursive mkdir would.
- *
- * Two kinds of folder are asked for again and again, and each ask was a failing mkdir (10,247 of
- * 59,195 at 3,000 access points, strace): a folder many files share (feeds/accesspoint, the changes
- * of a kind), and an access point's folder, made early as the parent of its `changes/` and asked for
- * again when its detail is written, tens of thousands of files later. So the folders made as
- * parents are remembered for the build (one per access point, interface or link: a few MB at 40,000
- * access points), and the last few folders asked for.
- */
-function folderMaker(root: string): (dir: string) => void {
-  const parents = new Set<string>();
-  const recent: string[] = [];
-  const make = (dir: string, asParent: boolean): void => {
-    if (dir === root || parents.has(dir) || recent.includes(dir)) return;
-    try {
-      mkdirSync(dir);
-    } catch (err) {
-      const code = (err as NodeJS.ErrnoException).code;
-      if (code !== "EEXIST") {
-        if (code !== "ENOENT") throw err;
-        make(path.dirname(dir), true);
-        mkdirSync(dir);
-      }
-    }
-    if (asParent) parents.add(dir);
-    else if (recent.unshift(dir) > 4) recent.pop();
-  };
-  return (dir) => make(dir, false);
+  calls().whole(path.join(root, twin), data, was?.[1]);
 }

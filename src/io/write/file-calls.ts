@@ -1,0 +1,244 @@
+import { Worker } from "node:worker_threads";
+import { onInterrupt } from "./interrupt.ts";
+
+/**
+ * The file system calls that put a build's files on disk, made by the build's own thread or by a
+ * writing thread beside it (WritingThread). On disk, most of a large build's time is spent inside
+ * these calls (ext4 making a folder and an inode per answer: at 40,000 access points 48 of 76 s in
+ * `mkdir`, `open` and `write`, docs/performance.md), while rendering the bodies is the other third;
+ * on a thread of their own the two overlap.
+ *
+ * `fileCalls` is self-contained (it names nothing outside its body): the writing thread is given its
+ * text, so both threads run the one implementation.
+ */
+export interface FileCalls {
+  /** makes a folder and its missing parents, never `root` itself (an interrupt may have removed it) */
+  folder(dir: string): void;
+  /** writes a whole file: a new one, or one the recycled tree holds (`was`: its recorded length) */
+  whole(full: string, data: Uint8Array, was: number | undefined): void;
+  /** where a file is written: in place, or beside it and renamed over it when the recycled file is long */
+  target(full: string, was: number | undefined): { readonly target: string; readonly renamed: boolean };
+  /** opens a file to write: a new one (refusing one already there), or a recycled one written over */
+  open(target: string, was: number | undefined): number;
+}
+
+export function fileCalls(root: string, readAtOnce: number): FileCalls {
+  const fs = process.getBuiltinModule("node:fs");
+  const path = process.getBuiltinModule("node:path");
+  /**
+   * A recycled file is written over and cut to its new length after, never through a symbolic link
+   * standing at its name (a link planted there would have the build write wherever it points):
+   * O_NOFOLLOW refuses it (ELOOP), and the link itself is then removed and the file made anew. Not
+   * O_TRUNC: a file cut to nothing and written again is flushed to the disk when it is closed (ext4's
+   * auto_da_alloc), one synchronous flush per file (docs/performance.md).
+   */
+  const REWRITE = fs.constants.O_WRONLY | fs.constants.O_CREAT | (fs.constants.O_NOFOLLOW ?? 0);
+  const open = (target: string, was: number | undefined): number => {
+    const flags = was !== undefined ? REWRITE : "wx";
+    try {
+      return fs.openSync(target, flags);
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code !== "ELOOP") throw err;
+      fs.unlinkSync(target);
+      return fs.openSync(target, flags);
+    }
+  };
+  const target = (full: string, was: number | undefined) => {
+    const renamed = was !== undefined && was > readAtOnce;
+    return { target: renamed ? path.join(path.dirname(full), `.${path.basename(full)}.new`) : full, renamed };
+  };
+  /**
+   * Folders made as parents are remembered for the build (one per access point, interface or link),
+   * and the last few folders asked for: each ask of a folder already there was a failing mkdir
+   * (10,247 of 59,195 at 3,000 access points, strace). A missing parent is made first; the root
+   * never, so that after an interrupt removed it no write brings it back, as a recursive mkdir would.
+   */
+  const parents = new Set<string>();
+  const recent: string[] = [];
+  const make = (dir: string, asParent: boolean): void => {
+    if (dir === root || parents.has(dir) || recent.includes(dir)) return;
+    try {
+      fs.mkdirSync(dir);
+    } catch (err) {
+      const code = (err as NodeJS.ErrnoException).code;
+      if (code !== "EEXIST") {
+        if (code !== "ENOENT") throw err;
+        make(path.dirname(dir), true);
+        fs.mkdirSync(dir);
+      }
+    }
+    if (asParent) parents.add(dir);
+    else if (recent.unshift(dir) > 4) recent.pop();
+  };
+  return {
+    folder: (dir) => make(dir, false),
+    target,
+    open,
+    whole(full, data, was) {
+      const at = target(full, was);
+      const fd = open(at.target, was);
+      try {
+        for (let done = 0; done < data.length;) done += fs.writeSync(fd, data, done);
+        if (was !== undefined) fs.ftruncateSync(fd, data.length);
+      } finally {
+        fs.closeSync(fd);
+      }
+      if (at.renamed) fs.renameSync(at.target, full);
+    },
+  };
+}
+
+/** A batch's calls: ["d", folder] or ["w", file, start, end, recorded length or -1] over the batch's bytes. */
+type Call = readonly ["d", string] | readonly ["w", string, number, number, number];
+
+/** A failure of the thread's calls, as the build's own thread would have thrown it. */
+interface CallError {
+  readonly message: string;
+  readonly code?: string;
+  readonly errno?: number;
+  readonly syscall?: string;
+  readonly path?: string;
+}
+
+/** The control words shared with the thread: the build asks it to stop; the thread says it is in a batch. */
+const STOP = 0;
+const BUSY = 1;
+
+/** The writing thread's own code (given as text: it names nothing outside its body). */
+function threadMain(calls: typeof fileCalls): void {
+  const { parentPort, workerData } = process.getBuiltinModule("node:worker_threads");
+  const { root, readAtOnce, control } = workerData as { root: string; readAtOnce: number; control: Int32Array };
+  const made = calls(root, readAtOnce);
+  let failed = false;
+  parentPort!.on("message", ({ calls: batch, bytes }: { calls: Call[]; bytes: ArrayBuffer }) => {
+    // Busy first, then the stop word: the build's interrupt sets stop first, then waits while busy,
+    // so one of the two always sees the other.
+    Atomics.store(control, 1, 1);
+    const data = new Uint8Array(bytes);
+    for (const call of batch) {
+      if (failed || Atomics.load(control, 0) === 1) break;
+      try {
+        if (call[0] === "d") made.folder(call[1]);
+        else made.whole(call[1], data.subarray(call[2], call[3]), call[4] < 0 ? undefined : call[4]);
+      } catch (err) {
+        failed = true;
+        const { message, code, errno, syscall, path } = err as NodeJS.ErrnoException;
+        parentPort!.postMessage({ error: { message, code, errno, syscall, path } });
+      }
+    }
+    Atomics.store(control, 1, 0);
+    Atomics.notify(control, 1);
+    parentPort!.postMessage({ done: true });
+  });
+}
+
+/** Bytes and calls gathered before a batch goes to the thread, and batches on their way at once. */
+const BATCH_BYTES = 512 * 1024;
+const BATCH_CALLS = 1024;
+const IN_FLIGHT = 4;
+
+/**
+ * A writing thread: the build hands it folders and whole files in batches (the bytes copied into one
+ * transferred buffer a batch, at most IN_FLIGHT batches on their way) and goes on rendering. The calls
+ * are made in the order they were handed, so a folder is there before its files. The first failure
+ * stops the thread and is thrown by `settled`; an interrupt stops it before the build's folder is
+ * removed (io/write/interrupt.ts).
+ */
+export class WritingThread {
+  private readonly worker: Worker;
+  private readonly control = new Int32Array(new SharedArrayBuffer(8));
+  private calls: Call[] = [];
+  private chunks: Uint8Array[] = [];
+  private bytes = 0;
+  private inFlight = 0;
+  private waiting: (() => void)[] = [];
+  private readonly forget: () => void;
+  failure: unknown;
+
+  constructor(root: string, readAtOnce: number) {
+    // esbuild (tsx, the tests' bundle) names functions through a helper of its module: given here
+    this.worker = new Worker(`var __name = (f) => f;\n(${threadMain.toString()})(${fileCalls.toString()})`, {
+      eval: true,
+      workerData: { root, readAtOnce, control: this.control },
+      // it holds a batch or two and a set of folder names: far below these
+      resourceLimits: { maxOldGenerationSizeMb: 64, maxYoungGenerationSizeMb: 2 },
+    });
+    this.worker.on("message", (m: { done?: true; error?: CallError }) => {
+      if (m.error) this.failure ??= Object.assign(new Error(m.error.message), m.error);
+      if (m.done) this.inFlight--;
+      this.wake();
+    });
+    this.worker.on("error", (err) => {
+      this.failure ??= err;
+      this.wake();
+    });
+    this.worker.on("exit", () => {
+      this.failure ??= new Error("the writing thread ended before the build's files were written");
+      this.inFlight = 0;
+      this.wake();
+    });
+    // Innermost cleanup, so it runs before the build's folder is removed.
+    this.forget = onInterrupt(() => {
+      Atomics.store(this.control, STOP, 1);
+      const until = Date.now() + 2000;
+      while (Atomics.load(this.control, BUSY) === 1 && Date.now() < until) Atomics.wait(this.control, BUSY, 1, 50);
+      return undefined;
+    });
+  }
+
+  folder(dir: string): void {
+    this.calls.push(["d", dir]);
+    if (this.calls.length >= BATCH_CALLS) this.send();
+  }
+
+  whole(full: string, data: Uint8Array, was: number | undefined): void {
+    this.calls.push(["w", full, this.bytes, this.bytes + data.length, was ?? -1]);
+    this.chunks.push(data);
+    this.bytes += data.length;
+    if (this.bytes >= BATCH_BYTES || this.calls.length >= BATCH_CALLS) this.send();
+  }
+
+  /** Waits while IN_FLIGHT batches are on their way. */
+  async room(): Promise<void> {
+    while (this.inFlight >= IN_FLIGHT && this.failure === undefined) await this.next();
+  }
+
+  /** Everything handed so far is on disk; throws the thread's first failure. */
+  async settled(): Promise<void> {
+    this.send();
+    while (this.inFlight > 0 && this.failure === undefined) await this.next();
+    if (this.failure !== undefined) throw this.failure;
+  }
+
+  /** Ends the thread; whatever it was doing is finished or never started once this returns. */
+  async close(): Promise<void> {
+    this.forget();
+    Atomics.store(this.control, STOP, 1);
+    this.worker.removeAllListeners("exit");
+    await this.worker.terminate();
+  }
+
+  private send(): void {
+    if (this.calls.length === 0) return;
+    const bytes = new ArrayBuffer(this.bytes);
+    const view = new Uint8Array(bytes);
+    let at = 0;
+    for (const chunk of this.chunks) {
+      view.set(chunk, at);
+      at += chunk.length;
+    }
+    this.worker.postMessage({ calls: this.calls, bytes }, [bytes]);
+    this.inFlight++;
+    [this.calls, this.chunks, this.bytes] = [[], [], 0];
+  }
+
+  private next(): Promise<void> {
+    return new Promise((ok) => this.waiting.push(ok));
+  }
+
+  private wake(): void {
+    const waiting = this.waiting;
+    this.waiting = [];
+    for (const ok of waiting) ok();
+  }
+}

@@ -1,0 +1,89 @@
+import { existsSync, lstatSync, mkdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
+import path from "node:path";
+import { describe, expect, it } from "vitest";
+import { WritingThread } from "../src/io/write/file-calls.ts";
+import { tempDir } from "./support/tree.ts";
+
+/**
+ * The writing thread (src/io/write/file-calls.ts) on its own: the calls in the order handed, a
+ * failure thrown as the build's own thread would have thrown it and no call after it, a recycled
+ * file written over (a link at its name replaced, never followed), and a root removed meanwhile
+ * never made again. Builds through it: workflow.test (the same tree), interrupt.test (an interrupt).
+ */
+describe("the writing thread", () => {
+  it("makes folders and files in the order handed: new ones, and recycled ones written over and cut", async () => {
+    const root = tempDir();
+    const thread = new WritingThread(root, 16);
+    try {
+      const long = Buffer.alloc(40, "b");
+      for (let i = 0; i < 3000; i++) {
+        thread.folder(path.join(root, "a", String(i % 7), String(i)));
+        thread.whole(path.join(root, "a", String(i % 7), String(i), "index.json"), Buffer.from(`{"i":${i}}`), undefined);
+        await thread.room();
+      }
+      await thread.settled();
+      expect(readFileSync(path.join(root, "a/3/2999/index.json"), "utf8")).toBe('{"i":2999}');
+      // recycled: shorter bytes cut to length; a long file renamed over; a planted link replaced, not followed
+      const outside = path.join(tempDir(), "victim");
+      writeFileSync(outside, "keep");
+      const planted = path.join(root, "a/0/0/index.json");
+      rmSync(planted);
+      symlinkSync(outside, planted);
+      thread.whole(planted, Buffer.from("{}"), 10);
+      thread.whole(path.join(root, "a/1/1/index.json"), Buffer.from("{}"), 10);
+      thread.whole(path.join(root, "a/2/2/index.json"), long, 40);
+      await thread.settled();
+      expect(readFileSync(outside, "utf8")).toBe("keep");
+      expect(lstatSync(planted).isSymbolicLink()).toBe(false);
+      expect(readFileSync(planted, "utf8")).toBe("{}");
+      expect(readFileSync(path.join(root, "a/1/1/index.json"), "utf8")).toBe("{}");
+      expect(readFileSync(path.join(root, "a/2/2/index.json"))).toEqual(long);
+      expect(existsSync(path.join(root, "a/2/2/.index.json.new"))).toBe(false);
+    } finally {
+      await thread.close();
+    }
+  });
+
+  it("throws the first failure with its code and makes no call after it", async () => {
+    const root = tempDir();
+    const thread = new WritingThread(root, 16 * 1024);
+    try {
+      mkdirSync(path.join(root, "x"));
+      writeFileSync(path.join(root, "x/index.json"), "old");
+      // a new file where one is: refused ("wx"), as the build's own thread refuses it
+      thread.whole(path.join(root, "x/index.json"), Buffer.from("new"), undefined);
+      thread.folder(path.join(root, "after"));
+      const failed = await thread.settled().then(
+        () => undefined,
+        (err: unknown) => err as NodeJS.ErrnoException,
+      );
+      expect(failed?.code).toBe("EEXIST");
+      expect(failed?.syscall).toBe("open");
+      expect(failed?.message).toMatch(/^EEXIST: file already exists, open '.*index\.json'$/);
+      expect(readFileSync(path.join(root, "x/index.json"), "utf8")).toBe("old");
+      expect(existsSync(path.join(root, "after"))).toBe(false);
+    } finally {
+      await thread.close();
+    }
+  });
+
+  it("never makes the root again once it is gone, and stops at close", async () => {
+    const parent = tempDir();
+    const root = path.join(parent, "tmp");
+    mkdirSync(root);
+    const thread = new WritingThread(root, 16 * 1024);
+    try {
+      rmSync(root, { recursive: true });
+      thread.folder(path.join(root, "a", "b"));
+      const failed = await thread.settled().then(
+        () => undefined,
+        (err: unknown) => err as NodeJS.ErrnoException,
+      );
+      expect(failed?.code).toBe("ENOENT");
+      expect(existsSync(root)).toBe(false);
+    } finally {
+      await thread.close();
+    }
+    expect(existsSync(root)).toBe(false);
+  });
+});
