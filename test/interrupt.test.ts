@@ -84,7 +84,12 @@ describe("an interrupted build", () => {
         return 0;
       }
     };
-    while (filesIn(path.join(path.dirname(out), tmp() ?? "none")) < 500) await new Promise((ok) => setTimeout(ok, 2));
+    let ended = false;
+    void done.then(() => (ended = true));
+    while (filesIn(path.join(path.dirname(out), tmp() ?? "none")) < 500) {
+      if (ended) throw new Error(`the build ended before it wrote 500 files: ${(await done).stderr}`);
+      await new Promise((ok) => setTimeout(ok, 2));
+    }
     child.kill("SIGINT");
     const r = await done;
     expect(r.status, r.stderr).toBe(130);

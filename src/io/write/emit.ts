@@ -200,6 +200,7 @@ async function writeAll(
   ];
   const direct = fileCalls(root, READ_AT_ONCE);
   let thread: WritingThread | undefined;
+  let finished = false;
   const calls = (): Pick<FileCalls, "folder" | "whole"> => thread ?? direct;
   const twin = (file: string, same: boolean, held: number, make: () => Promise<Buffer>) => {
     twinBytes += held;
@@ -250,7 +251,10 @@ async function writeAll(
     // Never leave compressions running behind a failure: the caller removes the folder next.
     await Promise.all(twins);
     if (!failure) await thread?.settled();
+    finished = !failure;
   } finally {
+    // after a failure, the batches still on their way are not written into a folder about to go
+    if (!finished) thread?.stop();
     await Promise.all(twins);
     await thread?.close();
   }

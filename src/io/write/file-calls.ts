@@ -93,11 +93,14 @@ type Call = readonly ["d", string] | readonly ["w", string, number, number, numb
 
 /** A failure of the thread's calls, as the build's own thread would have thrown it. */
 interface CallError {
+  readonly name: string;
   readonly message: string;
+  readonly stack?: string;
   readonly code?: string;
   readonly errno?: number;
   readonly syscall?: string;
   readonly path?: string;
+  readonly dest?: string;
 }
 
 /** The control words shared with the thread: the build asks it to stop; the thread says it is in a batch. */
@@ -110,6 +113,16 @@ function threadMain(calls: typeof fileCalls): void {
   const { root, readAtOnce, control } = workerData as { root: string; readAtOnce: number; control: Int32Array };
   const made = calls(root, readAtOnce);
   let failed = false;
+  const fail = (err: unknown) => {
+    failed = true;
+    const { name, message, stack, code, errno, syscall, path, dest } = err as NodeJS.ErrnoException & { dest?: string };
+    parentPort!.postMessage({ error: { name, message, stack, code, errno, syscall, path, dest } });
+  };
+  // a batch that cannot be read: said, and counted as done, so that the build does not wait for it
+  parentPort!.on("messageerror", (err) => {
+    fail(err);
+    parentPort!.postMessage({ done: true });
+  });
   parentPort!.on("message", ({ calls: batch, bytes }: { calls: Call[]; bytes: ArrayBuffer }) => {
     // Busy first, then the stop word: the build's interrupt sets stop first, then waits while busy,
     // so one of the two always sees the other.
@@ -121,9 +134,7 @@ function threadMain(calls: typeof fileCalls): void {
         if (call[0] === "d") made.folder(call[1]);
         else made.whole(call[1], data.subarray(call[2], call[3]), call[4] < 0 ? undefined : call[4]);
       } catch (err) {
-        failed = true;
-        const { message, code, errno, syscall, path } = err as NodeJS.ErrnoException;
-        parentPort!.postMessage({ error: { message, code, errno, syscall, path } });
+        fail(err);
       }
     }
     Atomics.store(control, 1, 0);
@@ -159,6 +170,8 @@ export class WritingThread {
     // esbuild (tsx, the tests' bundle) names functions through a helper of its module: given here
     this.worker = new Worker(`var __name = (f) => f;\n(${threadMain.toString()})(${fileCalls.toString()})`, {
       eval: true,
+      // the eval'd text needs no loader (tsx under `npm run build`)
+      execArgv: [],
       workerData: { root, readAtOnce, control: this.control },
       // it holds a batch or two and a set of folder names: far below these
       resourceLimits: { maxOldGenerationSizeMb: 64, maxYoungGenerationSizeMb: 2 },
@@ -166,6 +179,10 @@ export class WritingThread {
     this.worker.on("message", (m: { done?: true; error?: CallError }) => {
       if (m.error) this.failure ??= Object.assign(new Error(m.error.message), m.error);
       if (m.done) this.inFlight--;
+      this.wake();
+    });
+    this.worker.on("messageerror", (err) => {
+      this.failure ??= err;
       this.wake();
     });
     this.worker.on("error", (err) => {
@@ -179,11 +196,19 @@ export class WritingThread {
     });
     // Innermost cleanup, so it runs before the build's folder is removed.
     this.forget = onInterrupt(() => {
-      Atomics.store(this.control, STOP, 1);
-      const until = Date.now() + 2000;
-      while (Atomics.load(this.control, BUSY) === 1 && Date.now() < until) Atomics.wait(this.control, BUSY, 1, 50);
+      this.stop();
       return undefined;
     });
+  }
+
+  /**
+   * No call after this returns (but one the thread is in, for up to two seconds): after an interrupt,
+   * or a failure, before the build's folder is removed. Synchronous, as a signal's cleanup must be.
+   */
+  stop(): void {
+    Atomics.store(this.control, STOP, 1);
+    const until = Date.now() + 2000;
+    while (Atomics.load(this.control, BUSY) === 1 && Date.now() < until) Atomics.wait(this.control, BUSY, 1, 50);
   }
 
   folder(dir: string): void {
@@ -213,7 +238,7 @@ export class WritingThread {
   /** Ends the thread; whatever it was doing is finished or never started once this returns. */
   async close(): Promise<void> {
     this.forget();
-    Atomics.store(this.control, STOP, 1);
+    this.stop();
     this.worker.removeAllListeners("exit");
     await this.worker.terminate();
   }
