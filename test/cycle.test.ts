@@ -27,7 +27,7 @@ import { rawRequest } from "./support/http.ts";
 import { NGINX } from "./support/nginx.ts";
 import { freePort, spawnServer, type RunningServer } from "./support/served.ts";
 import { steadyClient, type SteadyClient } from "./support/live-clients.ts";
-import { command, removersDone, tempDir, treeDigest } from "./support/tree.ts";
+import { command, removersDone, ROOT, tempDir, treeDigest } from "./support/tree.ts";
 
 /**
  * Issue 26, serving through swaps: `cycle` runs on a synthetic network whose raw sources change from
@@ -267,7 +267,7 @@ describe("cycle: refusals, skipped runs and a configuration the server refuses",
     expect(r.status, r.stderr).toBe(0);
   }, 120_000);
 
-  it("builds what build makes of its state's dump, byte for byte, also into the recycled build of two runs before", async () => {
+  it("builds what build makes of its state's dump, byte for byte, also into the recycled build of two runs before (through the writing thread)", async () => {
     const d = copyOfBase();
     const runs = path.join(d, "state", "runs");
     const buildOf = (run: string) => path.join(runs, run, "build");
@@ -302,7 +302,8 @@ describe("cycle: refusals, skipped runs and a configuration the server refuses",
     sameMetrics(buildOf("00000002"), fresh);
     const firstBuild = treeDigest(buildOf("00000001"));
     const recycledFile = statSync(path.join(buildOf("00000001"), "api", "v1", "index.json")).ino;
-    expect((await command(args(d, "02", "2026-11-20T10:12:00Z"))).status).toBe(0);
+    // the recycled build's files through the writing thread (src/io/write/file-calls.ts), the fresh one's not
+    expect((await command(args(d, "02", "2026-11-20T10:12:00Z"), ROOT, { MESH_API_WRITER_THREAD_FROM: "0" })).status).toBe(0);
     expect(settled(runs, (names) => names.length === 2)).toEqual(["00000002", "00000003"]);
     // the first run's build became the third's: its files were rewritten where they were
     expect(statSync(path.join(buildOf("00000003"), "api", "v1", "index.json")).ino).toBe(recycledFile);
