@@ -10,11 +10,27 @@ import { tempDir } from "./support/tree.ts";
  * file written over (a link at its name replaced, never followed), and a root removed meanwhile
  * never made again. Builds through it: workflow.test (the same tree), interrupt.test (an interrupt).
  */
+/** `body` with a writing thread into `root`, closed after it whatever happened. */
+async function withThread(root: string, readAtOnce: number, body: (thread: WritingThread) => Promise<void>): Promise<void> {
+  const thread = new WritingThread(root, readAtOnce);
+  try {
+    await body(thread);
+  } finally {
+    await thread.close();
+  }
+}
+
+/** What `settled` threw, or undefined. */
+const failureOf = (thread: WritingThread) =>
+  thread.settled().then(
+    () => undefined,
+    (err: unknown) => err as NodeJS.ErrnoException,
+  );
+
 describe("the writing thread", () => {
   it("makes folders and files in the order handed: new ones, and recycled ones written over and cut", async () => {
     const root = tempDir();
-    const thread = new WritingThread(root, 16);
-    try {
+    await withThread(root, 16, async (thread) => {
       const long = Buffer.alloc(40, "b");
       for (let i = 0; i < 3000; i++) {
         thread.folder(path.join(root, "a", String(i % 7), String(i)));
@@ -39,38 +55,29 @@ describe("the writing thread", () => {
       expect(readFileSync(path.join(root, "a/1/1/index.json"), "utf8")).toBe("{}");
       expect(readFileSync(path.join(root, "a/2/2/index.json"))).toEqual(long);
       expect(existsSync(path.join(root, "a/2/2/.index.json.new"))).toBe(false);
-    } finally {
-      await thread.close();
-    }
+    });
   });
 
   it("throws the first failure with its code and makes no call after it", async () => {
     const root = tempDir();
-    const thread = new WritingThread(root, 16 * 1024);
-    try {
+    await withThread(root, 16 * 1024, async (thread) => {
       mkdirSync(path.join(root, "x"));
       writeFileSync(path.join(root, "x/index.json"), "old");
       // a new file where one is: refused ("wx"), as the build's own thread refuses it
       thread.whole(path.join(root, "x/index.json"), Buffer.from("new"), undefined);
       thread.folder(path.join(root, "after"));
-      const failed = await thread.settled().then(
-        () => undefined,
-        (err: unknown) => err as NodeJS.ErrnoException,
-      );
+      const failed = await failureOf(thread);
       expect(failed?.code).toBe("EEXIST");
       expect(failed?.syscall).toBe("open");
       expect(failed?.message).toMatch(/^EEXIST: file already exists, open '.*index\.json'$/);
       expect(readFileSync(path.join(root, "x/index.json"), "utf8")).toBe("old");
       expect(existsSync(path.join(root, "after"))).toBe(false);
-    } finally {
-      await thread.close();
-    }
+    });
   });
 
   it("makes no call once stopped (an interrupt's cleanup, a failure), though calls were handed", async () => {
     const root = tempDir();
-    const thread = new WritingThread(root, 16 * 1024);
-    try {
+    await withThread(root, 16 * 1024, async (thread) => {
       for (let i = 0; i < 20_000; i++) thread.folder(path.join(root, String(i)));
       await thread.room();
       // the first batches are being made now
@@ -80,27 +87,19 @@ describe("the writing thread", () => {
       await new Promise((ok) => setTimeout(ok, 200));
       expect(readdirSync(root).length).toBe(made);
       expect(made).toBeLessThan(20_000);
-    } finally {
-      await thread.close();
-    }
+    });
   });
 
   it("never makes the root again once it is gone", async () => {
     const parent = tempDir();
     const root = path.join(parent, "tmp");
     mkdirSync(root);
-    const thread = new WritingThread(root, 16 * 1024);
-    try {
+    await withThread(root, 16 * 1024, async (thread) => {
       rmSync(root, { recursive: true });
       thread.folder(path.join(root, "a", "b"));
-      const failed = await thread.settled().then(
-        () => undefined,
-        (err: unknown) => err as NodeJS.ErrnoException,
-      );
+      const failed = await failureOf(thread);
       expect(failed?.code).toBe("ENOENT");
       expect(existsSync(root)).toBe(false);
-    } finally {
-      await thread.close();
-    }
+    });
   });
 });
