@@ -1,7 +1,7 @@
 import { existsSync, lstatSync, mkdirSync, readdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { describe, expect, it } from "vitest";
-import { WritingThread } from "../src/io/write/file-calls.ts";
+import { fileCalls, WritingThread } from "../src/io/write/file-calls.ts";
 import { tempDir } from "./support/tree.ts";
 
 /**
@@ -56,6 +56,19 @@ describe("the writing thread", () => {
       expect(readFileSync(path.join(root, "a/2/2/index.json"))).toEqual(long);
       expect(existsSync(path.join(root, "a/2/2/.index.json.new"))).toBe(false);
     });
+  });
+
+  it("writes a recycled file over in place with exactly its new bytes, whatever their length against a block", () => {
+    const root = tempDir();
+    const calls = fileCalls(root, 1 << 20);
+    const file = path.join(root, "index.json");
+    // its last block is filled with zeros before the cut (never read from the disk): none may stay
+    for (const length of [10_000, 4096, 4097, 1, 0, 8191, 12_288, 3]) {
+      writeFileSync(file, Buffer.alloc(10_000, "x"));
+      const data = Buffer.alloc(length, "y");
+      calls.whole(file, data, 10_000);
+      expect(readFileSync(file)).toEqual(data);
+    }
   });
 
   it("throws the first failure with its code and makes no call after it", async () => {
