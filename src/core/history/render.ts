@@ -1,5 +1,6 @@
 import { createHash } from "node:crypto";
 import { z } from "zod";
+import type { TextPieces } from "../body.ts";
 import type { Places } from "../outputs/output.ts";
 import { ChangeEvent, EVENT_KINDS, titleOf } from "./events.ts";
 
@@ -123,52 +124,56 @@ export interface EventViews {
   readonly sorted: readonly ChangeEvent[];
   /** the events of each access point (eventsByAccesspoint), newest first */
   readonly byAccesspoint: ReadonlyMap<string, readonly ChangeEvent[]>;
-  /** the JSON list of some of the events, in their order here */
-  list(events: readonly ChangeEvent[]): string;
-  /** an Atom feed of some of the events, newest first (its `updated`: the newest event's, else the head's) */
-  feed(head: FeedHead, events: readonly ChangeEvent[]): string;
+  /** the JSON list of some of the events, in their order here, made as it is written */
+  list(events: readonly ChangeEvent[]): TextPieces;
+  /** an Atom feed of some of the events, newest first (its `updated`: the newest event's, else the head's), made as it is written */
+  feed(head: FeedHead, events: readonly ChangeEvent[]): TextPieces;
 }
 
+/** A text made as it is written, in pieces: the network's list and feed of 100,000 changes are 40 MB each. */
+const pieces = (make: () => Iterable<string>): TextPieces => ({ text: { [Symbol.iterator]: () => make()[Symbol.iterator]() } });
+
 /**
- * An access point's link change is in the network's list and feed and in both ends' lists and
- * feeds: rendered once, its text reused (the window holds thousands of changes, each written six
- * times a build). The lists are sorted once; an access point's keeps that order.
+ * The lists are sorted once; an access point's keeps that order. An event's texts are made each
+ * time they are written (a link's change up to six times: the network's list and feed, both ends'
+ * lists and feeds): kept for the build, they held 90 MiB at 55,000 changes and saved no measurable
+ * time (docs/performance.md).
  */
 export function eventViews(events: readonly ChangeEvent[], url: Places["url"]): EventViews {
   const sorted = newestFirst(events);
   const rank = new Map(sorted.map((e, i) => [e, i]));
   const inOrder = (some: readonly ChangeEvent[]) =>
     some.every((e, i) => i === 0 || rank.get(some[i - 1])! < rank.get(e)!) ? some : newestFirst(some);
-  const json = new Map<ChangeEvent, string>();
-  const entries = new Map<ChangeEvent, string>();
-  const once = (memo: Map<ChangeEvent, string>, e: ChangeEvent, make: () => string) => {
-    let text = memo.get(e);
-    if (text === undefined) memo.set(e, (text = make()));
-    return text;
-  };
   return {
     sorted,
     byAccesspoint: eventsByAccesspoint(sorted),
     list: (some) =>
-      `[${inOrder(some)
-        .map((e) => once(json, e, () => JSON.stringify(changeItem(e, url))))
-        .join(",")}]`,
-    feed(head, some) {
-      const newest = inOrder(some);
-      return [
-        '<?xml version="1.0" encoding="utf-8"?>',
-        '<feed xmlns="http://www.w3.org/2005/Atom">',
-        `  <id>${entryId(`feed ${head.self}`)}</id>`,
-        `  <title>${xml(head.title)}</title>`,
-        `  <updated>${xml(newest[0]?.at ?? head.updated)}</updated>`,
-        `  <link rel="self" type="application/atom+xml" href="${xml(head.self)}"/>`,
-        `  <link rel="alternate" type="application/json" href="${xml(head.about)}"/>`,
-        "  <author><name>mesh-static-api</name></author>",
-        `  <generator>mesh-static-api</generator>`,
-        ...newest.map((e) => once(entries, e, () => atomEntry(e, url))),
-        "</feed>",
-        "",
-      ].join("\n");
-    },
+      pieces(function* () {
+        yield "[";
+        let first = true;
+        for (const e of inOrder(some)) {
+          yield (first ? "" : ",") + JSON.stringify(changeItem(e, url));
+          first = false;
+        }
+        yield "]";
+      }),
+    feed: (head, some) =>
+      pieces(function* () {
+        const newest = inOrder(some);
+        yield [
+          '<?xml version="1.0" encoding="utf-8"?>',
+          '<feed xmlns="http://www.w3.org/2005/Atom">',
+          `  <id>${entryId(`feed ${head.self}`)}</id>`,
+          `  <title>${xml(head.title)}</title>`,
+          `  <updated>${xml(newest[0]?.at ?? head.updated)}</updated>`,
+          `  <link rel="self" type="application/atom+xml" href="${xml(head.self)}"/>`,
+          `  <link rel="alternate" type="application/json" href="${xml(head.about)}"/>`,
+          "  <author><name>mesh-static-api</name></author>",
+          `  <generator>mesh-static-api</generator>`,
+          "",
+        ].join("\n");
+        for (const e of newest) yield atomEntry(e, url) + "\n";
+        yield "</feed>\n";
+      }),
   };
 }

@@ -6,7 +6,6 @@ import { DEFAULT_RETENTION } from "../history/events.ts";
 import { COUNTS_FILE, EVENTS_FILE, parseCounts, parseEvents } from "../history/lines.ts";
 import { ChangeList, eventViews, type EventViews } from "../history/render.ts";
 import { statusPage } from "../history/status-page.ts";
-import { later } from "../body.ts";
 import type { Model } from "../model/model.ts";
 import { networkGraphBody } from "./netjson-graph.ts";
 import { NetworkGraph } from "./netjson.ts";
@@ -74,7 +73,7 @@ async function carriedDays(earlier: Earlier, windowDays: number): Promise<Carrie
 
 /** An Atom feed whose `updated`, without entries, is an instant that does not move from run to run (a quiet feed keeps its bytes). */
 const feed = (views: EventViews, title: string, self: string, about: string, events: readonly ChangeEvent[], since: string | undefined) =>
-  later(() => views.feed({ title, self, about, updated: since ?? "1970-01-01T00:00:00Z" }, events));
+  views.feed({ title, self, about, updated: since ?? "1970-01-01T00:00:00Z" }, events);
 
 export const HISTORY = outputGroup({
   kind: "history",
@@ -182,7 +181,7 @@ export const HISTORY = outputGroup({
     const changes = places.url("changes");
     const network = places.file("changesFeed");
     const views = eventViews(events, places.url);
-    yield { file: "changes", body: later(() => views.list(views.sorted)) };
+    yield { file: "changes", body: views.list(views.sorted) };
     yield { file: "changesFeed", body: feed(views, `What changed in ${name}`, network, changes, views.sorted, model.takenAt?.text) };
     yield { file: "status", body: statusPage(model, { events, counts }, places, { changes, feed: network }) };
     // The topology by day: carried from the build before, today's written by the first run of today.
@@ -192,7 +191,7 @@ export const HISTORY = outputGroup({
     // Each access point's, beside its detail; its feed under its main_ip.
     for (const [ip, a] of model.accesspointByIp) {
       const mine = views.byAccesspoint.get(a.main_ip) ?? [];
-      yield { file: "accesspointChanges", values: { ip }, body: mine.length === 0 ? "[]" : later(() => views.list(mine)) };
+      yield { file: "accesspointChanges", values: { ip }, body: mine.length === 0 ? "[]" : views.list(mine) };
       if (ip === a.main_ip) {
         const self = places.file("accesspointFeed", { ip });
         const about = places.url("accesspoint-changes", { ip });
