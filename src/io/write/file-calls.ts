@@ -75,10 +75,10 @@ export function fileCalls(root: string, readAtOnce: number): FileCalls {
   };
   // the block the file system prefers (fstat of the first file written over), within reason
   let zeros: Uint8Array | undefined;
-  const over = (fd: number, data: Uint8Array): void => {
+  const over = (fd: number, data: Uint8Array, inPlace: boolean): void => {
     const size = (zeros ??= new Uint8Array(fs.fstatSync(fd).blksize)).length;
     if (size < 512 || size > 65536 || (size & (size - 1)) !== 0) zeros = new Uint8Array(4096);
-    const fill = (zeros.length - (data.length % zeros.length)) % zeros.length;
+    const fill = inPlace ? (zeros.length - (data.length % zeros.length)) % zeros.length : 0;
     const all = fill === 0 ? data : Buffer.concat([data, zeros.subarray(0, fill)]);
     for (let done = 0; done < all.length;) done += fs.writeSync(fd, all, done, all.length - done, done);
     fs.ftruncateSync(fd, data.length);
@@ -91,8 +91,8 @@ export function fileCalls(root: string, readAtOnce: number): FileCalls {
       const at = target(full, was);
       const fd = open(at.target, was);
       try {
-        if (was !== undefined) over(fd, data);
-        else for (let done = 0; done < data.length;) done += fs.writeSync(fd, data, done);
+        if (was === undefined) for (let done = 0; done < data.length;) done += fs.writeSync(fd, data, done);
+        else over(fd, data, !at.renamed); // a long file goes beside its recycled one: a new file, nothing to read
       } finally {
         fs.closeSync(fd);
       }
