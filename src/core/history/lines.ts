@@ -35,7 +35,30 @@ export function parseLines<T>(text: string | undefined, name: string, schema: z.
   return records;
 }
 
-/** The events of a dump's history file, oldest first. */
-export const parseEvents = (text: string | undefined): ChangeEvent[] => parseLines(text, EVENTS_FILE, ChangeEvent);
+/**
+ * The events of a dump's history file, oldest first. The strings many events repeat (an instant, a
+ * kind, an access point at a link's end, a value before) are held once: parsed, each line has
+ * copies of its own, and the window keeps up to 100,000 events for the whole build.
+ */
+export function parseEvents(text: string | undefined): ChangeEvent[] {
+  const pool = new Map<string, string>();
+  const once = <T>(v: T): T => {
+    if (typeof v !== "string") return v;
+    const had = pool.get(v);
+    if (had !== undefined) return had as T;
+    pool.set(v, v);
+    return v;
+  };
+  const events = parseLines(text, EVENTS_FILE, ChangeEvent);
+  for (const e of events) {
+    e.at = once(e.at);
+    e.kind = once(e.kind);
+    e.subject.type = once(e.subject.type);
+    if (e.subject.ends) e.subject.ends = [once(e.subject.ends[0]), once(e.subject.ends[1])];
+    if ("before" in e) e.before = once(e.before);
+    if ("after" in e) e.after = once(e.after);
+  }
+  return events;
+}
 /** The counts of a dump's history file, oldest first. */
 export const parseCounts = (text: string | undefined): RunCounts[] => parseLines(text, COUNTS_FILE, RunCounts);
