@@ -79,14 +79,14 @@ function* textPieces(text: Iterable<string>): Generator<Buffer> {
   yield Buffer.from(batch.join(""), "utf8");
 }
 
+/** A text made in pieces each time it is written, by `make` (a generator function): never held whole. */
+export const piecesOf = (make: () => Iterator<string>): TextPieces => ({ text: { [Symbol.iterator]: make } });
+
 /** A text made only when it is written: a pass that wants the paths alone (the layout's) never makes it. */
-export const later = (make: () => string): TextPieces => ({
-  text: {
-    *[Symbol.iterator]() {
-      yield make();
-    },
-  },
-});
+export const later = (make: () => string): TextPieces =>
+  piecesOf(function* () {
+    yield make();
+  });
 
 /**
  * JSON.stringify's text of a plain JSON value (what JSON.parse gives: no toJSON) in pieces: the
@@ -94,7 +94,7 @@ export const later = (make: () => string): TextPieces => ({
  * never one string.
  */
 export function jsonPieces(value: unknown): TextPieces {
-  return { text: { [Symbol.iterator]: () => jsonText(value) } };
+  return piecesOf(() => jsonText(value));
 }
 
 function* jsonText(value: unknown): Generator<string> {

@@ -1,6 +1,6 @@
 import { createHash } from "node:crypto";
 import { z } from "zod";
-import type { TextPieces } from "../body.ts";
+import { piecesOf, type TextPieces } from "../body.ts";
 import type { Places } from "../outputs/output.ts";
 import { ChangeEvent, EVENT_KINDS, titleOf } from "./events.ts";
 
@@ -124,14 +124,11 @@ export interface EventViews {
   readonly sorted: readonly ChangeEvent[];
   /** the events of each access point (eventsByAccesspoint), newest first */
   readonly byAccesspoint: ReadonlyMap<string, readonly ChangeEvent[]>;
-  /** the JSON list of some of the events, in their order here, made as it is written */
+  /** the JSON list of some of the events, in their order here, made as it is written (the network's: about 35 MB at 100,000 changes) */
   list(events: readonly ChangeEvent[]): TextPieces;
   /** an Atom feed of some of the events, newest first (its `updated`: the newest event's, else the head's), made as it is written */
   feed(head: FeedHead, events: readonly ChangeEvent[]): TextPieces;
 }
-
-/** A text made as it is written, in pieces: the network's list and feed of 100,000 changes are about 35 MB each. */
-const pieces = (make: () => Iterable<string>): TextPieces => ({ text: { [Symbol.iterator]: () => make()[Symbol.iterator]() } });
 
 /**
  * The lists are sorted once; an access point's keeps that order. An event's texts are made each
@@ -148,7 +145,7 @@ export function eventViews(events: readonly ChangeEvent[], url: Places["url"]): 
     sorted,
     byAccesspoint: eventsByAccesspoint(sorted),
     list: (some) =>
-      pieces(function* () {
+      piecesOf(function* () {
         yield "[";
         let first = true;
         for (const e of inOrder(some)) {
@@ -158,7 +155,7 @@ export function eventViews(events: readonly ChangeEvent[], url: Places["url"]): 
         yield "]";
       }),
     feed: (head, some) =>
-      pieces(function* () {
+      piecesOf(function* () {
         const newest = inOrder(some);
         yield [
           '<?xml version="1.0" encoding="utf-8"?>',

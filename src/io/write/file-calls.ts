@@ -75,13 +75,11 @@ export function fileCalls(root: string, readAtOnce: number): FileCalls {
   };
   // the block the file system prefers (fstat of the first file written over), within reason
   let zeros: Uint8Array | undefined;
-  const over = (fd: number, data: Uint8Array, inPlace: boolean): void => {
-    const size = (zeros ??= new Uint8Array(fs.fstatSync(fd).blksize)).length;
-    if (size < 512 || size > 65536 || (size & (size - 1)) !== 0) zeros = new Uint8Array(4096);
-    const fill = inPlace ? (zeros.length - (data.length % zeros.length)) % zeros.length : 0;
-    const all = fill === 0 ? data : Buffer.concat([data, zeros.subarray(0, fill)]);
-    for (let done = 0; done < all.length;) done += fs.writeSync(fd, all, done, all.length - done, done);
-    fs.ftruncateSync(fd, data.length);
+  const padded = (fd: number, data: Uint8Array): Uint8Array => {
+    zeros ??= new Uint8Array(fs.fstatSync(fd).blksize);
+    if (zeros.length < 512 || zeros.length > 65536 || (zeros.length & (zeros.length - 1)) !== 0) zeros = new Uint8Array(4096);
+    const fill = (zeros.length - (data.length % zeros.length)) % zeros.length;
+    return fill === 0 ? data : Buffer.concat([data, zeros.subarray(0, fill)]);
   };
   return {
     folder: (dir) => make(dir, false),
@@ -91,8 +89,10 @@ export function fileCalls(root: string, readAtOnce: number): FileCalls {
       const at = target(full, was);
       const fd = open(at.target, was);
       try {
-        if (was === undefined) for (let done = 0; done < data.length;) done += fs.writeSync(fd, data, done);
-        else over(fd, data, !at.renamed); // a long file goes beside its recycled one: a new file, nothing to read
+        // a long file goes beside its recycled one: a new file, nothing to read
+        const all = was !== undefined && !at.renamed ? padded(fd, data) : data;
+        for (let done = 0; done < all.length;) done += fs.writeSync(fd, all, done, all.length - done, done);
+        if (was !== undefined) fs.ftruncateSync(fd, data.length);
       } finally {
         fs.closeSync(fd);
       }
