@@ -143,6 +143,31 @@ describe("big bodies", () => {
   });
 });
 
+describe("a long list while the writing thread is still on the files before it", () => {
+  it("is written by the build's thread into its folder, made there if need be, without waiting; the tree is whole", async () => {
+    const out = path.join(tempDir(), "dist");
+    const items = Array.from({ length: 3000 }, (_, i) => Buffer.from(JSON.stringify({ i, pad: "x".repeat(500) })));
+    const small = (prefix: string, n: number) =>
+      Array.from({ length: n }, (_, i) => ({ path: `${prefix}/${i % 13}/${i}/index.json`, body: Buffer.from(`{"i":${i}}`) }));
+    const before = process.env.MESH_API_WRITER_THREAD_FROM;
+    process.env.MESH_API_WRITER_THREAD_FROM = "0";
+    try {
+      await emitTree(out, [
+        ...small("/a", 3000),
+        // its folders are new, and the thread has thousands of calls still to make when it comes
+        { path: "/a/5/long/list/index.json", body: items },
+        ...small("/a/5/long", 2000),
+      ]);
+    } finally {
+      if (before === undefined) delete process.env.MESH_API_WRITER_THREAD_FROM;
+      else process.env.MESH_API_WRITER_THREAD_FROM = before;
+    }
+    expect(readFileSync(path.join(out, "a/5/long/list/index.json"), "utf8")).toBe(`[${items.join(",")}]`);
+    expect(readFileSync(path.join(out, "a/9/2999/index.json"), "utf8")).toBe('{"i":2999}');
+    expect(readFileSync(path.join(out, "a/5/long/10/1999/index.json"), "utf8")).toBe('{"i":1999}');
+  });
+});
+
 describe("a network whose _redirects is above the piece size", () => {
   it("gets the rules the build computed, byte for byte, and they parse", async () => {
     // Hardware addresses make the literal rules (two spellings each): 4,400 of them on interfaces without

@@ -103,6 +103,22 @@ describe("the writing thread", () => {
     });
   });
 
+  it("takes a folder the build's thread made meanwhile for made (a long file's folder is the build's thread's)", async () => {
+    const root = tempDir();
+    const direct = fileCalls(root, 16);
+    await withThread(root, 16, async (thread) => {
+      // both threads make the same chains of missing folders at once: each may find a folder made between its two tries
+      for (let round = 0; round < 20; round++) {
+        for (let i = 0; i < 400; i++) thread.folder(path.join(root, String(round), String(i), "x", "y"));
+        thread.whole(path.join(root, String(round), "done"), Buffer.from("{}"), undefined);
+        await thread.room();
+        for (let i = 0; i < 400; i++) direct.folder(path.join(root, String(round), String(i), "x", "y"));
+      }
+      expect(await failureOf(thread)).toBeUndefined();
+    });
+    expect(readdirSync(path.join(root, "19")).length).toBe(401);
+  });
+
   it("never makes the root again once it is gone", async () => {
     const parent = tempDir();
     const root = path.join(parent, "tmp");

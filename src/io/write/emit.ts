@@ -236,9 +236,9 @@ async function writeAll(
         if (!same) calls().whole(full, data, was?.[1]);
         if (hasTwin(file.path, data.length)) twin(file.path, same, data.length, () => gzipped(data));
       } else {
-        // A list rendered as it is written, at most about one piece in memory, by this thread once
-        // the writing thread has made its folder; its twin is made from the file.
-        await thread?.settled();
+        // A list rendered as it is written, at most about one piece in memory, by this thread while
+        // the writing thread goes on with the files before it (waiting for it left both idle in turn:
+        // docs/performance.md); its folder is made here if need be, and its twin is made from the file.
         const { length, same } = await writeLong(direct, full, file.path, [first.value!, second.value!], pieces, was, recycling, yielding);
         bytes += length;
         if (hasTwin(file.path, length)) twin(file.path, same, PIECE, () => gzippedFile(full));

@@ -22,19 +22,28 @@ export interface FileCalls {
   open(target: string, was: number | undefined): number;
 }
 
+/**
+ * The calls, for the thread that runs them.
+ *
+ * A recycled file is written over and cut to its new length after, never through a symbolic link
+ * standing at its name (a link planted there would have the build write wherever it points):
+ * O_NOFOLLOW refuses it (ELOOP), and the link itself is then removed and the file made anew. Not
+ * O_TRUNC: a file cut to nothing and written again is flushed to the disk when it is closed (ext4's
+ * auto_da_alloc), one synchronous flush per file. But a block a write covers only in part is read
+ * from the disk first when its page is no longer cached (a recycled tree is a cycle old: the cycle
+ * took 65 s instead of 43 at 40,000 access points, docs/performance.md). So the bytes go with
+ * zeros to the end of their last block, in one call, and the file is cut to length after.
+ *
+ * Folders made as parents are remembered for the build (one per access point, interface or link),
+ * and the last few folders asked for: each ask of a folder already there was a failing mkdir
+ * (10,247 of 59,195 at 3,000 access points, strace). A missing parent is made first; the root
+ * never, so that after an interrupt removed it no write brings it back, as a recursive mkdir would.
+ * A folder found made is no failure: both threads make folders (a long file's is made by the
+ * build's thread while the writing thread is still on the files before it).
+ */
 export function fileCalls(root: string, readAtOnce: number): FileCalls {
   const fs = process.getBuiltinModule("node:fs");
   const path = process.getBuiltinModule("node:path");
-  /**
-   * A recycled file is written over and cut to its new length after, never through a symbolic link
-   * standing at its name (a link planted there would have the build write wherever it points):
-   * O_NOFOLLOW refuses it (ELOOP), and the link itself is then removed and the file made anew. Not
-   * O_TRUNC: a file cut to nothing and written again is flushed to the disk when it is closed (ext4's
-   * auto_da_alloc), one synchronous flush per file. But a block a write covers only in part is read
-   * from the disk first when its page is no longer cached (a recycled tree is a cycle old: the cycle
-   * took 65 s instead of 43 at 40,000 access points, docs/performance.md). So the bytes go with
-   * zeros to the end of their last block, in one call, and the file is cut to length after.
-   */
   const REWRITE = fs.constants.O_WRONLY | fs.constants.O_CREAT | (fs.constants.O_NOFOLLOW ?? 0);
   const open = (target: string, was: number | undefined): number => {
     const flags = was !== undefined ? REWRITE : "wx";
@@ -50,12 +59,6 @@ export function fileCalls(root: string, readAtOnce: number): FileCalls {
     const renamed = was !== undefined && was > readAtOnce;
     return { target: renamed ? path.join(path.dirname(full), `.${path.basename(full)}.new`) : full, renamed };
   };
-  /**
-   * Folders made as parents are remembered for the build (one per access point, interface or link),
-   * and the last few folders asked for: each ask of a folder already there was a failing mkdir
-   * (10,247 of 59,195 at 3,000 access points, strace). A missing parent is made first; the root
-   * never, so that after an interrupt removed it no write brings it back, as a recursive mkdir would.
-   */
   const parents = new Set<string>();
   const recent: string[] = [];
   const make = (dir: string, asParent: boolean): void => {
@@ -67,7 +70,11 @@ export function fileCalls(root: string, readAtOnce: number): FileCalls {
       if (code !== "EEXIST") {
         if (code !== "ENOENT") throw err;
         make(path.dirname(dir), true);
-        fs.mkdirSync(dir);
+        try {
+          fs.mkdirSync(dir);
+        } catch (again) {
+          if ((again as NodeJS.ErrnoException).code !== "EEXIST") throw again;
+        }
       }
     }
     if (asParent) parents.add(dir);
