@@ -5,6 +5,8 @@ import { pyFloat, pyFloatLayout } from "../src/core/values/pyfloat.ts";
 import { renderLink, renderSite, sitePostAddress } from "../src/core/model/resources.ts";
 import { fixedDecimal } from "../src/core/values/text.ts";
 import { parseInstant, type Instant } from "../src/core/values/timestamp.ts";
+import { canonicalIp } from "../src/core/values/ip.ts";
+import { Address4, Address6 } from "ip-address";
 import { compareVersionKeys, isAfter, isBefore, versionKey } from "../src/core/values/version.ts";
 import { beforeValues } from "../src/core/filters/bounds.ts";
 import { outputFiles } from "../src/core/plan.ts";
@@ -66,10 +68,40 @@ describe("timestamps keep microseconds and render like isoformat()", () => {
     ["2026-11-22T01:00:00-0230", "2026-11-22T03:30:00Z"],
   ])("%s -> %s", (input, text) => expect(instant(input).text).toBe(text));
 
+  it("gives the same instant for a text parsed again (kept), and for one no longer kept", () => {
+    const first = instant("2026-11-22T11:27:49.564935Z");
+    expect(instant("2026-11-22T11:27:49.564935Z")).toBe(first);
+    for (let i = 0; i < 5000; i++) instant(`2026-11-22T11:27:49.${String(i).padStart(6, "0")}Z`);
+    expect(instant("2026-11-22T11:27:49.564935Z")).toEqual(first);
+  });
+
   it("rejects what is not an instant", () => {
     for (const t of ["2026-11-22", "2026-02-30T00:00:00Z", "2026-11-22T11:27:49", "yesterday", "2026-11-22T24:00:00Z"]) {
       expect(typeof parseInstant(t)).toBe("string");
     }
+  });
+});
+
+describe("addresses in their canonical text", () => {
+  it("a dotted quad without leading zeros is its own text; any other as ip-address writes it", () => {
+    // the general way, which the short way for canonical dotted quads must agree with
+    const general = (text: string) =>
+      text.includes("/") || text.includes("%")
+        ? undefined
+        : Address4.isValid(text)
+          ? { address: new Address4(text).correctForm(), family: "inet" }
+          : Address6.isValid(text)
+            ? { address: new Address6(text).correctForm(), family: "inet6" }
+            : undefined;
+    let seed = 7;
+    const next = () => (seed = (seed * 1103515245 + 12345) % 2 ** 31);
+    const octet = () => {
+      const n = next() % 300; // some above 255
+      return next() % 5 === 0 ? String(n).padStart(3, "0") : String(n);
+    };
+    const texts = Array.from({ length: 20_000 }, () => [octet(), octet(), octet(), octet()].join("."));
+    texts.push("1.2.3.4\n", " 1.2.3.4", "1.2.3", "1.2.3.4.5", "1.2.3.4/24", "0.0.0.0", "::1", "::ffff:1.2.3.4", "2001:DB8::1");
+    for (const text of texts) expect(canonicalIp(text)).toEqual(general(text));
   });
 });
 

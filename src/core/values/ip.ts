@@ -2,8 +2,15 @@ import { Address4, Address6 } from "ip-address";
 
 export type Family = "inet" | "inet6";
 
+const OCTET = "(?:25[0-5]|2[0-4][0-9]|1[0-9][0-9]|[1-9]?[0-9])";
+/** A dotted quad as correctForm() writes it: four octets, no leading zeros. */
+const CANONICAL_V4 = new RegExp(`^${OCTET}(?:\\.${OCTET}){3}$`);
+
 /** Canonical text of an IPv4 (dotted quad, no leading zeros) or IPv6 (RFC 5952) address, or undefined. */
 export function canonicalIp(text: string): { address: string; family: Family } | undefined {
+  // Most addresses of a dump are already canonical dotted quads: they are their own canonical text
+  // (parsing each with ip-address was a tenth of a cycle's import at 40,000 access points).
+  if (CANONICAL_V4.test(text)) return { address: text, family: "inet" };
   if (text.includes("/") || text.includes("%")) return undefined; // no prefixes, no zone ids
   if (Address4.isValid(text)) return { address: new Address4(text).correctForm(), family: "inet" };
   if (Address6.isValid(text)) return { address: new Address6(text).correctForm(), family: "inet6" };
