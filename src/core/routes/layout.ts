@@ -88,8 +88,13 @@ export function layoutOf(paths: Iterable<string>, limit: number): LayoutPlan {
   const entries = new Map<string, Set<string>>([...KEYED_FOLDERS.keys()].map((f) => [f, new Set<string>()]));
   // Keys per would-be shard, counted as keys first appear: the paths are not kept.
   const shards = new Map<string, number>();
+  // The folders by their first `least` characters: a path is compared with those it can lie in alone
+  // (a build has hundreds of thousands of paths; each against all 19 folders was 0.7 s of a cycle at 40,000 access points).
+  const least = Math.min(...[...entries.keys()].map((f) => f.length));
+  const byStart = new Map<string, [string, Set<string>][]>();
+  for (const entry of entries) byStart.set(entry[0].slice(0, least), [...(byStart.get(entry[0].slice(0, least)) ?? []), entry]);
   for (const path of paths)
-    for (const [folder, names] of entries) {
+    for (const [folder, names] of byStart.get(path.slice(0, least)) ?? []) {
       if (!path.startsWith(folder)) continue;
       const end = path.indexOf("/", folder.length);
       const name = path.slice(folder.length, end < 0 ? undefined : end);
