@@ -18,7 +18,7 @@ import { gunzipSync } from "node:zlib";
 import { describe, expect, it } from "vitest";
 import { TWIN } from "../src/core/routes.ts";
 import { emitTree } from "../src/io/write/emit.ts";
-import { parseDigests, type KnownFiles } from "../src/io/write/digests.ts";
+import { KnownFiles, parseDigests } from "../src/io/write/digests.ts";
 import { build } from "../src/index.ts";
 import { netlifyRules, parseDataRules } from "../src/hosts/netlify.ts";
 import { synthesize, writeSynthDump } from "../src/gen/synth.ts";
@@ -363,6 +363,22 @@ describe("a recycled tree (cycle: the build before the served one becomes the ne
     await emitTree(b, files(5), { recycle: { from: a } });
     expect(inode(path.join(b, "api/x/17/index.json"))).toBe(kept);
     expect(readFileSync(path.join(b, "api/x/5/index.json"), "utf8")).toBe("new");
+  });
+
+  it("gives each known file once: taken, it is neither known nor left (what a recycled build removes)", () => {
+    const known = new KnownFiles();
+    const sha = createHash("sha1").update("x").digest("base64url");
+    for (let i = 0; i < 3000; i++) expect(known.add(`/f/${i}`, sha, i)).toBe(true);
+    known.fit();
+    for (let i = 0; i < 3000; i += 3) expect(known.take(`/f/${i}`)).toEqual([sha, i]);
+    expect(known.take("/f/3")).toBeUndefined();
+    expect(known.get("/f/3")).toBeUndefined();
+    expect(known.get("/f/4")).toEqual([sha, 4]);
+    const left = [...known.names()];
+    expect(left.length).toBe(2000);
+    expect(left.every((n) => Number(n.slice(3)) % 3 !== 0)).toBe(true);
+    known.clear();
+    expect([...known.names()]).toEqual([]);
   });
 
   it("reads the digests record as JSON reads it, with any name, and nothing but its exact form", () => {

@@ -154,9 +154,8 @@ async function removeStale(root: string, file: string): Promise<void> {
 }
 
 /**
- * What the recycled tree holds at `file`, its entry taken out: the map shrinks as the build writes
- * (at 40,000 access points it held 685,000 entries to the end of the writing). What is left in the
- * end is what the build no longer writes.
+ * What the recycled tree holds at `file`, its entry taken out (io/write/digests.ts KnownFiles). What
+ * is left in the end is what the build no longer writes.
  */
 function wasIn(recycling: Recycling | undefined, file: string): Written | undefined {
   return recycling?.known?.take(file);
