@@ -120,10 +120,9 @@ function* flatFiles(model: Model, settings: { readonly map?: MapSettings }, rout
 }
 
 /**
- * `render` remembering its last few bodies: a link is rendered for each file that holds it, and the
- * files that hold it one after the other (its details, an access point's links and those of them with
- * the default status) take the body made a moment ago (at 40,000 access points a link was rendered
- * about ten times, a tenth of a recycled cycle's rendering).
+ * `render` remembering its last few bodies: a link is rendered for each file that holds it (about ten
+ * by the plan's files), and the files that hold it one after the other (its details, an access
+ * point's links and those of them with the default status) take the body made a moment ago.
  */
 function recentlyRendered<T extends object>(render: (item: T) => Buffer, keep = 256): (item: T) => Buffer {
   const recent = new Map<T, Buffer>();
