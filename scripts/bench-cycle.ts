@@ -26,9 +26,9 @@ export interface CycleRow {
   cycleOverFreshBuild: number;
   /**
    * the same median over the cycles that recycled a build (from the third run on: the build before
-   * the served one exists then), which issue 45 asks at most 0.6
+   * the served one exists then), which issue 45 asks at most 0.6; null in a row of fewer runs
    */
-  recycledOverFreshBuild: number;
+  recycledOverFreshBuild: number | null;
   /** the first cycle's (the import from nothing, the day's snapshot) */
   firstCyclePeakRssMiB: number;
   /** the further cycles' */
@@ -106,6 +106,8 @@ export async function cycleRow(
       `(${JSON.stringify(nextDay.steps)}; ${nextDay.line})\n`,
   );
   rmSync(dir, { recursive: true, force: true });
+  // cycles[i] is run i + 2
+  const recycled = cycles.map((c, i) => c.seconds / fresh[i].seconds).filter((_, i) => i + 2 >= 3);
   return {
     accesspoints: aps,
     runs,
@@ -113,8 +115,7 @@ export async function cycleRow(
     cycleSeconds: cycles.map((c) => round(c.seconds)),
     freshBuildSeconds: fresh.map((b) => round(b.seconds)),
     cycleOverFreshBuild: round(median(cycles.map((c, i) => c.seconds / fresh[i].seconds))),
-    // cycles[i] is run i + 2
-    recycledOverFreshBuild: round(median(cycles.map((c, i) => c.seconds / fresh[i].seconds).filter((_, i) => i + 2 >= 3))),
+    recycledOverFreshBuild: recycled.length > 0 ? round(median(recycled)) : null,
     firstCyclePeakRssMiB: Math.round(first.peakRssMiB),
     peakRssMiB: Math.round(Math.max(...cycles.map((c) => c.peakRssMiB))),
     freshBuildPeakRssMiB: Math.round(Math.max(...fresh.map((b) => b.peakRssMiB))),

@@ -329,7 +329,7 @@ try {
   for (const c of cycles)
     process.stdout.write(
       `cycle at ${c.accesspoints} access points: cycle / fresh build ${c.cycleOverFreshBuild.toFixed(2)} (median of ${c.runs}; ` +
-        `of the recycled ones ${c.recycledOverFreshBuild.toFixed(2)}; ` +
+        `of the recycled ones ${c.recycledOverFreshBuild?.toFixed(2) ?? "none"}; ` +
         `cycles ${c.cycleSeconds.join(", ")} s, fresh builds ${c.freshBuildSeconds.join(", ")} s), peak RSS ${c.peakRssMiB} MiB (fresh build ${c.freshBuildPeakRssMiB}); ` +
         `the next day's first cycle ${c.nextDayCycleSeconds} s, ${c.nextDayOverCycle.toFixed(2)} of a cycle, peak ${c.nextDayCyclePeakRssMiB} MiB\n`,
     );
