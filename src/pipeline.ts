@@ -19,7 +19,8 @@ import type { CheckedDump, Handover } from "./io/write/write-dump.ts";
 import { assertNotLive, assertReplaceable, owned, RefusedOutputError, writeMarker } from "./io/write/ownership.ts";
 import { API_DIR, isApiServed, SNAPSHOT_DIR, SNAPSHOT_FILES } from "./core/routes.ts";
 import { carriedBy, earlierOf } from "./io/read/earlier.ts";
-import { carrySnapshots, writeSnapshots, type SnapshotWritten } from "./publish/archives.ts";
+import { apiArchiveAsBuilt, carrySnapshots, writeSnapshots, type SnapshotWritten } from "./publish/archives.ts";
+import type { ArchiveStream } from "./io/read/archive.ts";
 import { dumpEntry, readBuildRecord, writeBuildRecord } from "./io/write/build-record.ts";
 import { copyExtra, listExtra } from "./io/write/extra.ts";
 import { docsAssets } from "./io/write/docs-assets.ts";
@@ -182,8 +183,7 @@ export async function build(
     const dump = await dumpEntry(options.data, result.dumpFiles);
     let written: SnapshotWritten | undefined;
     let placeholder = false;
-    const apiFiles = snapshot && servedExtras(extra?.files); // the planned ones join as they are written
-    const finish = async (dir: string) => {
+    const finish = async (dir: string, archive?: ArchiveStream) => {
       if (extra) await copyExtra(extra.dir, extra.files, dir);
       await writeMarker(dir, "build");
       await writeBuildRecord(dir, dump, extra?.files ?? []);
@@ -195,18 +195,19 @@ export async function build(
         return;
       }
       progress?.({ stage: "snapshots", done: 0 });
-      // Without --previous, the history comes from the output being replaced.
-      const previous =
-        snapshot.previous ??
-        (existsSync(path.join(carry, SNAPSHOT_DIR, SNAPSHOT_FILES.index)) ? path.join(carry, SNAPSHOT_DIR) : undefined);
+      // the operator's files at served names join the answers the build wrote (it leaves /freifunk/api.json free when that output is off)
+      for (const f of servedExtras(extra?.files)) archive!.file(f, path.join(dir, f));
       written = await writeSnapshots({
         ...snapshot,
-        previous,
+        // without --previous, the history comes from the output being replaced
+        previous:
+          snapshot.previous ??
+          (existsSync(path.join(carry, SNAPSHOT_DIR, SNAPSHOT_FILES.index)) ? path.join(carry, SNAPSHOT_DIR) : undefined),
         data: options.data,
         dumpFiles: result.dumpFiles,
         summary: result.summary,
         dist: dir,
-        apiFiles,
+        apiArchive: { file: archive!.target, ...(await archive!.end()) },
       });
     };
     // What each output carries from the build being replaced and the dump (meshviewer's first sightings, the
@@ -219,7 +220,7 @@ export async function build(
       {
         finish,
         progress: progress && ((done) => progress({ stage: "writing", done })),
-        planned: apiFiles && ((file) => void (isApiServed(file) && apiFiles.push(file.slice(1)))),
+        archive: snapshot && apiArchiveAsBuilt(result.summary.takenAt),
         lock,
         removeOld: options.removeOld,
         recycle: options.recycle,
@@ -240,8 +241,7 @@ export async function build(
 
 /**
  * The operator's extra files at served names (the build leaves `/freifunk/api.json` free when its output
- * is off): with the served files the build plans, what its snapshot's API archive holds, without
- * listing the tree again (a folder per answer).
+ * is off): the snapshot's API archive holds them after the answers the build wrote.
  */
 const servedExtras = (files: readonly string[] = []): string[] => files.filter((f) => isApiServed(`/${f}`));
 

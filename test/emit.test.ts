@@ -8,8 +8,11 @@ import {
   openSync,
   readdirSync,
   readFileSync,
+  readlinkSync,
   readSync,
+  renameSync,
   rmSync,
+  statSync,
   symlinkSync,
   writeFileSync,
 } from "node:fs";
@@ -18,6 +21,7 @@ import { gunzipSync } from "node:zlib";
 import { describe, expect, it } from "vitest";
 import { TWIN } from "../src/core/routes.ts";
 import { emitTree } from "../src/io/write/emit.ts";
+import { ArchiveStream } from "../src/io/read/archive.ts";
 import { KnownFiles, parseDigests } from "../src/io/write/digests.ts";
 import { build } from "../src/index.ts";
 import { netlifyRules, parseDataRules } from "../src/hosts/netlify.ts";
@@ -277,6 +281,81 @@ describe("a recycled tree (cycle: the build before the served one becomes the ne
     expect(tree(b)).toEqual(tree(fresh));
     expect(existsSync(path.join(b, "api/gone"))).toBe(false);
     expect(readdirSync(d).sort()).toEqual(["b", "fresh"]);
+  });
+
+  it("feeds an archive every file it takes as it writes it, long and recycled ones from their files, in the order written; aborts it on a failure", async () => {
+    const d = tempDir();
+    const big = "x".repeat(300_000); // more than one piece
+    const kept = [big, big, big, big].map((x) => Buffer.from(x));
+    const archiving = (name: string) => ({
+      takes: (file: string) => file.startsWith("/api/"),
+      open: (root: string) => new ArchiveStream(path.join(root, ".partial"), "top", new Date(0), "any"),
+      finish: async (_dir: string, archive?: ArchiveStream) => {
+        const { bytes } = await archive!.end();
+        renameSync(archive!.target, path.join(d, name));
+        expect(statSync(path.join(d, name)).size).toBe(bytes);
+      },
+    });
+    const a = path.join(d, "a");
+    await emitTree(
+      a,
+      [
+        { path: "/api/same/index.json", body: "same" },
+        { path: "/api/kept/index.json", body: kept },
+        { path: "/api/list/index.json", body: kept },
+      ],
+      { recycle: {} },
+    );
+    const next = [
+      { path: "/api/list/index.json", body: [Buffer.from(big), Buffer.from("y")] }, // long, changed: renamed over the old
+      { path: "/map/x.json", body: "not taken" },
+      { path: "/api/kept/index.json", body: kept }, // long, the same: the recycled file stays
+      { path: "/api/same/index.json", body: "same" },
+      { path: "/api/new/deep/index.json", body: "new" },
+    ];
+    const b = path.join(d, "b");
+    const into = archiving("b.tar.gz");
+    await emitTree(b, next, { recycle: { from: a }, archive: into, finish: into.finish });
+    const listing = spawnSync("tar", ["-tzf", path.join(d, "b.tar.gz")], { encoding: "utf8" })
+      .stdout.trim()
+      .split("\n");
+    expect(listing).toEqual([
+      "top/",
+      "top/api/",
+      "top/api/list/",
+      "top/api/list/index.json",
+      "top/api/kept/",
+      "top/api/kept/index.json",
+      "top/api/same/",
+      "top/api/same/index.json",
+      "top/api/new/",
+      "top/api/new/deep/",
+      "top/api/new/deep/index.json",
+    ]);
+    const unpacked = tempDir();
+    spawnSync("tar", ["-xzf", path.join(d, "b.tar.gz"), "-C", unpacked]);
+    const answers = new Map([...tree(b)].filter(([f]) => f.startsWith("api/") && !f.endsWith(".gz")));
+    expect(tree(path.join(unpacked, "top"))).toEqual(answers);
+    expect(answers.get("api/list/index.json") === `[${big},y]`).toBe(true); // the new list's bytes, not the recycled tree's
+
+    // a build that fails leaves neither its tree nor its archive, and no stream open
+    const failing = function* () {
+      yield* next;
+      throw new Error("render failed");
+    };
+    const c = path.join(d, "c");
+    const broken = archiving("c.tar.gz");
+    await expect(emitTree(c, failing(), { archive: broken, finish: broken.finish })).rejects.toThrow("render failed");
+    expect(readdirSync(d).sort()).toEqual(["b", "b.tar.gz"]);
+    await new Promise((ok) => setTimeout(ok, 50));
+    const open = readdirSync("/proc/self/fd").map((fd) => {
+      try {
+        return readlinkSync(`/proc/self/fd/${fd}`);
+      } catch {
+        return "";
+      }
+    });
+    expect(open.filter((f) => f.includes(".partial"))).toEqual([]);
   });
 
   it("writes a gzip twin of each long text answer, kept while its file is, made anew when it changes, gone when it is short", async () => {

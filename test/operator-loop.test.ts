@@ -180,6 +180,11 @@ describe("what a build would drop is refused before any work", () => {
       ["map", "a file where the build writes a folder\n", "holds map, which the build writes itself"],
       ["api/v1/extra.json", "{}\n", "holds api/v1/extra.json, but api/ is the build's own folder"],
       [".mesh-api-output", "{}\n", "holds .mesh-api-output, but .mesh-api-output is the build's own file"],
+      [
+        ".mesh-api-api-archive.partial",
+        "{}\n",
+        "holds .mesh-api-api-archive.partial, but names starting with .mesh-api are the build's own",
+      ],
     ];
     // Each in a copy of the folder (one after the other in this process): some are refused only under the output's lock.
     const homes = cases.map(([name, body]) => {

@@ -159,9 +159,10 @@ describe("snapshots", () => {
     await build({ data, out });
     await snapshot({ data, dist: out });
     expect(readIndex(out).snapshots[0].date).toBe("2026-11-09");
-    // The build's archive lists what the build wrote, the command's what it finds in the tree: the same
-    // bytes, the outputs' files outside api/ (Freifunk's), a split layout's shards and an operator's
-    // file at a served name the build leaves free (the Freifunk API file, its output off) included.
+    // The build's archive holds what the build wrote, in the order it wrote it; the command's what it finds in
+    // the tree, by name: the same entries and bytes, the outputs' files outside api/ (Freifunk's), a split
+    // layout's shards and an operator's file at a served name the build leaves free (the Freifunk API file,
+    // its output off) included.
     const built = path.join(tempDir(), "dist");
     const extra = tempDir();
     mkdirSync(path.join(extra, "freifunk"));
@@ -169,15 +170,21 @@ describe("snapshots", () => {
     expect(API_SERVED.files).toContain("/freifunk/api.json");
     await build({ data, out: built, extra, snapshot: {}, settings: { folderLimit: 4 } });
     const archive = path.join(built, "snapshots/mesh-api-v1-2026-11-09.tar.gz");
-    const bytes = readFileSync(archive);
     const names = execFileSync("tar", ["-tzf", archive], { encoding: "utf8" }).split("\n");
     expect(names.filter((n) => n.includes("/~") && !n.endsWith("/")).length).toBeGreaterThan(10);
     const outside = API_SERVED.files.filter((f) => existsSync(path.join(built, f)));
     expect(outside.length).toBeGreaterThan(0);
     expect(outside).toContain("/freifunk/api.json");
     expect(outside.filter((f) => !names.some((n) => n.endsWith(f)))).toEqual([]);
+    const [fromBuild, fromCommand] = [tempDir(), tempDir()];
+    execFileSync("tar", ["-xzf", archive, "-C", fromBuild]);
     await snapshot({ data, dist: built });
-    expect(readFileSync(archive).equals(bytes)).toBe(true);
+    execFileSync("tar", ["-xzf", archive, "-C", fromCommand]);
+    const listed = execFileSync("tar", ["-tzf", archive], { encoding: "utf8" }).split("\n");
+    expect(listed).not.toEqual(names);
+    expect([...listed].sort()).toEqual([...names].sort());
+    expect(treeDigest(fromCommand)).toEqual(treeDigest(fromBuild));
+    expect(treeDigest(fromBuild).size).toBe(names.filter((n) => n !== "" && !n.endsWith("/")).length);
     const r = await command(["snapshot", "--data", data, "--dist", tempDir()]);
     expect(r.status).toBe(2);
     expect(r.stderr).toContain("holds no build");

@@ -18,6 +18,7 @@ export * from "./routes/responses.ts";
 export * from "./routes/compression.ts";
 export * from "./routes/placeholders.ts";
 export {
+  API_ARCHIVE_PARTIAL,
   API_SERVED,
   API_SERVED_GLOBS,
   DOCS_FOLDER,

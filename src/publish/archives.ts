@@ -1,16 +1,16 @@
 import { InputError } from "../core/problems.ts";
 import { createHash } from "node:crypto";
 import { createReadStream, createWriteStream } from "node:fs";
-import { copyFile, link, mkdir, readdir, readFile, rm, stat, writeFile } from "node:fs/promises";
+import { copyFile, link, mkdir, readdir, readFile, rename, rm, stat, writeFile } from "node:fs/promises";
 import path from "node:path";
 import { Readable } from "node:stream";
 import { pipeline } from "node:stream/promises";
 import fg from "fast-glob";
-import { writeArchive } from "../io/read/archive.ts";
+import { ArchiveStream, writeArchive, type ArchiveWritten } from "../io/read/archive.ts";
 import { exists, replaceFolder } from "../io/write/swap.ts";
 import type { DumpSummary } from "../core/model/model.ts";
 import { snapshotListing } from "../core/documents/pages.ts";
-import { API_SERVED_GLOBS, isTwin, SNAPSHOT_DIR, SNAPSHOT_FILES, snapshotArchive } from "../core/routes.ts";
+import { API_ARCHIVE_PARTIAL, API_SERVED_GLOBS, isApiServed, isTwin, SNAPSHOT_DIR, SNAPSHOT_FILES, snapshotArchive } from "../core/routes.ts";
 import { DEFAULTS } from "../core/defaults.ts";
 
 /**
@@ -52,11 +52,11 @@ export interface SnapshotOptions {
   readonly keep?: number;
   readonly warn?: (line: string) => void;
   /**
-   * the API_SERVED files of `dist` (paths relative to it, as `dumpFiles`; twins left out), when the caller
-   * knows them: a build knows what it wrote, where listing the tree read every one of its folders
-   * (about 20 s of a snapshot at 40,000 access points, docs/performance.md); else `dist` is listed
+   * the API archive as the build wrote it beside the tree, ended (io/read/archive.ts ArchiveStream): moved
+   * in, where archiving `dist` reads its files back (640,000 at 40,000 access points, most of the first
+   * cycle of a day's time: docs/performance.md); its file must be on the file system of `dist`
    */
-  readonly apiFiles?: readonly string[];
+  readonly apiArchive?: { readonly file: string } & ArchiveWritten;
 }
 
 /** What a snapshot run wrote: the index as published, and the entry it added (not always the newest). */
@@ -69,22 +69,33 @@ export async function writeSnapshots(options: SnapshotOptions): Promise<Snapshot
   const keep = options.keep ?? DEFAULTS.keep;
   const warn = options.warn ?? (() => {});
   const takenAt = options.summary.takenAt;
-  const date = (takenAt ?? "1970-01-01T00:00:00Z").slice(0, 10);
-  const mtime = new Date(takenAt ? Date.parse(takenAt.replace(/\.\d+Z$/, "Z")) : 0);
+  const { date, mtime } = snapshotDay(takenAt);
   const target = path.join(options.dist, SNAPSHOT_DIR);
   return replaceFolder(target, async (tmp) => {
     const dump = snapshotArchive("dump", date);
     const api = snapshotArchive("api", date);
-    await writeArchive(path.join(tmp, dump.file), { from: options.data, folder: dump.folder, files: options.dumpFiles }, mtime);
-    // the answers as a client reads them: their gzip twins are the servers' business
-    const apiFiles =
-      options.apiFiles ?? (await fg([...API_SERVED_GLOBS], { cwd: options.dist, onlyFiles: true, dot: true })).filter((f) => !isTwin(f));
-    await writeArchive(path.join(tmp, api.file), { from: options.dist, folder: api.folder, files: apiFiles }, mtime);
+    const dumpWritten = await writeArchive(
+      path.join(tmp, dump.file),
+      { from: options.data, folder: dump.folder, files: options.dumpFiles },
+      mtime,
+    );
+    let apiWritten: ArchiveWritten;
+    if (options.apiArchive) {
+      await rename(options.apiArchive.file, path.join(tmp, api.file));
+      apiWritten = { bytes: options.apiArchive.bytes, sha256: options.apiArchive.sha256 };
+    } else {
+      // the answers as a client reads them: their gzip twins are the servers' business
+      const apiFiles = (await fg([...API_SERVED_GLOBS], { cwd: options.dist, onlyFiles: true, dot: true })).filter((f) => !isTwin(f));
+      apiWritten = await writeArchive(path.join(tmp, api.file), { from: options.dist, folder: api.folder, files: apiFiles }, mtime);
+    }
     const { accesspoints, interfaces, links, sites } = options.summary;
     const current: SnapshotEntry = {
       taken_at: takenAt,
       date,
-      files: [await describe(tmp, dump.file, "dump"), await describe(tmp, api.file, "api")],
+      files: [
+        { file: dump.file, kind: "dump", bytes: dumpWritten.bytes, sha256: dumpWritten.sha256 },
+        { file: api.file, kind: "api", bytes: apiWritten.bytes, sha256: apiWritten.sha256 },
+      ],
       counts: { accesspoints, interfaces, links, sites },
     };
 
@@ -115,9 +126,25 @@ export async function writeSnapshots(options: SnapshotOptions): Promise<Snapshot
   });
 }
 
-async function describe(dir: string, file: string, kind: SnapshotFile["kind"]): Promise<SnapshotFile> {
-  const full = path.join(dir, file);
-  return { file, kind, bytes: (await stat(full)).size, sha256: await sha256Of(full) };
+/**
+ * The snapshot's API archive as the build writes the tree (io/write/emit.ts `archive`): in the new tree
+ * until the build's finish ends it and writeSnapshots moves it in, named for the dump's day.
+ */
+export function apiArchiveAsBuilt(takenAt: string | null): {
+  readonly takes: (file: string) => boolean;
+  open(root: string): ArchiveStream;
+} {
+  const { date, mtime } = snapshotDay(takenAt);
+  const { folder } = snapshotArchive("api", date);
+  return { takes: isApiServed, open: (root) => new ArchiveStream(path.join(root, API_ARCHIVE_PARTIAL.slice(1)), folder, mtime, "any") };
+}
+
+/** A snapshot's date (the UTC day of the dump's instant) and its archives' mtime. */
+export function snapshotDay(takenAt: string | null): { readonly date: string; readonly mtime: Date } {
+  return {
+    date: (takenAt ?? "1970-01-01T00:00:00Z").slice(0, 10),
+    mtime: new Date(takenAt ? Date.parse(takenAt.replace(/\.\d+Z$/, "Z")) : 0),
+  };
 }
 
 /** Streamed: the API archive of a large network is hundreds of MB. */

@@ -107,6 +107,12 @@ const FIXED_FILES = {
 
 export type FileName = keyof typeof FIXED_FILES | ListFileName;
 
+/**
+ * The snapshot's API archive while a build writes it with the tree (publish/archives.ts), moved into
+ * `/snapshots/` before the tree is served: never a file of a build.
+ */
+export const API_ARCHIVE_PARTIAL = `${HIDDEN}-api-archive.partial`;
+
 export const FILES: typeof FIXED_FILES & Readonly<Record<ListFileName, string>> = { ...LIST_FILES, ...FIXED_FILES };
 
 /**

@@ -3,7 +3,8 @@ import { mkdir } from "node:fs/promises";
 import path from "node:path";
 import { pipeline } from "node:stream/promises";
 import { Transform, type Readable } from "node:stream";
-import { createGunzip, createGzip } from "node:zlib";
+import { createGunzip, createGzip, type Gzip } from "node:zlib";
+import { createHash } from "node:crypto";
 import { createRequire } from "node:module";
 import { TarWriter } from "./tar.ts";
 
@@ -11,8 +12,8 @@ import { TarWriter } from "./tar.ts";
 const tarStream = () => createRequire(import.meta.url)("tar-stream") as typeof import("tar-stream");
 
 /**
- * Deterministic .tar.gz archives (written by tar.ts, read with tar-stream): entries sorted, fixed
- * modes, owner root/0, every mtime the snapshot's taken_at, and a gzip header without name or time
+ * Deterministic .tar.gz archives (written by tar.ts, read with tar-stream): entries in a fixed order
+ * (writeArchive's by name, a build's as it writes them: ArchiveStream), fixed modes, owner root/0, every mtime the snapshot's taken_at, and a gzip header without name or time
  * (and "unknown" as the OS, so the bytes do not depend on the platform that packed them).
  *
  * What an archive holds: the files `files` (relative paths with "/") of the folder `from`, each named
@@ -35,41 +36,132 @@ const LEVEL = 6;
 /**
  * The tar stream goes to the compressor in chunks of a MiB, and the compressor's output buffer holds
  * what it makes of one: each chunk is one task of zlib's pool. With zlib's 16 KiB output buffer, a
- * chunk took several round trips between the pool and the main thread, and each waited for the main
- * thread to finish reading its next files (docs/performance.md).
+ * chunk took several round trips between the pool and the main thread (docs/performance.md).
  */
 const CHUNK = 2 ** 20;
 
-export async function writeArchive(file: string, entries: ArchiveFiles, mtime: Date): Promise<void> {
-  const { files } = entries;
+export async function writeArchive(file: string, entries: ArchiveFiles, mtime: Date): Promise<ArchiveWritten> {
   // in the order of their names inside the archive: the folder's prefix is the same for every file
-  const sorted = [...files].sort((a, b) => (a < b ? -1 : a > b ? 1 : 0));
-  const tar = new TarWriter((mtime.getTime() / 1000) | 0, CHUNK);
-  // Each file read with synchronous calls, in order: through the promise API every read was an open,
-  // a stat, a read and a close handed to libuv's pool and back, hundreds of thousands of them
-  // (docs/performance.md). A chunk is handed over as soon as it is full; the stream's pull paces the
-  // reading. gzip's write buffer is its default 16 KiB, so a chunk waits until the compressor has
-  // finished the one before: reading and compressing take turns, they do not overlap.
-  async function* chunks(): AsyncGenerator<Buffer> {
-    tar.folder(`${entries.folder}/`);
-    // Each folder just before the first file under it, so extraction never meets a file before its
-    // folder. In name order a folder's files follow one another, so the folders of the file before are
-    // all that is remembered, not a set of every folder (650,000 at 40,000 access points, a folder
-    // per answer; docs/performance.md).
-    let open: string[] = [];
+  const sorted = [...entries.files].sort((a, b) => (a < b ? -1 : a > b ? 1 : 0));
+  const archive = new ArchiveStream(file, entries.folder, mtime, "sorted");
+  try {
+    // Each file read with synchronous calls, in order: through the promise API every read was an open,
+    // a stat, a read and a close handed to libuv's pool and back, hundreds of thousands of them
+    // (docs/performance.md). The compressor's lag paces the reading.
     for (const f of sorted) {
-      const folders = f.split("/").slice(0, -1);
-      let same = 0;
-      while (same < open.length && same < folders.length && open[same] === folders[same]) same++;
-      for (let i = same; i < folders.length; i++) tar.folder(`${entries.folder}/${folders.slice(0, i + 1).join("/")}/`);
-      open = folders;
-      tar.file(`${entries.folder}/${f}`, path.join(entries.from, f));
-      yield* tar.take();
+      archive.file(f, path.join(entries.from, f));
+      await archive.behind();
     }
-    tar.end();
-    yield* tar.take();
+    return await archive.end();
+  } finally {
+    archive.abort();
   }
-  await pipeline(chunks, createGzip({ level: LEVEL, chunkSize: CHUNK }), platformFreeGzipHeader(), createWriteStream(file));
+}
+
+/** An archive's size and SHA-256, counted as it was written. */
+export interface ArchiveWritten {
+  readonly bytes: number;
+  readonly sha256: string;
+}
+
+/** The tar bytes the compressor may be behind by before the writer waits for it. */
+const LAG = 8 * CHUNK;
+
+/**
+ * A deterministic .tar.gz written as its files come, in the order they are given: from the disk, or
+ * as bytes a build has just made (its snapshot's API archive, io/write/emit.ts: the build's order, so
+ * that 640,000 files at 40,000 access points need not be read back). `order` "sorted": the files come
+ * by name, so a file's folders are all written before it when they differ from the file before's.
+ * "any": the folders written are remembered (a set of every one), each written once, before its first file.
+ */
+export class ArchiveStream {
+  private readonly tar: TarWriter;
+  private readonly gzip: Gzip;
+  private readonly written: Promise<void>;
+  private readonly hash = createHash("sha256");
+  private size = 0;
+  private open: readonly string[] = [];
+  private readonly made: Set<string> | undefined;
+  private ended = false;
+
+  constructor(
+    /** where the archive is written */
+    readonly target: string,
+    private readonly folder: string,
+    mtime: Date,
+    order: "sorted" | "any",
+  ) {
+    this.tar = new TarWriter((mtime.getTime() / 1000) | 0, CHUNK);
+    this.made = order === "any" ? new Set() : undefined;
+    this.gzip = createGzip({ level: LEVEL, chunkSize: CHUNK });
+    const counted = new Transform({
+      transform: (chunk: Buffer, _enc, done) => {
+        this.hash.update(chunk);
+        this.size += chunk.length;
+        done(null, chunk);
+      },
+    });
+    this.written = pipeline(this.gzip, platformFreeGzipHeader(), counted, createWriteStream(target));
+    this.written.catch(() => {}); // seen by end(); an aborted archive's failure is nobody's
+    this.tar.folder(`${folder}/`);
+  }
+
+  /** A file of the disk, by its path inside the archive's folder ("/"-separated, no leading "/"). */
+  file(name: string, from: string): void {
+    this.folders(name);
+    this.tar.file(`${this.folder}/${name}`, from);
+    this.push();
+  }
+
+  bytes(name: string, data: Buffer): void {
+    this.folders(name);
+    this.tar.bytes(`${this.folder}/${name}`, data);
+    this.push();
+  }
+
+  /** While the compressor is more than LAG behind, a promise of its catching up. */
+  behind(): Promise<void> | undefined {
+    if (this.gzip.writableLength <= LAG || this.gzip.destroyed) return undefined;
+    return new Promise<void>((ok) => {
+      const caughtUp = () => {
+        this.gzip.off("drain", caughtUp).off("close", caughtUp);
+        ok();
+      };
+      this.gzip.on("drain", caughtUp).on("close", caughtUp);
+    });
+  }
+
+  async end(): Promise<ArchiveWritten> {
+    this.tar.end();
+    this.push();
+    this.ended = true;
+    this.gzip.end();
+    await this.written;
+    return { bytes: this.size, sha256: this.hash.digest("hex") };
+  }
+
+  /** Stops an archive that was not ended (a failed build): its file is the caller's to remove. */
+  abort(): void {
+    if (!this.ended) this.gzip.destroy();
+    this.ended = true;
+  }
+
+  private folders(name: string): void {
+    const folders = name.split("/").slice(0, -1);
+    let same = 0;
+    while (same < this.open.length && same < folders.length && this.open[same] === folders[same]) same++;
+    for (let i = same; i < folders.length; i++) {
+      const folder = folders.slice(0, i + 1).join("/");
+      if (this.made?.has(folder)) continue;
+      this.made?.add(folder);
+      this.tar.folder(`${this.folder}/${folder}/`);
+    }
+    this.open = folders;
+  }
+
+  private push(): void {
+    for (const chunk of this.tar.take()) this.gzip.write(chunk);
+  }
 }
 
 function platformFreeGzipHeader(): Transform {

@@ -55,8 +55,8 @@ function paxRecord(text: string): Buffer {
 }
 
 /**
- * A tar stream in chunks of `size` bytes (a longer file in one of its own), each a new buffer that the
- * consumer may keep. A file's bytes are read into the chunk itself, not into a buffer of their own.
+ * A tar stream in chunks of `size` bytes, each a new buffer that the consumer may keep. A file's bytes are
+ * read or copied into the chunks themselves, not into a buffer of their own.
  * `mtime`: every entry's, in seconds.
  */
 export class TarWriter {
@@ -80,25 +80,46 @@ export class TarWriter {
     this.header({ name, type: "directory", mode: 0o755, size: 0 });
   }
 
-  /**
-   * A file of the disk, read whole into the stream; it must not change while it is read. Its room is
-   * taken before it is read: after an error the stream is broken, and the writer is not used again.
-   */
+  /** A file of the disk; it must not change while it is read. After an error the stream is broken, and the writer is not used again. */
   file(name: string, file: string): void {
     const fd = openSync(file, "r");
     try {
       const size = fstatSync(fd).size;
-      if (size >= 8 ** 11) throw new Error(`${file}: over 8 GiB, more than a ustar header's size field holds`);
-      this.header({ name, type: "file", mode: 0o644, size });
-      const [into, at] = this.room(padded(size));
-      for (let read = 0; read < size;) {
-        const n = readSync(fd, into, at + read, size - read, read);
-        if (n === 0) throw new Error(`${file} became shorter while it was archived`);
-        read += n;
-      }
-      into.fill(0, at + size, at + padded(size));
+      this.content(name, size, (into, at, from, n) => {
+        for (let read = 0; read < n;) {
+          const got = readSync(fd, into, at + read, n - read, from + read);
+          if (got === 0) throw new Error(`${file} became shorter while it was archived`);
+          read += got;
+        }
+      });
     } finally {
       closeSync(fd);
+    }
+  }
+
+  /** A file's bytes at hand (a body the build has just written). */
+  bytes(name: string, data: Buffer): void {
+    this.content(name, data.length, (into, at, from, n) => void data.copy(into, at, from, from + n));
+  }
+
+  /**
+   * A file's header, then its `size` bytes put straight into the chunks (`put` copies those from `from`
+   * on), a long file across several of them: no buffer of its own, however long it is.
+   */
+  private content(name: string, size: number, put: (into: Buffer, at: number, from: number, n: number) => void): void {
+    if (size >= 8 ** 11) throw new Error(`${name}: over 8 GiB, more than a ustar header's size field holds`);
+    this.header({ name, type: "file", mode: 0o644, size });
+    for (let done = 0; done < size;) {
+      if (this.at === this.chunk.length) this.flush();
+      const n = Math.min(size - done, this.chunk.length - this.at);
+      put(this.chunk, this.at, done, n);
+      this.at += n;
+      done += n;
+    }
+    const pad = padded(size) - size;
+    if (pad > 0) {
+      const [into, at] = this.room(pad);
+      into.fill(0, at, at + pad);
     }
   }
 

@@ -13,6 +13,7 @@ import { FILES, hasTwin, TWIN, twinOf } from "../../core/routes.ts";
 import { readBuildRecord } from "./build-record.ts";
 import { DigestRecord, digestOf, KnownFiles, parseDigests, type Written } from "./digests.ts";
 import { fileCalls, WritingThread, type FileCalls } from "./file-calls.ts";
+import type { ArchiveStream } from "../read/archive.ts";
 
 const gzipAsync = promisify(gzip);
 
@@ -32,16 +33,18 @@ const WRITE_CONCURRENCY = 32;
 const BYTES_IN_FLIGHT = 16 * 2 ** 20;
 
 export interface EmitOptions {
-  /** runs on the complete temporary tree before it replaces `out` (the marker and snapshots are made there) */
-  readonly finish?: (dir: string) => Promise<void>;
+  /** runs on the complete temporary tree before it replaces `out` (the marker and snapshots are made there), with `archive`'s stream */
+  readonly finish?: (dir: string, archive?: ArchiveStream) => Promise<void>;
   /** called after each file is written, with the count so far */
   readonly progress?: (files: number) => void;
   /**
-   * called with each planned file's path (from the root, with its "/") as it is handed to the writer:
-   * what the tree holds of the plan once the build completes, for its finish to read without
-   * listing the tree again (a folder per answer: 650,000 at 40,000 access points)
+   * An archive that the files `takes` names go into as they are written (the build's snapshot of the API):
+   * opened in the new tree (`open` is given its folder, and names a file there), told each such file's
+   * bytes, a one-piece body from memory, a long one from its file. The tree is never read back for it
+   * (640,000 files at 40,000 access points). `finish` is given it to add its own files and end it;
+   * it is aborted when the build fails.
    */
-  readonly planned?: (file: string) => void;
+  readonly archive?: { readonly takes: (file: string) => boolean; readonly open: (root: string) => ArchiveStream };
   /** the output's lock, when the caller holds it already (io/write/swap.ts) */
   readonly lock?: OutputLock;
   /** whether the previous output is removed before returning or by a detached process (io/write/swap.ts) */
@@ -64,34 +67,30 @@ export async function emitTree(out: string, files: Iterable<OutputFile>, options
     async (tmp) => {
       const known = options.recycle ? await takeOver(tmp, out) : undefined;
       const digests = options.recycle ? new DigestRecord(path.join(tmp, DIGESTS)) : undefined;
+      const archive = options.archive && { takes: options.archive.takes, stream: options.archive.open(tmp) };
       try {
-        const result = await writeAll(
-          tmp,
-          options.planned ? told(files, options.planned) : files,
-          options.progress,
-          digests && { known, digests },
-        );
+        const result = await writeAll(tmp, files, options.progress, digests && { known, digests }, archive);
         if (digests) {
           // what the recycled tree holds and this build did not write: each file written took its entry out (wasIn)
           if (known) for (const file of known.names()) await removeStale(tmp, file);
           known?.clear();
           digests.finish();
         }
-        await options.finish?.(tmp);
+        await options.finish?.(tmp, archive?.stream);
         return result;
       } finally {
         digests?.close();
+        archive?.stream.abort();
       }
     },
     { lock: options.lock, removeOld: options.removeOld, seed: options.recycle?.from, link: options.link },
   );
 }
 
-function* told(files: Iterable<OutputFile>, tell: (file: string) => void): Generator<OutputFile> {
-  for (const file of files) {
-    tell(file.path);
-    yield file;
-  }
+/** Where the files an archive takes go as they are written. */
+interface Archiving {
+  readonly takes: (file: string) => boolean;
+  readonly stream: ArchiveStream;
 }
 
 const DIGESTS = FILES.fileDigests.slice(1);
@@ -185,6 +184,7 @@ async function writeAll(
   files: Iterable<OutputFile>,
   progress?: (files: number) => void,
   recycling?: Recycling,
+  archive?: Archiving,
 ): Promise<EmitResult> {
   // Twins are compressed off the main thread (zlib's pool), a few at a time, while the next files are written.
   const twins = new Set<Promise<void>>();
@@ -234,6 +234,7 @@ async function writeAll(
         if (was === undefined) calls().folder(path.dirname(full));
         if (!same) calls().whole(full, data, was?.[1]);
         if (hasTwin(file.path, data.length)) twin(file.path, same, data.length, () => gzipped(data));
+        if (archive?.takes(file.path)) archive.stream.bytes(file.path.slice(1), data);
       } else {
         // A list rendered as it is written, at most about one piece in memory, by this thread while
         // the writing thread goes on with the files before it (waiting for it left both idle in turn:
@@ -241,10 +242,12 @@ async function writeAll(
         const { length, same } = await writeLong(direct, full, file.path, [first.value!, second.value!], pieces, was, recycling, yielding);
         bytes += length;
         if (hasTwin(file.path, length)) twin(file.path, same, PIECE, () => gzippedFile(full));
+        if (archive?.takes(file.path)) archive.stream.file(file.path.slice(1), full);
       }
       progress?.(count);
       await yielding();
       await thread?.room();
+      await archive?.stream.behind();
       while (twins.size >= concurrency || (twinBytes > BYTES_IN_FLIGHT && twins.size > 0)) await Promise.race(twins);
     }
     // Never leave compressions running behind a failure: the caller removes the folder next.

@@ -2,7 +2,7 @@ import { constants } from "node:fs";
 import { copyFile, mkdir, stat } from "node:fs/promises";
 import path from "node:path";
 import fg from "fast-glob";
-import { API_DIR, FILES, SNAPSHOT_DIR } from "../../core/routes.ts";
+import { API_DIR, FILES, HIDDEN as HIDDEN_ROOT, SNAPSHOT_DIR } from "../../core/routes.ts";
 import { RefusedOutputError } from "./ownership.ts";
 
 /**
@@ -16,6 +16,8 @@ const RESERVED = [API_DIR, SNAPSHOT_DIR];
 const HIDDEN = Object.values(FILES)
   .map((f) => f.slice(1))
   .filter((f) => f.startsWith("."));
+/** what the tool may name its own files later, or while it works (a snapshot's archive being written) */
+const HIDDEN_PREFIX = HIDDEN_ROOT.slice(1);
 
 /** The files of the extra folder, relative to it, sorted; refused before any work when it cannot be used. */
 export async function listExtra(dir: string, option = "--extra"): Promise<string[]> {
@@ -25,10 +27,14 @@ export async function listExtra(dir: string, option = "--extra"): Promise<string
   const files = (await fg("**", { cwd: dir, dot: true, onlyFiles: true, followSymbolicLinks: false })).sort();
   for (const f of files) {
     const top = f.split("/")[0];
-    if (RESERVED.includes(top) || HIDDEN.includes(f))
-      throw new RefusedOutputError(
-        `${option} ${dir} holds ${f}, but ${RESERVED.includes(top) ? `${top}/ is the build's own folder` : `${f} is the build's own file`}; move it elsewhere.`,
-      );
+    const why = RESERVED.includes(top)
+      ? `${top}/ is the build's own folder`
+      : HIDDEN.includes(f)
+        ? `${f} is the build's own file`
+        : top.startsWith(HIDDEN_PREFIX)
+          ? `names starting with ${HIDDEN_PREFIX} are the build's own`
+          : undefined;
+    if (why) throw new RefusedOutputError(`${option} ${dir} holds ${f}, but ${why}; move it elsewhere.`);
   }
   return files;
 }
