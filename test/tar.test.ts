@@ -7,6 +7,7 @@ import { ArchiveError, ArchiveStream, extractArchive, writeArchive } from "../sr
 import { createHash } from "node:crypto";
 import { execFileSync } from "node:child_process";
 import { TarWriter } from "../src/io/read/tar.ts";
+import { emitTree } from "../src/io/write/emit.ts";
 import { ROOT, tempDir } from "./support/tree.ts";
 
 const DATA = path.join(ROOT, "data");
@@ -134,6 +135,24 @@ describe("the archives", () => {
       "top/b/2/",
     ]);
     expect(names.filter((n) => !n.endsWith("/"))).toHaveLength(560);
+  });
+
+  it("knows before it is ended that its file cannot be written; end() throws why, and a build feeding it stops early", async () => {
+    const archive = new ArchiveStream(path.join(tempDir(), "gone", "x.tar.gz"), "top", new Date(0), "any");
+    archive.bytes("a.json", Buffer.from("{}"));
+    for (let i = 0; i < 200 && archive.failure === undefined; i++) await new Promise((ok) => setTimeout(ok, 5));
+    expect((archive.failure as NodeJS.ErrnoException).code).toBe("ENOENT");
+    expect(archive.behind()).toBeUndefined();
+    await expect(archive.end()).rejects.toThrow(/ENOENT/);
+
+    let written = 0;
+    const files = Array.from({ length: 40_000 }, (_, i) => ({ path: `/api/${i % 13}/${i}/index.json`, body: `{"i":${i}}` }));
+    const build = emitTree(path.join(tempDir(), "dist"), files, {
+      progress: (n) => void (written = n),
+      archive: { takes: () => true, open: (root) => new ArchiveStream(path.join(root, "gone", "x.tar.gz"), "top", new Date(0), "any") },
+    });
+    await expect(build).rejects.toThrow(/ENOENT/);
+    expect(written).toBeLessThan(files.length);
   });
 
   it("ends with an error when the archive is cut anywhere, never waiting for a file that will not come", async () => {

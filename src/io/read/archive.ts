@@ -83,6 +83,8 @@ export class ArchiveStream {
   private open: readonly string[] = [];
   private readonly made: Set<string> | undefined;
   private ended = false;
+  /** why the archive cannot be written (its file, the disk), once known */
+  failure: unknown;
 
   constructor(
     /** where the archive is written */
@@ -102,7 +104,8 @@ export class ArchiveStream {
       },
     });
     this.written = pipeline(this.gzip, platformFreeGzipHeader(), counted, createWriteStream(target));
-    this.written.catch(() => {}); // seen by end(); an aborted archive's failure is nobody's
+    // thrown by end(); seen before it by the build (a full disk stops it then, not after the last file)
+    this.written.catch((err: unknown) => void (this.failure ??= err));
     this.tar.folder(`${folder}/`);
   }
 

@@ -215,7 +215,7 @@ async function writeAll(
   };
   try {
     for (const file of files) {
-      failure ??= thread?.failure;
+      failure ??= thread?.failure ?? archive?.stream.failure;
       if (failure) break;
       const full = path.join(root, file.path);
       if (!full.startsWith(root + path.sep)) throw new Error(`refusing to write outside the output: ${file.path}`);
