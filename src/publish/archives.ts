@@ -10,7 +10,15 @@ import { ArchiveStream, writeArchive, type ArchiveWritten } from "../io/read/arc
 import { exists, replaceFolder } from "../io/write/swap.ts";
 import type { DumpSummary } from "../core/model/model.ts";
 import { snapshotListing } from "../core/documents/pages.ts";
-import { API_ARCHIVE_PARTIAL, API_SERVED_GLOBS, isApiServed, isTwin, SNAPSHOT_DIR, SNAPSHOT_FILES, snapshotArchive } from "../core/routes.ts";
+import {
+  API_ARCHIVE_PARTIAL,
+  API_SERVED_GLOBS,
+  isApiServed,
+  isTwin,
+  SNAPSHOT_DIR,
+  SNAPSHOT_FILES,
+  snapshotArchive,
+} from "../core/routes.ts";
 import { DEFAULTS } from "../core/defaults.ts";
 
 /**
