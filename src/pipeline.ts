@@ -196,7 +196,7 @@ export async function build(
       }
       progress?.({ stage: "snapshots", done: 0 });
       // the operator's files at served names join the answers the build wrote (it leaves /freifunk/api.json free when that output is off)
-      for (const f of servedExtras(extra?.files)) archive!.file(f, path.join(dir, f));
+      await archive!.files(servedExtras(extra?.files), dir);
       written = await writeSnapshots({
         ...snapshot,
         // without --previous, the history comes from the output being replaced

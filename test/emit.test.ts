@@ -356,6 +356,12 @@ describe("a recycled tree (cycle: the build before the served one becomes the ne
       }
     });
     expect(open.filter((f) => f.includes(".partial"))).toEqual([]);
+
+    // a finish that does not end the archive ships a tree without it
+    const e = path.join(d, "e");
+    await emitTree(e, next, { archive: archiving("e.tar.gz") });
+    expect(existsSync(path.join(e, ".partial"))).toBe(false);
+    expect(readFileSync(path.join(e, "api/same/index.json"), "utf8")).toBe("same");
   });
 
   it("writes a gzip twin of each long text answer, kept while its file is, made anew when it changes, gone when it is short", async () => {

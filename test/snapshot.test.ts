@@ -181,7 +181,6 @@ describe("snapshots", () => {
     await snapshot({ data, dist: built });
     execFileSync("tar", ["-xzf", archive, "-C", fromCommand]);
     const listed = execFileSync("tar", ["-tzf", archive], { encoding: "utf8" }).split("\n");
-    expect(listed).not.toEqual(names);
     expect([...listed].sort()).toEqual([...names].sort());
     expect(treeDigest(fromCommand)).toEqual(treeDigest(fromBuild));
     expect(treeDigest(fromBuild).size).toBe(names.filter((n) => n !== "" && !n.endsWith("/")).length);

@@ -137,6 +137,20 @@ describe("the archives", () => {
     expect(names.filter((n) => !n.endsWith("/"))).toHaveLength(560);
   });
 
+  it("packs a long body a chunk at a time, waiting for the compressor between chunks, not all of it at once", async () => {
+    const file = path.join(tempDir(), "x.tar.gz");
+    const archive = new ArchiveStream(file, "top", new Date(0), "any");
+    let x = 88172645;
+    const long = Buffer.from(Uint32Array.from({ length: 2 ** 23 }, () => ((x ^= x << 13), (x ^= x >>> 17), (x ^= x << 5), x >>> 0)).buffer); // 32 MiB
+    const wait = archive.bytes("long.json", long);
+    expect(wait).toBeInstanceOf(Promise);
+    await wait;
+    await archive.end();
+    const unpacked = tempDir();
+    execFileSync("tar", ["-xzf", file, "-C", unpacked]);
+    expect(readFileSync(path.join(unpacked, "top/long.json")).equals(long)).toBe(true);
+  });
+
   it("knows before it is ended that its file cannot be written; end() throws why, and a build feeding it stops early", async () => {
     const archive = new ArchiveStream(path.join(tempDir(), "gone", "x.tar.gz"), "top", new Date(0), "any");
     archive.bytes("a.json", Buffer.from("{}"));
@@ -144,6 +158,9 @@ describe("the archives", () => {
     expect((archive.failure as NodeJS.ErrnoException).code).toBe("ENOENT");
     expect(archive.behind()).toBeUndefined();
     await expect(archive.end()).rejects.toThrow(/ENOENT/);
+    await expect(
+      writeArchive(path.join(tempDir(), "gone", "x.tar.gz"), { from: DATA, folder: "x", files: ["network.json"] }, new Date(0)),
+    ).rejects.toThrow(/ENOENT/);
 
     let written = 0;
     const files = Array.from({ length: 40_000 }, (_, i) => ({ path: `/api/${i % 13}/${i}/index.json`, body: `{"i":${i}}` }));

@@ -48,10 +48,7 @@ export async function writeArchive(file: string, entries: ArchiveFiles, mtime: D
     // Each file read with synchronous calls, in order: through the promise API every read was an open,
     // a stat, a read and a close handed to libuv's pool and back, hundreds of thousands of them
     // (docs/performance.md). The compressor's lag paces the reading.
-    for (const f of sorted) {
-      archive.file(f, path.join(entries.from, f));
-      await archive.behind();
-    }
+    await archive.files(sorted, entries.from);
     return await archive.end();
   } finally {
     archive.abort();
@@ -82,7 +79,7 @@ export class ArchiveStream {
   private size = 0;
   private open: readonly string[] = [];
   private readonly made: Set<string> | undefined;
-  private ended = false;
+  private finished = false;
   /** why the archive cannot be written (its file, the disk), once known */
   failure: unknown;
 
@@ -109,17 +106,34 @@ export class ArchiveStream {
     this.tar.folder(`${folder}/`);
   }
 
-  /** A file of the disk, by its path inside the archive's folder ("/"-separated, no leading "/"). */
-  file(name: string, from: string): void {
+  /**
+   * A file of the disk, by its path inside the archive's folder ("/"-separated, no leading "/"). A
+   * promise when the compressor fell behind while it was packed (a long file is packed a chunk at a
+   * time, waiting for the compressor between chunks), to be awaited before the next entry.
+   */
+  file(name: string, from: string): Promise<void> | undefined {
     this.folders(name);
-    this.tar.file(`${this.folder}/${name}`, from);
-    this.push();
+    return this.pack(this.tar.fileInChunks(`${this.folder}/${name}`, from));
   }
 
-  bytes(name: string, data: Buffer): void {
+  /** Files of the folder `from` (paths relative to it), in the order given; stops at a failure to write the archive. */
+  async files(names: Iterable<string>, from: string): Promise<void> {
+    for (const name of names) {
+      // awaited only when there is something to wait for: a turn of the event loop per file adds up over 640,000
+      const packing = this.file(name, path.join(from, name)) ?? this.behind();
+      if (packing) await packing;
+      if (this.failure !== undefined) throw this.failure;
+    }
+  }
+
+  bytes(name: string, data: Buffer): Promise<void> | undefined {
     this.folders(name);
-    this.tar.bytes(`${this.folder}/${name}`, data);
-    this.push();
+    return this.pack(this.tar.bytesInChunks(`${this.folder}/${name}`, data));
+  }
+
+  /** Whether end() or abort() was called. */
+  get ended(): boolean {
+    return this.finished;
   }
 
   /** While the compressor is more than LAG behind, a promise of its catching up. */
@@ -137,7 +151,7 @@ export class ArchiveStream {
   async end(): Promise<ArchiveWritten> {
     this.tar.end();
     this.push();
-    this.ended = true;
+    this.finished = true;
     this.gzip.end();
     await this.written;
     return { bytes: this.size, sha256: this.hash.digest("hex") };
@@ -145,8 +159,8 @@ export class ArchiveStream {
 
   /** Stops an archive that was not ended (a failed build): its file is the caller's to remove. */
   abort(): void {
-    if (!this.ended) this.gzip.destroy();
-    this.ended = true;
+    if (!this.finished) this.gzip.destroy();
+    this.finished = true;
   }
 
   private folders(name: string): void {
@@ -160,6 +174,17 @@ export class ArchiveStream {
       this.tar.folder(`${this.folder}/${folder}/`);
     }
     this.open = folders;
+  }
+
+  /** Steps through an entry's chunks, handing each to the compressor, and waits while it is behind. */
+  private pack(steps: Generator<void, void, void>): Promise<void> | undefined {
+    for (;;) {
+      const done = steps.next().done;
+      this.push();
+      if (done) return undefined;
+      const wait = this.behind();
+      if (wait) return wait.then(() => this.pack(steps));
+    }
   }
 
   private push(): void {

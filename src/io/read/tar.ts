@@ -82,10 +82,20 @@ export class TarWriter {
 
   /** A file of the disk; it must not change while it is read. After an error the stream is broken, and the writer is not used again. */
   file(name: string, file: string): void {
+    for (const _ of this.fileInChunks(name, file));
+  }
+
+  /** A file's bytes at hand (a body the build has just written). */
+  bytes(name: string, data: Buffer): void {
+    for (const _ of this.bytesInChunks(name, data));
+  }
+
+  /** `file`, a step at each chunk it fills: the consumer may take the chunks and wait before the next step. */
+  *fileInChunks(name: string, file: string): Generator<void, void, void> {
     const fd = openSync(file, "r");
     try {
       const size = fstatSync(fd).size;
-      this.content(name, size, (into, at, from, n) => {
+      yield* this.content(name, size, (into, at, from, n) => {
         for (let read = 0; read < n;) {
           const got = readSync(fd, into, at + read, n - read, from + read);
           if (got === 0) throw new Error(`${file} became shorter while it was archived`);
@@ -97,20 +107,28 @@ export class TarWriter {
     }
   }
 
-  /** A file's bytes at hand (a body the build has just written). */
-  bytes(name: string, data: Buffer): void {
-    this.content(name, data.length, (into, at, from, n) => void data.copy(into, at, from, from + n));
+  /** `bytes`, a step at each chunk it fills. */
+  *bytesInChunks(name: string, data: Buffer): Generator<void, void, void> {
+    yield* this.content(name, data.length, (into, at, from, n) => void data.copy(into, at, from, from + n));
   }
 
   /**
    * A file's header, then its `size` bytes put straight into the chunks (`put` copies those from `from`
-   * on), a long file across several of them: no buffer of its own, however long it is.
+   * on), a long file across several of them, with a step after each chunk filled: no buffer of its
+   * own, and no more of it in the chunks taken at once than the consumer lets through.
    */
-  private content(name: string, size: number, put: (into: Buffer, at: number, from: number, n: number) => void): void {
+  private *content(
+    name: string,
+    size: number,
+    put: (into: Buffer, at: number, from: number, n: number) => void,
+  ): Generator<void, void, void> {
     if (size >= 8 ** 11) throw new Error(`${name}: over 8 GiB, more than a ustar header's size field holds`);
     this.header({ name, type: "file", mode: 0o644, size });
     for (let done = 0; done < size;) {
-      if (this.at === this.chunk.length) this.flush();
+      if (this.at === this.chunk.length) {
+        this.flush();
+        yield;
+      }
       const n = Math.min(size - done, this.chunk.length - this.at);
       put(this.chunk, this.at, done, n);
       this.at += n;

@@ -67,8 +67,9 @@ export async function emitTree(out: string, files: Iterable<OutputFile>, options
     async (tmp) => {
       const known = options.recycle ? await takeOver(tmp, out) : undefined;
       const digests = options.recycle ? new DigestRecord(path.join(tmp, DIGESTS)) : undefined;
-      const archive = options.archive && { takes: options.archive.takes, stream: options.archive.open(tmp) };
+      let archive: Archiving | undefined;
       try {
+        archive = options.archive && { takes: options.archive.takes, stream: options.archive.open(tmp) };
         const result = await writeAll(tmp, files, options.progress, digests && { known, digests }, archive);
         if (digests) {
           // what the recycled tree holds and this build did not write: each file written took its entry out (wasIn)
@@ -77,6 +78,11 @@ export async function emitTree(out: string, files: Iterable<OutputFile>, options
           digests.finish();
         }
         await options.finish?.(tmp, archive?.stream);
+        // an archive its finish did not end is not one: never served half written
+        if (archive && !archive.stream.ended) {
+          archive.stream.abort();
+          await rm(archive.stream.target, { force: true });
+        }
         return result;
       } finally {
         digests?.close();
@@ -223,6 +229,7 @@ async function writeAll(
       // A file the recycled tree holds is rewritten where it is (its folder is there): in place when
       // it is short, else by a rename, so that a reader still holding the old file reads it whole.
       const was = wasIn(recycling, file.path);
+      let packing: Promise<void> | undefined; // the archive's compressor fell behind while it packed this file
       const pieces = bodyPieces(file.body);
       const first = pieces.next();
       const second = first.done ? first : pieces.next();
@@ -234,7 +241,7 @@ async function writeAll(
         if (was === undefined) calls().folder(path.dirname(full));
         if (!same) calls().whole(full, data, was?.[1]);
         if (hasTwin(file.path, data.length)) twin(file.path, same, data.length, () => gzipped(data));
-        if (archive?.takes(file.path)) archive.stream.bytes(file.path.slice(1), data);
+        if (archive?.takes(file.path)) packing = archive.stream.bytes(file.path.slice(1), data);
       } else {
         // A list rendered as it is written, at most about one piece in memory, by this thread while
         // the writing thread goes on with the files before it (waiting for it left both idle in turn:
@@ -242,12 +249,12 @@ async function writeAll(
         const { length, same } = await writeLong(direct, full, file.path, [first.value!, second.value!], pieces, was, recycling, yielding);
         bytes += length;
         if (hasTwin(file.path, length)) twin(file.path, same, PIECE, () => gzippedFile(full));
-        if (archive?.takes(file.path)) archive.stream.file(file.path.slice(1), full);
+        if (archive?.takes(file.path)) packing = archive.stream.file(file.path.slice(1), full);
       }
       progress?.(count);
       await yielding();
       await thread?.room();
-      await archive?.stream.behind();
+      await (packing ?? archive?.stream.behind());
       while (twins.size >= concurrency || (twinBytes > BYTES_IN_FLIGHT && twins.size > 0)) await Promise.race(twins);
     }
     // Never leave compressions running behind a failure: the caller removes the folder next.
