@@ -377,6 +377,22 @@ describe("cycle: refusals, skipped runs and a configuration the server refuses",
     expect((await command([...args(d, "02", "2026-11-20T10:12:00Z"), "--brand", "opennet"])).status).toBe(0);
   });
 
+  it("refuses a state whose last run was removed by hand, naming it, before any work (cycle and snapshot --state)", async () => {
+    const d = tempDir();
+    cpSync(base, d, { recursive: true, verbatimSymlinks: true });
+    const run = readlinkSync(path.join(d, "state", "current"));
+    rmSync(path.join(d, "state", run), { recursive: true });
+    const state = () => ({ current: readlinkSync(path.join(d, "state", "current")), files: treeDigest(path.join(d, "state")) });
+    const before = state();
+    for (const r of [await command(args(d, "01", "2026-11-20T10:06:00Z")), await command(["snapshot", "--state", path.join(d, "state")])]) {
+      expect(r.status).toBe(2);
+      expect(r.stderr).toContain(
+        `links to ${run}, which is missing: the state's last run was removed; put ${path.join(d, "state", run)} back`,
+      );
+    }
+    expect(state()).toEqual(before);
+  });
+
   it("refuses an instant at or before the last run's: timestamps never go back", async () => {
     const before = stateBytes(base);
     for (const at of ["2026-11-20T10:00:00Z", "2026-11-20T09:00:00Z"]) {

@@ -61,7 +61,14 @@ export async function committed(state: string): Promise<Committed | undefined> {
     throw new RefusedOutputError(
       `${path.join(state, LAYOUT.current)} links to ${target}, not to a run of this state; the state is not the cycle's own`,
     );
-  return { run: Number(name), dir: path.join(state, LAYOUT.runs, name) };
+  const dir = path.join(state, LAYOUT.runs, name);
+  // only a hand in the state removes the committed run: every run after it starts from its dump
+  if (!(await lstat(dir).catch(() => undefined))?.isDirectory())
+    throw new RefusedOutputError(
+      `${path.join(state, LAYOUT.current)} links to ${target}, which is missing: the state's last run was removed; ` +
+        `put ${dir} back (from a backup), or start a new state in an empty folder.`,
+    );
+  return { run: Number(name), dir };
 }
 
 /** An earlier release's state: its dump and record are plain folder and file at the top. */
