@@ -13,8 +13,9 @@ const tarStream = () => createRequire(import.meta.url)("tar-stream") as typeof i
 
 /**
  * Deterministic .tar.gz archives (written by tar.ts, read with tar-stream): entries in a fixed order
- * (writeArchive's by name, a build's as it writes them: ArchiveStream), fixed modes, owner root/0, every mtime the snapshot's taken_at, and a gzip header without name or time
- * (and "unknown" as the OS, so the bytes do not depend on the platform that packed them).
+ * (writeArchive's by name, a build's as it writes them: ArchiveStream), fixed modes, owner root/0,
+ * every mtime the snapshot's taken_at, and a gzip header without name or time (and "unknown" as the
+ * OS, so the bytes do not depend on the platform that packed them).
  *
  * What an archive holds: the files `files` (relative paths with "/") of the folder `from`, each named
  * `<folder>/<file>` inside it. The names are made as each file is packed, not held beside the paths:
