@@ -72,27 +72,19 @@ function* flatFiles(model: Model, settings: { readonly map?: MapSettings }, rout
   // The lists and their filters (filters/records.ts), then the paths beside them.
   for (const { path, body } of listFiles(model)) yield out(path, body);
   // A link's detail under its id, then under its peers' pairs, one after the other: rendered once.
-  const pairs = model.linkByPeers[Symbol.iterator]();
-  let pair = pairs.next();
-  for (const l of model.links) {
-    yield out(
-      fileFor("linkDetail", { key: String(l.id) }),
-      deferred(() => link(l)),
-    );
-    for (; !pair.done && pair.value[1] === l; pair = pairs.next())
-      yield out(
-        fileFor("linkDetail", { key: pair.value[0] }),
-        deferred(() => link(l)),
-      );
-  }
-  // pairs in another order than the links (none, as the model is made): each written all the same
-  for (; !pair.done; pair = pairs.next()) {
-    const [key, l] = pair.value;
-    yield out(
+  const linkDetail = (key: string, l: ResolvedLink) =>
+    out(
       fileFor("linkDetail", { key }),
       deferred(() => link(l)),
     );
+  const pairs = model.linkByPeers[Symbol.iterator]();
+  let pair = pairs.next();
+  for (const l of model.links) {
+    yield linkDetail(String(l.id), l);
+    for (; !pair.done && pair.value[1] === l; pair = pairs.next()) yield linkDetail(pair.value[0], l);
   }
+  // pairs in another order than the links (none, as the model is made): each written all the same
+  for (; !pair.done; pair = pairs.next()) yield linkDetail(...pair.value);
 
   for (const s of model.sites) yield out(fileFor("siteDetail", { id: String(s.id) }), renderSite(s));
 

@@ -148,7 +148,7 @@ export function apiArchiveAsBuilt(takenAt: string | null): {
 }
 
 /** A snapshot's date (the UTC day of the dump's instant) and its archives' mtime. */
-export function snapshotDay(takenAt: string | null): { readonly date: string; readonly mtime: Date } {
+function snapshotDay(takenAt: string | null): { readonly date: string; readonly mtime: Date } {
   return {
     date: (takenAt ?? "1970-01-01T00:00:00Z").slice(0, 10),
     mtime: new Date(takenAt ? Date.parse(takenAt.replace(/\.\d+Z$/, "Z")) : 0),

@@ -80,17 +80,11 @@ export class TarWriter {
     this.header({ name, type: "directory", mode: 0o755, size: 0 });
   }
 
-  /** A file of the disk; it must not change while it is read. After an error the stream is broken, and the writer is not used again. */
-  file(name: string, file: string): void {
-    for (const _ of this.fileInChunks(name, file));
-  }
-
-  /** A file's bytes at hand (a body the build has just written). */
-  bytes(name: string, data: Buffer): void {
-    for (const _ of this.bytesInChunks(name, data));
-  }
-
-  /** `file`, a step at each chunk it fills: the consumer may take the chunks and wait before the next step. */
+  /**
+   * A file of the disk, a step at each chunk it fills: the consumer may take the chunks and wait before
+   * the next step. It must not change while it is read; after an error the stream is broken, and the
+   * writer is not used again.
+   */
   *fileInChunks(name: string, file: string): Generator<void, void, void> {
     const fd = openSync(file, "r");
     try {
@@ -107,7 +101,7 @@ export class TarWriter {
     }
   }
 
-  /** `bytes`, a step at each chunk it fills. */
+  /** A file's bytes at hand (a body the build has just written), a step at each chunk it fills. */
   *bytesInChunks(name: string, data: Buffer): Generator<void, void, void> {
     yield* this.content(name, data.length, (into, at, from, n) => void data.copy(into, at, from, from + n));
   }
