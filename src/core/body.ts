@@ -82,12 +82,6 @@ function* textPieces(text: Iterable<string>): Generator<Buffer> {
 /** A text made in pieces each time it is written, by `make` (a generator function): never held whole. */
 export const piecesOf = (make: () => Iterator<string>): TextPieces => ({ text: { [Symbol.iterator]: make } });
 
-/** A text made only when it is written: a pass that wants the paths alone (the layout's) never makes it. */
-export const later = (make: () => string): TextPieces =>
-  piecesOf(function* () {
-    yield make();
-  });
-
 /**
  * JSON.stringify's text of a plain JSON value (what JSON.parse gives: no toJSON) in pieces: the
  * members of objects one by one, each item of a list stringified alone, so that a long list is
@@ -117,11 +111,12 @@ function* jsonText(value: unknown): Generator<string> {
 
 /**
  * A body's whole text: for small bodies, tests and a carried file read as one text; the build writes
- * the pieces. A text stays a text, never copied to bytes and back (a day's graph read from the
- * build before is 25 MB at 40,000 access points).
+ * the pieces. Bytes are decoded once, never copied first (a day's graph read from the build before
+ * is 25 MB at 40,000 access points).
  */
 export function bodyText(body: Body): string {
   if (typeof body === "string") return body;
+  if (Buffer.isBuffer(body)) return body.toString("utf8");
   if (!Buffer.isBuffer(body) && "text" in body) return [...body.text].join("");
   return Buffer.concat([...bodyPieces(body)]).toString("utf8");
 }

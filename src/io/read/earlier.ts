@@ -1,7 +1,7 @@
 import { existsSync, readFileSync } from "node:fs";
 import { readFile } from "node:fs/promises";
 import path from "node:path";
-import { later } from "../../core/body.ts";
+import { deferred } from "../../core/body.ts";
 import { readDumpFile } from "./dump-history.ts";
 import { OUTPUTS } from "../../core/outputs/index.ts";
 import type { Earlier, OutputBase } from "../../core/outputs/output.ts";
@@ -28,8 +28,10 @@ export function earlierOf(before: string | undefined, dump: string): Earlier {
     buildBody: (file) => {
       const full = ofBuild(file);
       if (full === undefined || !existsSync(full)) return undefined;
-      // read as it is written, so that a month of the history's graphs is never held at once
-      return later(() => readFileSync(full, "utf8"));
+      // Read as it is written, so that a month of the history's graphs is never held at once; as bytes, which
+      // are what is written (and hashed against the recycled tree's copy): at 40,000 access points a cycle carries
+      // a month of graphs and diffs, 1.1 GB, that a text would decode and encode again (docs/performance.md).
+      return deferred(() => readFileSync(full));
     },
     dumpText: async (file) => {
       const full = inside(dump, file);
