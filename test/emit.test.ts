@@ -490,6 +490,10 @@ describe("a recycled tree (cycle: the build before the served one becomes the ne
       text.replace(first, `${first}A`),
       text.replace(first, `${first.slice(0, -1)}B`),
       text.replace(first, `${first}=`),
+      // base64's own characters, and a byte no alphabet has, at full length
+      text.replace(first, `${first.slice(0, 5)}+${first.slice(6)}`),
+      text.replace(first, `${first.slice(0, 5)}/${first.slice(6)}`),
+      text.replace(first, `${first.slice(0, 5)}é${first.slice(6)}`),
       // a name twice
       text.replace("}}\n", `,${JSON.stringify(names[0])}:["${first}",1]}}\n`),
       text.replace("}}\n", ",}}\n"),
