@@ -55,8 +55,17 @@ describe("atomic output", () => {
 
   it("refuses paths that leave the output", async () => {
     const out = path.join(tempDir(), "dist");
-    await expect(emitTree(out, [{ path: "/../escape.json", body: "x" }])).rejects.toThrow("outside the output");
+    for (const bad of ["/../escape.json", "/a/../../escape.json", "/a/..", "/.", "//../escape.json", "escape.json/.."])
+      await expect(emitTree(out, [{ path: bad, body: "x" }]), bad).rejects.toThrow("outside the output");
     expect(existsSync(path.join(path.dirname(out), "escape.json"))).toBe(false);
+    // a path inside the output in any form lands where its normal form says
+    const odd = ["/a/./b.json", "/a//c.json", "/a/x/../d.json", "e.json", "/f/.g.json", "/h/..i.json"];
+    await emitTree(
+      out,
+      odd.map((p, i) => ({ path: p, body: String(i) })),
+    );
+    for (const [i, p] of odd.entries()) expect(readFileSync(path.join(out, p), "utf8"), p).toBe(String(i));
+    expect(readdirSync(out).sort()).toEqual(["a", "e.json", "f", "h"]);
   });
 
   it("cleans leftovers of a killed build and restores a tree a kill left aside", async () => {

@@ -38,6 +38,8 @@ const BASE64URL = (() => {
  */
 export class KnownFiles {
   private readonly slots = new Map<string, number>();
+  /** each slot's name, so that the names left are listed without the map's entries made one by one */
+  private named: string[] = [];
   private digests = Buffer.alloc(0);
   private lengths = new Float64Array(0);
   private taken = new Uint8Array(0);
@@ -71,6 +73,7 @@ export class KnownFiles {
     }
     if ((bits & ((1 << held) - 1)) !== 0) return false;
     this.slots.set(name, this.used);
+    this.named.push(name);
     this.lengths[this.used++] = length;
     return true;
   }
@@ -122,11 +125,12 @@ export class KnownFiles {
 
   /** The files known and not taken. */
   *names(): IterableIterator<string> {
-    for (const [name, slot] of this.slots) if (this.taken[slot] === 0) yield name;
+    for (let slot = 0; slot < this.used; slot++) if (this.taken[slot] === 0) yield this.named[slot];
   }
 
   clear(): void {
     this.slots.clear();
+    this.named = [];
     this.digests = Buffer.alloc(0);
     this.lengths = new Float64Array(0);
     this.taken = new Uint8Array(0);

@@ -139,10 +139,33 @@ async function takeOver(root: string, out: string): Promise<KnownFiles | undefin
     const file = path.join(root, extra);
     if (file.startsWith(root + path.sep)) await rm(file, { force: true });
   }
-  const tops = new Set([...known.names()].map((f) => f.split("/").find((part) => part !== "")));
+  const tops = new Set<string>();
+  for (const file of known.names()) tops.add(topOf(file));
   for (const name of names) if (!tops.has(name)) await rm(path.join(root, name), { recursive: true, force: true });
   return known;
 }
+
+/** The first folder (or the file) a path names under the root. */
+function topOf(file: string): string {
+  let from = 0;
+  while (file[from] === "/") from++;
+  const to = file.indexOf("/", from);
+  return to < 0 ? file.slice(from) : file.slice(from, to);
+}
+
+/**
+ * A plan's path under `root` (resolved), or undefined for one that would leave it. A path already
+ * in normal form (each part a name, neither `.` nor `..`) is added as it is: path.join normalizes by
+ * building its result anew, a tenth of a recycled build's garbage at 40,000 access points (an
+ * allocation profile of 600,000 files).
+ */
+function under(root: string, file: string): string | undefined {
+  if (path.sep === "/" && NORMAL_PATH.test(file)) return root + file;
+  const full = path.join(root, file);
+  return full.startsWith(root + path.sep) ? full : undefined;
+}
+
+const NORMAL_PATH = /^(?:\/(?!\.\.?(?:\/|$))[^/\0]+)+$/;
 
 /** A file the new build no longer writes, and its folders as far as they are empty now. */
 async function removeStale(root: string, file: string): Promise<void> {
@@ -223,8 +246,8 @@ async function writeAll(
     for (const file of files) {
       failure ??= thread?.failure ?? archive?.stream.failure;
       if (failure) break;
-      const full = path.join(root, file.path);
-      if (!full.startsWith(root + path.sep)) throw new Error(`refusing to write outside the output: ${file.path}`);
+      const full = under(root, file.path);
+      if (full === undefined) throw new Error(`refusing to write outside the output: ${file.path}`);
       if (++count > threadFrom && !thread) thread = new WritingThread(root, READ_AT_ONCE);
       // A file the recycled tree holds is rewritten where it is (its folder is there): in place when
       // it is short, else by a rename, so that a reader still holding the old file reads it whole.
