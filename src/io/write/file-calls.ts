@@ -243,9 +243,12 @@ export class WritingThread {
     if (this.bytes >= BATCH_BYTES || this.calls.length >= BATCH_CALLS) this.send();
   }
 
-  /** Waits while IN_FLIGHT batches are on their way. */
-  async room(): Promise<void> {
-    while (this.inFlight >= IN_FLIGHT && this.failure === undefined) await this.next();
+  /** Waits while IN_FLIGHT batches are on their way; undefined when one more may go now. */
+  room(): Promise<void> | undefined {
+    if (this.inFlight < IN_FLIGHT || this.failure !== undefined) return undefined;
+    return (async () => {
+      while (this.inFlight >= IN_FLIGHT && this.failure === undefined) await this.next();
+    })();
   }
 
   /** Everything handed so far is on disk; throws the thread's first failure. */
