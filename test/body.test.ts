@@ -11,7 +11,7 @@ describe("a text in pieces (core/body.ts)", () => {
     const parts: string[] = [];
     let seed = 7;
     const next = () => (seed = (seed * 1103515245 + 12345) % 2 ** 31);
-    for (let total = 0; total < 3.5 * PIECE; ) {
+    for (let total = 0; total < 3.5 * PIECE;) {
       const size = next() % 5 === 0 ? next() % 300_000 : next() % 200;
       const part = Array.from({ length: size }, () => chars[next() % chars.length]).join("");
       parts.push(part);
