@@ -133,7 +133,7 @@ function* jsonText(value: unknown): Generator<string> {
 export function bodyText(body: Body): string {
   if (typeof body === "string") return body;
   if (Buffer.isBuffer(body)) return body.toString("utf8");
-  if (!Buffer.isBuffer(body) && "text" in body) return [...body.text].join("");
+  if ("text" in body) return [...body.text].join("");
   return Buffer.concat([...bodyPieces(body)]).toString("utf8");
 }
 
