@@ -29,6 +29,22 @@ describe("a text in pieces (core/body.ts)", () => {
     }
   });
 
+  it("encodes a surrogate pair split between two texts whole, and a lone one as JSON's text would be encoded", () => {
+    const parts = ["a\ud83d", "\ude00b", "\ud83d", "", "\ude00", "lone \ud800", " \udc00 end \ud83d"];
+    expect(Buffer.concat(pieces(parts))).toEqual(Buffer.from(parts.join(""), "utf8"));
+    expect(Buffer.concat(pieces(parts)).toString("utf8")).toContain("a😀b😀lone");
+  });
+
+  it("keeps a text that fits in a piece's bytes in one piece, and lends its bytes again after a body left midway", () => {
+    // 400,000 characters: more than a third of a piece, fewer bytes than a piece
+    expect(pieces(["x".repeat(400_000)]).map((p) => p.length)).toEqual([400_000]);
+    expect(pieces(["é".repeat(300_000), "x".repeat(400_000)]).map((p) => p.length)).toEqual([1_000_000]);
+    const left = bodyPieces(piecesOf(() => ["y".repeat(PIECE - 10), "z".repeat(100), "w"][Symbol.iterator]()));
+    expect(left.next().value?.length).toBe(PIECE - 10);
+    left.return(undefined);
+    expect(pieces(["after ", "it"]).map(String)).toEqual(["after it"]);
+  });
+
   it("gives one piece for a short text or an empty one, and pieces that stay as they were when the next body is made", () => {
     expect(pieces([]).map(String)).toEqual([""]);
     expect(pieces(["a", "b"]).map(String)).toEqual(["ab"]);

@@ -27,6 +27,7 @@ import { build } from "../src/index.ts";
 import { netlifyRules, parseDataRules } from "../src/hosts/netlify.ts";
 import { synthesize, writeSynthDump } from "../src/gen/synth.ts";
 import { removersDone, tempDir } from "./support/tree.ts";
+import { deferred, PIECE } from "../src/core/body.ts";
 
 describe("atomic output", () => {
   it("replaces the whole tree, removing files of the previous build", async () => {
@@ -220,6 +221,8 @@ describe("a recycled tree (cycle: the build before the served one becomes the ne
     const d = tempDir();
     const a = path.join(d, "a");
     const big = "x".repeat(300_000); // more than one piece, and longer than a server reads at once
+    // bytes read whole from the build before, longer than pieces (a day's graph carried from run to run)
+    const carried = () => deferred(() => Buffer.from(`[${'"c",'.repeat(PIECE)}"c"]`));
     const finish = async (dir: string) => {
       mkdirSync(path.join(dir, "snapshots"));
       writeFileSync(path.join(dir, "snapshots", "index.json"), "[]");
@@ -233,6 +236,7 @@ describe("a recycled tree (cycle: the build before the served one becomes the ne
         { path: "/api/list/index.json", body: [Buffer.from(big), Buffer.from(big)] },
         { path: "/api/kept/index.json", body: [big, big, big, big].map((x) => Buffer.from(x)) },
         { path: "/api/grown/index.json", body: "short" },
+        { path: "/api/carried/index.json", body: carried() },
       ],
       { recycle: {}, finish },
     );
@@ -247,9 +251,12 @@ describe("a recycled tree (cycle: the build before the served one becomes the ne
       "/api/list/index.json",
       "/api/kept/index.json",
       "/api/grown/index.json",
+      "/api/carried/index.json",
+      "/api/carried/index.json.gz",
       "/api/kept/index.json.gz",
       "/api/list/index.json.gz",
     ]);
+    expect(gunzipSync(readFileSync(path.join(a, "api/carried/index.json.gz")))).toEqual(carried().make());
     expect(readdirSync(a).filter((n) => n.endsWith(".part"))).toEqual([]);
     const oldList = readFileSync(path.join(a, "api/list/index.json"));
     expect(digests.files["/api/list/index.json"][1]).toBe(oldList.length);
@@ -258,6 +265,9 @@ describe("a recycled tree (cycle: the build before the served one becomes the ne
     const list = inode(path.join(a, "api/list/index.json"));
     const grown = inode(path.join(a, "api/grown/index.json"));
     const kept = inode(path.join(a, "api/kept/index.json"));
+    const carriedFiles = ["index.json", "index.json.gz"].map((f) => inode(path.join(a, "api/carried", f)));
+    // its folder is never written into: no new copy made beside the file and removed again
+    const carriedFolder = statSync(path.join(a, "api/carried"), { bigint: true }).mtimeNs;
     // a slow download of the old list holds it open across the rewrite
     const reader = openSync(path.join(a, "api/list/index.json"), "r");
 
@@ -269,6 +279,7 @@ describe("a recycled tree (cycle: the build before the served one becomes the ne
       { path: "/api/list/index.json", body: [Buffer.from(big), Buffer.from("y")] },
       { path: "/api/kept/index.json", body: [big, big, big, big].map((x) => Buffer.from(x)) },
       { path: "/api/grown/index.json", body: big },
+      { path: "/api/carried/index.json", body: carried() },
     ];
     await emitTree(b, next, { recycle: { from: a }, finish });
     expect(existsSync(a)).toBe(false);
@@ -281,6 +292,9 @@ describe("a recycled tree (cycle: the build before the served one becomes the ne
     // long (more than one piece) and the same bytes: the recycled file stays, its new copy goes (a day's graph carried from run to run)
     expect(inode(path.join(b, "api/kept/index.json"))).toBe(kept);
     expect(readdirSync(path.join(b, "api/kept"))).toEqual(["index.json", "index.json.gz"]);
+    expect(["index.json", "index.json.gz"].map((f) => inode(path.join(b, "api/carried", f)))).toEqual(carriedFiles);
+    expect(readFileSync(path.join(b, "api/carried/index.json"))).toEqual(carried().make());
+    expect(statSync(path.join(b, "api/carried"), { bigint: true }).mtimeNs).toBe(carriedFolder);
     const old = Buffer.alloc(oldList.length + 1000);
     expect(readSync(reader, old, 0, old.length, 0)).toBe(oldList.length);
     closeSync(reader);
@@ -492,6 +506,9 @@ describe("a recycled tree (cycle: the build before the served one becomes the ne
     const entries = (known: KnownFiles | undefined) => known && new Map([...known.names()].map((n) => [n, known.get(n)]));
     expect(entries(parseDigests(Buffer.from(text)))).toEqual(new Map(Object.entries(files)));
     expect(entries(parseDigests(Buffer.from('{"format":"mesh-api-files/2","files":{}}\n')))).toEqual(new Map());
+    // the longest length JSON and a double both hold exactly
+    const longest = text.replace(",1000]", `,${Number.MAX_SAFE_INTEGER}]`);
+    expect(parseDigests(Buffer.from(longest))?.get(names[1])).toEqual([files[names[1]][0], Number.MAX_SAFE_INTEGER]);
     const first = files[names[0]][0] as string;
     const bad = [
       // a digest that is no SHA-1 in base64url: too short, too long, its spare bits set, padded
@@ -517,6 +534,8 @@ describe("a recycled tree (cycle: the build before the served one becomes the ne
       text.replace('"/api/x/index.json"', '"/api/x/\u0001"'),
       text.replace(`"${first}"`, `"${first.slice(0, -2)}\\\\x"`),
       text.replace(",1000]", ",01000]"),
+      text.replace(",1000]", ",00]"),
+      text.replace(",1000]", ",9007199254740992]"),
       "{not json",
       "",
     ];
