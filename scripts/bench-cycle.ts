@@ -1,5 +1,5 @@
 import { spawnSync } from "node:child_process";
-import { mkdirSync, rmSync, writeFileSync } from "node:fs";
+import { mkdirSync, rmSync, statfsSync, writeFileSync, type StatsFs } from "node:fs";
 import path from "node:path";
 import { rawSources } from "../src/gen/raw.ts";
 import { synthesize } from "../src/gen/synth.ts";
@@ -58,6 +58,25 @@ function child(
   return JSON.parse(r.stdout.trim().split("\n").at(-1)!) as ReturnType<typeof child>;
 }
 
+/**
+ * Stops the row when the file system cannot hold what it keeps until its end: the state's second
+ * build, a fresh build a run and the next day's first cycle, each about what the first cycle took
+ * (at 40,000 access points 1.2 M inodes and 2 GB). Twice the row ran out of inodes in its third
+ * fresh build, a quarter of an hour in (docs/performance.md).
+ */
+function assertRoom(dir: string, before: StatsFs, builds: number): void {
+  const now = statfsSync(dir);
+  const need = { inodes: (before.ffree - now.ffree) * builds, bytes: (before.bavail - now.bavail) * now.bsize * builds };
+  const free = { inodes: now.ffree, bytes: now.bavail * now.bsize };
+  if (free.inodes >= need.inodes && free.bytes >= need.bytes) return;
+  rmSync(dir, { recursive: true, force: true });
+  throw new Error(
+    `the cycle row needs about ${need.inodes} inodes and ${Math.round(need.bytes / 2 ** 20)} MiB free in ${dir} ` +
+      `(${builds} more builds the size of the first cycle's), and ${free.inodes} inodes and ${Math.round(free.bytes / 2 ** 20)} MiB are: ` +
+      "free some, or give --work a folder on another file system",
+  );
+}
+
 export async function cycleRow(
   aps: number,
   work: string,
@@ -79,9 +98,11 @@ export async function cycleRow(
   const at = (step: number, day = 20) => new Date(Date.UTC(2026, 10, day, 10, 6 * step)).toISOString();
   measuredScript(root, "bench-cycle-run"); // compiled now, not within a measured run
   spawnSync("sync");
+  const before = statfsSync(dir);
   const first = child("bench-cycle-run", [state, serve, file("olsr", 0), file("wiki", 0), at(0)]);
   // each run's figures as they come: removing the folders at the end can take longer than the runs
   log(`  first cycle of ${aps}: ${first.seconds.toFixed(1)} s, peak ${Math.round(first.peakRssMiB)} MiB (${first.line})\n`);
+  assertRoom(dir, before, runs + 2);
   const cycles: { seconds: number; peakRssMiB: number }[] = [];
   const fresh: { seconds: number; peakRssMiB: number }[] = [];
   for (let step = 1; step <= runs; step++) {
