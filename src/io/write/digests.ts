@@ -17,7 +17,6 @@ export const digestOf = (data: Buffer): string => digest("sha1", data, "base64ur
 const SHA1_BYTES = 20;
 /** A SHA-1 as base64url writes it: 27 characters (without padding), the last one's two spare bits zero. */
 const SHA1_CHARS = 27;
-const SHA1_BASE64URL = /^[A-Za-z0-9_-]{26}[AEIMQUYcgkosw048]$/;
 const INVALID = 0xff;
 /** each byte's value as a base64url character, or INVALID */
 const BASE64URL = (() => {
@@ -47,7 +46,9 @@ export class KnownFiles {
 
   /** Adds a file; false when `sha1` is no SHA-1 in base64url or the name is there already. */
   add(name: string, sha1: string, length: number): boolean {
-    return SHA1_BASE64URL.test(sha1) && this.addRaw(name, Buffer.from(sha1, "latin1"), 0, length);
+    // any character outside ASCII makes more bytes than characters, and is no base64url either
+    const bytes = Buffer.from(sha1, "utf8");
+    return bytes.length === SHA1_CHARS && this.addRaw(name, bytes, 0, length);
   }
 
   /**

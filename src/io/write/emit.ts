@@ -136,8 +136,8 @@ async function takeOver(root: string, out: string): Promise<KnownFiles | undefin
   // Gone before any write: a tree interrupted from here on has no digests, so it is never trusted again.
   await rm(file);
   for (const extra of (await readBuildRecord(root))?.extra ?? []) {
-    const file = path.join(root, extra);
-    if (file.startsWith(root + path.sep)) await rm(file, { force: true });
+    const file = under(root, extra);
+    if (file !== undefined) await rm(file, { force: true });
   }
   const tops = new Set<string>();
   for (const file of known.names()) tops.add(topOf(file));
@@ -169,8 +169,8 @@ const NORMAL_PATH = /^(?:\/(?!\.\.?(?:\/|$))[^/\0]+)+$/;
 
 /** A file the new build no longer writes, and its folders as far as they are empty now. */
 async function removeStale(root: string, file: string): Promise<void> {
-  const full = path.join(root, file);
-  if (!full.startsWith(root + path.sep)) return;
+  const full = under(root, file);
+  if (full === undefined) return;
   await unlink(full).catch(() => {});
   for (let dir = path.dirname(full); dir !== root && dir.startsWith(root + path.sep); dir = path.dirname(dir)) {
     try {
@@ -311,8 +311,10 @@ function split(body: Body, was: Written | undefined): Split {
   const whole = typeof made === "string" ? Buffer.from(made, "utf8") : Buffer.isBuffer(made) ? made : undefined;
   if (whole !== undefined) {
     if (whole.length <= PIECE) return { whole };
-    const digest = was !== undefined && was[1] === whole.length ? digestOf(whole) : undefined;
-    if (digest !== undefined && digest === was![0]) return { whole, digest };
+    if (was !== undefined && was[1] === whole.length) {
+      const digest = digestOf(whole);
+      if (digest === was[0]) return { whole, digest };
+    }
     const piece = (i: number) => whole.subarray(i * PIECE, (i + 1) * PIECE);
     return {
       firstTwo: [piece(0), piece(1)],
@@ -438,5 +440,6 @@ async function writeTwin(
   }
   const data = await make();
   if (recorded(recycling, twin, data, was, true)) return;
-  calls().whole(path.join(root, twin), data, was?.[1]);
+  // its file's path was under the root, and so is the twin's (the same with ".gz")
+  calls().whole(under(root, twin)!, data, was?.[1]);
 }
