@@ -18,6 +18,7 @@ export const TIERS = {
   /** rules, validation, routing, documents and the preview in-process: no web server, browser or other Node.js */
   unit: [
     "architecture",
+    "bench-disk",
     "body",
     "bounds",
     "compiled",

@@ -1,10 +1,11 @@
 import { execFileSync, spawnSync } from "node:child_process";
-import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, statSync, symlinkSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, readdirSync, readFileSync, statSync, symlinkSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { pathToFileURL } from "node:url";
 import { rawSources } from "../src/gen/raw.ts";
 import { synthesize } from "../src/gen/synth.ts";
 import { measuredScript } from "./bench-compiled.ts";
+import { removeTree, settle } from "./bench-disk.ts";
 
 /**
  * What the history of issue 42 costs a cycle, and that it stays bounded.
@@ -96,16 +97,17 @@ function unpack(rev: string, dir: string, patch?: string): string {
   return dir;
 }
 
-export function historyCostRow(
+export async function historyCostRow(
   aps: number,
   work: string,
   recycled = 3,
   log = (line: string) => void process.stderr.write(line),
   rev = "HEAD",
-): HistoryCostRow & { rev: string } {
+): Promise<HistoryCostRow & { rev: string }> {
   const dir = path.join(work, `history-cost-${aps}`);
-  rmSync(dir, { recursive: true, force: true });
+  removeTree(dir);
   mkdirSync(dir, { recursive: true });
+  await settle(dir);
   const commit = execFileSync("git", ["-C", root, "rev-parse", "--short", rev], { encoding: "utf8" }).trim();
   const baseline = unpack(commit, path.join(dir, "baseline"), WITHOUT);
   const current = unpack(commit, path.join(dir, "current"));
@@ -134,7 +136,7 @@ export function historyCostRow(
       );
     }
   }
-  rmSync(dir, { recursive: true, force: true });
+  removeTree(dir);
   const peak = (rs: Run[]) => Math.round(Math.max(...rs.map((r) => r.peakRssMiB)));
   return {
     accesspoints: aps,
@@ -201,7 +203,7 @@ export function historyWindowRow(
   log = (line: string) => void process.stderr.write(line),
 ): HistoryWindowRow {
   const dir = path.join(work, `history-window-${aps}`);
-  rmSync(dir, { recursive: true, force: true });
+  removeTree(dir);
   mkdirSync(dir, { recursive: true });
   // 12 days of steps, then again: access points appear and go, the network does not grow without end
   const period = 12 * runsPerDay;
@@ -239,7 +241,7 @@ export function historyWindowRow(
     byDay.push(day);
     log(`  day ${day.day}: ${JSON.stringify(day)}\n`);
   }
-  rmSync(dir, { recursive: true, force: true });
+  removeTree(dir);
   const from = byDay.findIndex((d) => d.day === 31);
   const growth = (key: keyof HistoryWindowRow["growthAfterWindow"]) =>
     from < 0 ? NaN : round(Math.max(...byDay.slice(from).map((d) => d[key])) / Math.max(1, byDay[from][key]));
@@ -262,7 +264,7 @@ export function historyWindowRow(
 // Standalone: node --import tsx scripts/bench-history.ts <work> <out> [cost-aps] [window-aps]
 if (process.argv[1] !== undefined && import.meta.url === pathToFileURL(process.argv[1]).href) {
   const [work, out, costAps = "40000", windowAps = "1000"] = process.argv.slice(2);
-  const cost = Number(costAps) > 0 ? historyCostRow(Number(costAps), work) : null;
+  const cost = Number(costAps) > 0 ? await historyCostRow(Number(costAps), work) : null;
   const window = Number(windowAps) > 0 ? historyWindowRow(Number(windowAps), work) : null;
   writeFileSync(out, JSON.stringify({ date: new Date().toISOString(), cost, window }, null, 2) + "\n");
 }
