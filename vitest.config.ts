@@ -39,6 +39,7 @@ export const TIERS = {
     "output-record",
     "pages",
     "path-safety",
+    "plan",
     "preview",
     "readme",
     "routes",

@@ -2,6 +2,7 @@ import { spawnSync } from "node:child_process";
 import { createHash } from "node:crypto";
 import {
   closeSync,
+  cpSync,
   existsSync,
   lstatSync,
   mkdirSync,
@@ -205,6 +206,9 @@ describe("a network whose _redirects is above the piece size", () => {
   });
 });
 
+/** io/write/emit.ts's READ_AT_ONCE: a recycled file longer than this is renamed over, not written in place */
+const READ_AT_ONCE = 16 * 1024;
+
 describe("a recycled tree (cycle: the build before the served one becomes the next build's start)", () => {
   const tree = (dir: string) =>
     new Map(
@@ -304,6 +308,99 @@ describe("a recycled tree (cycle: the build before the served one becomes the ne
     expect(tree(b)).toEqual(tree(fresh));
     expect(existsSync(path.join(b, "api/gone"))).toBe(false);
     expect(readdirSync(d).sort()).toEqual(["b", "fresh"]);
+  });
+
+  it("gives a file the plan says repeats another the same inode; a recycled build keeps such a name, links it anew, or gives it its own file, so that every name holds its own bytes", async () => {
+    const d = tempDir();
+    const [a, b, fresh] = ["a", "b", "fresh"].map((n) => path.join(d, n));
+    const at = (dir: string, f: string) => path.join(dir, "api", f, "index.json");
+    const file = (name: string, body: string, sameAs?: string) => ({
+      path: `/api/${name}/index.json`,
+      body,
+      ...(sameAs && { sameAs: `/api/${sameAs}/index.json` }),
+    });
+    await emitTree(
+      a,
+      [
+        file("t1", "one"),
+        file("a1", "one", "t1"),
+        file("t2", "two"),
+        file("a2", "two", "t2"),
+        file("t3", "three"),
+        file("a3", "three", "t3"),
+        file("x", "ex"),
+        file("y", "ex", "x"),
+        file("m", "m1"),
+        file("n", "n1"),
+        file("z", "m1", "m"),
+        // a repeat of nothing written just before: a file of its own
+        file("far", "one", "nowhere"),
+        file("long", "L".repeat(TWIN.minBytes)),
+        file("twin", "L".repeat(TWIN.minBytes), "long"),
+        // the build's own files get no twin: a long one is shared, and renamed over when rewritten
+        { path: "/_u/index.json", body: "U".repeat(READ_AT_ONCE + 1) },
+        { path: "/_w/index.json", body: "U".repeat(READ_AT_ONCE + 1), sameAs: "/_u/index.json" },
+      ],
+      { recycle: {} },
+    );
+    const ino = (dir: string, f: string) => inode(at(dir, f));
+    expect(ino(a, "a1")).toBe(ino(a, "t1"));
+    expect(ino(a, "z")).toBe(ino(a, "m"));
+    expect(ino(a, "far")).not.toBe(ino(a, "t1"));
+    // a long file has a twin of its own to make: never shared
+    expect(ino(a, "twin")).not.toBe(ino(a, "long"));
+    const record = JSON.parse(readFileSync(path.join(a, ".mesh-api-files.json"), "utf8")) as { files: Record<string, unknown[]> };
+    expect(record.files["/api/a1/index.json"]).toEqual([...record.files["/api/t1/index.json"], "/api/t1/index.json"]);
+    expect(record.files["/api/far/index.json"]).toHaveLength(2);
+    const before = { t1: ino(a, "t1"), t2: ino(a, "t2") };
+    expect(inode(path.join(a, "_w/index.json"))).toBe(inode(path.join(a, "_u/index.json")));
+
+    const next = [
+      file("t1", "ONE"), // rewritten in place: the name linked to it follows
+      file("a1", "ONE", "t1"),
+      file("t2", "two"),
+      file("a2", "two", "t2"),
+      file("t3", "THREE"),
+      file("a3", "own"), // no longer a repeat, after the file it shared
+      file("y", "why"), // no longer a repeat, before the file it shared
+      file("x", "EX"),
+      file("m", "m1"),
+      file("n", "n2"),
+      file("z", "n2", "n"), // a repeat of another file now
+      file("far", "one", "t1-gone"),
+      file("new", "ONE", "t1"),
+      // a new inode for the file (renamed over, as it was long): the name that shared the old one is linked anew
+      { path: "/_u/index.json", body: "u2" },
+      { path: "/_w/index.json", body: "u2", sameAs: "/_u/index.json" },
+    ];
+    await emitTree(b, next, { recycle: { from: a } });
+    await emitTree(fresh, next, { recycle: {} });
+    expect(tree(b)).toEqual(tree(fresh));
+    expect(ino(b, "t1")).toBe(before.t1);
+    expect([ino(b, "a1"), ino(b, "new")]).toEqual([before.t1, before.t1]);
+    expect([ino(b, "t2"), ino(b, "a2")]).toEqual([before.t2, before.t2]);
+    expect(ino(b, "a3")).not.toBe(ino(b, "t3"));
+    expect(ino(b, "y")).not.toBe(ino(b, "x"));
+    expect(ino(b, "z")).toBe(ino(b, "n"));
+    expect(ino(b, "z")).not.toBe(ino(b, "m"));
+    expect(inode(path.join(b, "_w/index.json"))).toBe(inode(path.join(b, "_u/index.json")));
+    // and the next build from this one reads the links it recorded
+    const c = path.join(d, "c");
+    await emitTree(c, next, { recycle: { from: b } });
+    expect(tree(c)).toEqual(tree(fresh));
+    expect(ino(c, "a1")).toBe(before.t1);
+    // A copy of the tree (a backup put back, a state moved with cp -r) holds separate files where the
+    // names shared one: its record's links are not trusted, and each name is linked anew.
+    const copy = path.join(d, "copy");
+    cpSync(c, copy, { recursive: true });
+    expect(ino(copy, "a1")).not.toBe(ino(copy, "t1"));
+    const changed = next.map((f) => (f.body === "ONE" ? { ...f, body: "uno" } : f));
+    const e = path.join(d, "e");
+    await emitTree(e, changed, { recycle: { from: copy } });
+    expect(readFileSync(at(e, "a1"), "utf8")).toBe("uno");
+    expect(ino(e, "a1")).toBe(ino(e, "t1"));
+    await emitTree(fresh, changed, { recycle: {} });
+    expect(tree(e)).toEqual(tree(fresh));
   });
 
   it("feeds an archive every file it takes as it writes it, long and recycled ones from their files, in the order written; aborts it on a failure", async () => {
@@ -502,10 +599,12 @@ describe("a recycled tree (cycle: the build before the served one becomes the ne
     const sha1 = (text: string) => createHash("sha1").update(text).digest("base64url");
     // the first one's digest ends in "_" and has "-" in it, as base64url writes them
     const files = Object.fromEntries(names.map((n, i) => [n, [i === 0 ? "IX8NRZTKeof9cXsvbvu8_-AZ09w" : sha1(n), i * 1000]]));
-    const text = `${JSON.stringify({ format: "mesh-api-files/2", files })}\n`;
+    // the last one shares the first one's inode
+    files["/linked"] = [...files[names[0]], names[0]];
+    const text = `${JSON.stringify({ format: "mesh-api-files/3", files })}\n`;
     const entries = (known: KnownFiles | undefined) => known && new Map([...known.names()].map((n) => [n, known.get(n)]));
     expect(entries(parseDigests(Buffer.from(text)))).toEqual(new Map(Object.entries(files)));
-    expect(entries(parseDigests(Buffer.from('{"format":"mesh-api-files/2","files":{}}\n')))).toEqual(new Map());
+    expect(entries(parseDigests(Buffer.from('{"format":"mesh-api-files/3","files":{}}\n')))).toEqual(new Map());
     // the longest length JSON and a double both hold exactly
     const longest = text.replace(",1000]", `,${Number.MAX_SAFE_INTEGER}]`);
     expect(parseDigests(Buffer.from(longest))?.get(names[1])).toEqual([files[names[1]][0], Number.MAX_SAFE_INTEGER]);
@@ -524,7 +623,14 @@ describe("a recycled tree (cycle: the build before the served one becomes the ne
       text.replace("}}\n", `,${JSON.stringify(names[0])}:["${first}",1]}}\n`),
       text.replace("}}\n", ",}}\n"),
       text.slice(0, -1),
-      text.replace("mesh-api-files/2", "mesh-api-files/1"),
+      // an older record: it says nothing of links
+      text.replace("mesh-api-files/3", "mesh-api-files/2"),
+      // a link to a name not before it, to itself, not a name, or more after it
+      text.replace(`${JSON.stringify(names[0])}]`, '"/nowhere"]'),
+      text.replace(`${JSON.stringify(names[0])}]`, '"/linked"]'),
+      text.replace(`${JSON.stringify(names[0])}]`, "1]"),
+      text.replace(`${JSON.stringify(names[0])}]`, `${JSON.stringify(names[0])},1]`),
+      text.replace(`${JSON.stringify(names[0])}]`, `${JSON.stringify(names[0])}`),
       text.replace(",1000]", ",1e3]"),
       text.replace(",1000]", ',"1000"]'),
       text.replace(",1000]", ",-1000]"),

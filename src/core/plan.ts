@@ -2,7 +2,8 @@ import { deferred, rendered, type Body } from "./body.ts";
 import { docsPage } from "./documents/docs.ts";
 import { filterValues, listFiles } from "./filters/derive.ts";
 import { DEFAULT_MAP_SETTINGS, mapPage, type MapSettings } from "./documents/map.ts";
-import { statusOf, type Model } from "./model/model.ts";
+import { groupBy } from "./model/collections.ts";
+import { statusOf, type InterfaceEntry, type Model } from "./model/model.ts";
 import { openApiDocument } from "./documents/openapi.ts";
 import { OUTPUTS } from "./outputs/index.ts";
 import type { OutputBase } from "./outputs/output.ts";
@@ -30,6 +31,11 @@ export interface OutputFile {
   /** path under the output root, starting with "/" */
   readonly path: string;
   readonly body: Body;
+  /**
+   * An earlier file of the plan that holds these very bytes by the plan's making (a resource under
+   * another of its keys, or a filter that keeps every item): a writer may give both names one file.
+   */
+  readonly sameAs?: string;
 }
 
 /**
@@ -44,15 +50,17 @@ export function* outputFiles(
   values: PlaceholderValues = placeholderValues(model),
 ): Generator<OutputFile> {
   const routing = aliasesBody(values, model.settings.defaultStatus);
-  for (const file of flatFiles(model, settings, routing)) yield { path: placeFile(file.path, values.layout), body: file.body };
+  for (const file of flatFiles(model, settings, routing)) {
+    const path = placeFile(file.path, values.layout);
+    yield file.sameAs === undefined ? { path, body: file.body } : { path, body: file.body, sameAs: placeFile(file.sameAs, values.layout) };
+  }
 }
 
 /** The plan's files at their paths in a flat build (routes/layout.ts places them). */
 function* flatFiles(model: Model, settings: { readonly map?: MapSettings }, routing: Body): Generator<OutputFile> {
-  const out = (path: string, body: Body): OutputFile => ({ path, body });
+  const out = (path: string, body: Body, sameAs?: string): OutputFile => (sameAs === undefined ? { path, body } : { path, body, sameAs });
   const link = recentlyRendered((l: ResolvedLink) => renderLink(l, model));
   const linkList = (links: readonly ResolvedLink[]) => rendered(links, link);
-  const linkStatus = (l: ResolvedLink) => statusOf(l.timestamp, model.takenAt);
 
   yield out(fileFor("notFound"), NOT_FOUND_BODY);
   // The ways in: a landing page every static host serves at "/", and the API root.
@@ -71,44 +79,88 @@ function* flatFiles(model: Model, settings: { readonly map?: MapSettings }, rout
 
   // The lists and their filters (filters/records.ts), then the paths beside them.
   for (const { path, body } of listFiles(model)) yield out(path, body);
-  // A link's detail under its id, then under its peers' pairs, one after the other: rendered once.
-  const linkDetail = (key: string, l: ResolvedLink) =>
-    out(
-      fileFor("linkDetail", { key }),
-      deferred(() => link(l)),
-    );
+  // A link's detail under its id, then under its peers' pairs, one after the other: rendered once, one file.
   const pairs = model.linkByPeers[Symbol.iterator]();
   let pair = pairs.next();
   for (const l of model.links) {
-    yield linkDetail(String(l.id), l);
-    for (; !pair.done && pair.value[1] === l; pair = pairs.next()) yield linkDetail(pair.value[0], l);
+    const detail = fileFor("linkDetail", { key: String(l.id) });
+    yield out(
+      detail,
+      deferred(() => link(l)),
+    );
+    for (; !pair.done && pair.value[1] === l; pair = pairs.next())
+      yield out(
+        fileFor("linkDetail", { key: pair.value[0] }),
+        deferred(() => link(l)),
+        detail,
+      );
   }
   // pairs in another order than the links (none, as the model is made): each written all the same
-  for (; !pair.done; pair = pairs.next()) yield linkDetail(...pair.value);
-
-  for (const s of model.sites) yield out(fileFor("siteDetail", { id: String(s.id) }), renderSite(s));
-
-  for (const [ip, a] of model.accesspointByIp) {
-    yield out(fileFor("accesspointDetail", { ip }), a.json);
-    const links = model.linksByAccesspoint.get(a.main_ip) ?? [];
-    yield out(fileFor("accesspointLinks", { ip }), linkList(links));
-    // Its default without `status`, when the list default is a status (the route table points there).
-    const byDefault = model.settings.defaultStatus;
-    if (byDefault !== "all")
-      yield out(
-        fileFor("accesspointLinksByStatus", { ip, status: byDefault }),
-        deferred(() => linkList(links.filter((l) => linkStatus(l) === byDefault))),
-      );
+  for (; !pair.done; pair = pairs.next()) {
+    const l = pair.value[1];
     yield out(
-      fileFor("accesspointInterfaces", { ip }),
-      rendered(a.interfaces, (id) => model.interfaceById.get(id)!.json),
+      fileFor("linkDetail", { key: pair.value[0] }),
+      deferred(() => link(l)),
     );
   }
 
-  for (const [ip, e] of model.interfaceByAddress) {
-    yield out(fileFor("interfaceDetail", { ip }), e.json);
-    yield out(fileFor("interfaceAccesspoint", { ip }), e.ap.json);
+  for (const s of model.sites) yield out(fileFor("siteDetail", { id: String(s.id) }), renderSite(s));
+
+  yield* accesspointFiles(model, linkList, out);
+}
+
+/**
+ * An access point's files under each of its addresses, then those of the interfaces it holds (an
+ * interface's access point is its detail again): each file that repeats another after it (sameAs).
+ */
+function* accesspointFiles(
+  model: Model,
+  linkList: (links: readonly ResolvedLink[]) => Body,
+  out: (path: string, body: Body, sameAs?: string) => OutputFile,
+): Generator<OutputFile> {
+  const linkStatus = (l: ResolvedLink) => statusOf(l.timestamp, model.takenAt);
+  const ipsOf = groupBy([...model.accesspointByIp], ([, a]) => a);
+  const addressesOf = groupBy([...model.interfaceByAddress], ([, e]) => e.ap);
+  for (const [a, ips] of ipsOf) {
+    const first = ips[0][0];
+    const at = (name: "accesspointDetail" | "accesspointLinks" | "accesspointInterfaces", ip: string) => fileFor(name, { ip });
+    for (const [ip] of ips) {
+      const again = ip !== first;
+      yield out(at("accesspointDetail", ip), a.json, again ? at("accesspointDetail", first) : undefined);
+      const links = model.linksByAccesspoint.get(a.main_ip) ?? [];
+      yield out(at("accesspointLinks", ip), linkList(links), again ? at("accesspointLinks", first) : undefined);
+      // Its default without `status`, when the list default is a status (the route table points there).
+      const byDefault = model.settings.defaultStatus;
+      if (byDefault !== "all") {
+        const kept = links.filter((l) => linkStatus(l) === byDefault);
+        const byStatus = (ip: string) => fileFor("accesspointLinksByStatus", { ip, status: byDefault });
+        yield out(
+          byStatus(ip),
+          deferred(() => linkList(kept)),
+          kept.length === links.length ? at("accesspointLinks", ip) : again ? byStatus(first) : undefined,
+        );
+      }
+      yield out(
+        at("accesspointInterfaces", ip),
+        rendered(a.interfaces, (id) => model.interfaceById.get(id)!.json),
+        again ? at("accesspointInterfaces", first) : undefined,
+      );
+    }
+    const firstOf = new Map<InterfaceEntry, string>();
+    for (const [ip, e] of addressesOf.get(a) ?? []) {
+      const before = firstOf.get(e);
+      if (before === undefined) firstOf.set(e, ip);
+      yield out(fileFor("interfaceDetail", { ip }), e.json, before === undefined ? undefined : fileFor("interfaceDetail", { ip: before }));
+      yield out(fileFor("interfaceAccesspoint", { ip }), a.json, at("accesspointDetail", first));
+    }
   }
+  // interfaces of an access point no address names (none, as validation makes the model): each written all the same
+  for (const [a, addresses] of addressesOf)
+    if (!ipsOf.has(a))
+      for (const [ip, e] of addresses) {
+        yield out(fileFor("interfaceDetail", { ip }), e.json);
+        yield out(fileFor("interfaceAccesspoint", { ip }), e.ap.json);
+      }
 }
 
 /**

@@ -6,10 +6,13 @@ import { closeSync, openSync, renameSync, writeSync } from "node:fs";
  * as the build writes its files, and read back by the next build that recycles the tree.
  */
 
-export const DIGESTS_FORMAT = "mesh-api-files/2";
+export const DIGESTS_FORMAT = "mesh-api-files/3";
 
-/** A file as the digests record it: its SHA-1 (base64url) and its length. */
-export type Written = readonly [digest: string, bytes: number];
+/**
+ * A file as the digests record it: its SHA-1 (base64url) and its length, and the earlier file whose
+ * inode it shares (a hard link the build made: written in place, that file changes this one too).
+ */
+export type Written = readonly [digest: string, bytes: number, linkedTo?: string];
 
 // the one-shot form: half the cost of a Hash object per file, for the hundreds of thousands a build writes
 export const digestOf = (data: Buffer): string => digest("sha1", data, "base64url");
@@ -41,22 +44,29 @@ export class KnownFiles {
   private named: string[] = [];
   private digests = Buffer.alloc(0);
   private lengths = new Float64Array(0);
+  /** each slot's link: the slot of the file it shares an inode with, or -1 */
+  private links = new Int32Array(0);
   private taken = new Uint8Array(0);
   private used = 0;
 
-  /** Adds a file; false when `sha1` is no SHA-1 in base64url or the name is there already. */
-  add(name: string, sha1: string, length: number): boolean {
+  /**
+   * Adds a file; false when `sha1` is no SHA-1 in base64url, the name is there already, or the file
+   * it is linked to is not (a link names an earlier file).
+   */
+  add(name: string, sha1: string, length: number, linkedTo?: string): boolean {
     // any character outside ASCII makes more bytes than characters, and is no base64url either
     const bytes = Buffer.from(sha1, "utf8");
-    return bytes.length === SHA1_CHARS && this.addRaw(name, bytes, 0, length);
+    return bytes.length === SHA1_CHARS && this.addRaw(name, bytes, 0, length, linkedTo);
   }
 
   /**
    * Adds a file whose SHA-1 is the base64url at `from` in `source` (a record's bytes, read without
    * a string of it); false when it is no SHA-1 in base64url or the name is there already.
    */
-  addRaw(name: string, source: Buffer, from: number, length: number): boolean {
+  addRaw(name: string, source: Buffer, from: number, length: number, linkedTo?: string): boolean {
     if (this.slots.has(name)) return false;
+    const link = linkedTo === undefined ? -1 : (this.slots.get(linkedTo) ?? -2);
+    if (link === -2) return false;
     this.room();
     // 27 characters of 6 bits are 162 bits: the 20 bytes, then two spare bits that must be zero
     let at = this.used * SHA1_BYTES;
@@ -75,6 +85,7 @@ export class KnownFiles {
     if ((bits & ((1 << held) - 1)) !== 0) return false;
     this.slots.set(name, this.used);
     this.named.push(name);
+    this.links[this.used] = link;
     this.lengths[this.used++] = length;
     return true;
   }
@@ -88,6 +99,9 @@ export class KnownFiles {
       const lengths = new Float64Array(Math.max(1024, this.lengths.length * 2));
       lengths.set(this.lengths);
       this.lengths = lengths;
+      const links = new Int32Array(lengths.length);
+      links.set(this.links);
+      this.links = links;
       const taken = new Uint8Array(lengths.length);
       taken.set(this.taken);
       this.taken = taken;
@@ -114,14 +128,26 @@ export class KnownFiles {
   }
 
   private written(slot: number): Written {
-    return [this.digests.toString("base64url", slot * SHA1_BYTES, (slot + 1) * SHA1_BYTES), this.lengths[slot]];
+    const digest = this.digests.toString("base64url", slot * SHA1_BYTES, (slot + 1) * SHA1_BYTES);
+    const link = this.links[slot];
+    return link < 0 ? [digest, this.lengths[slot]] : [digest, this.lengths[slot], this.named[link]];
   }
 
   /** The arrays cut to the files added, once all are: their doubling left up to half of them unused. */
   fit(): void {
     this.digests = Buffer.from(this.digests.subarray(0, this.used * SHA1_BYTES));
     this.lengths = this.lengths.slice(0, this.used);
+    this.links = this.links.slice(0, this.used);
     this.taken = this.taken.slice(0, this.used);
+  }
+
+  /** The first and the last file the record says share an inode with an earlier one, with that one's name. */
+  linkSamples(): [string, string][] {
+    const samples: [string, string][] = [];
+    const sample = (slot: number) => this.links[slot] >= 0 && samples.push([this.named[slot], this.named[this.links[slot]]]);
+    for (let slot = 0; slot < this.used && !sample(slot); slot++);
+    for (let slot = this.used - 1; slot >= 0 && !sample(slot); slot--);
+    return samples;
   }
 
   /** The files known and not taken. */
@@ -134,6 +160,7 @@ export class KnownFiles {
     this.named = [];
     this.digests = Buffer.alloc(0);
     this.lengths = new Float64Array(0);
+    this.links = new Int32Array(0);
     this.taken = new Uint8Array(0);
     this.used = 0;
   }
@@ -157,19 +184,10 @@ export function parseDigests(bytes: Buffer | undefined): KnownFiles | undefined 
   const known = new KnownFiles();
   try {
     for (let at = head.length; at < end;) {
-      // "<name>":["<digest>",<length>], then a comma and the next, or the end
-      if (bytes[at] !== QUOTE) return undefined;
-      let close = at + 1;
-      let escaped = false;
-      for (; close < end; close++) {
-        const c = bytes[close];
-        if (c === QUOTE) break;
-        // JSON holds no raw control character in a string; an escaped one is JSON.parse's to refuse
-        if (c < 0x20) return undefined;
-        if (c === BACKSLASH) [escaped, close] = [true, close + 1];
-      }
-      const raw = bytes.toString("utf8", at + 1, close);
-      const name = escaped ? (JSON.parse(`"${raw}"`) as string) : raw;
+      // "<name>":["<digest>",<length>] or "<name>":["<digest>",<length>,"<linked to>"], then a comma and the next, or the end
+      const named = stringAt(bytes, at, end);
+      if (named === undefined) return undefined;
+      const [name, close] = named;
       const digestAt = close + 4;
       const digestEnd = digestAt + SHA1_CHARS;
       if (digestEnd + 2 >= end || bytes[close + 1] !== COLON || bytes[close + 2] !== OPEN || bytes[close + 3] !== QUOTE) return undefined;
@@ -177,14 +195,20 @@ export function parseDigests(bytes: Buffer | undefined): KnownFiles | undefined 
       // a length as JSON writes a number: digits, no leading zero
       let lengthEnd = digestEnd + 2;
       let length = 0;
-      for (; lengthEnd < end && bytes[lengthEnd] !== CLOSE; lengthEnd++) {
+      for (; lengthEnd < end && bytes[lengthEnd] !== CLOSE && bytes[lengthEnd] !== COMMA; lengthEnd++) {
         const digit = bytes[lengthEnd] - ZERO;
         if (digit < 0 || digit > 9 || (length === 0 && lengthEnd > digestEnd + 2)) return undefined;
         length = length * 10 + digit;
       }
       // (an exact sum up to 2^53 - 1; anything longer ends at 2^53 or above, never safe)
       if (lengthEnd === digestEnd + 2 || lengthEnd >= end || !Number.isSafeInteger(length)) return undefined;
-      if (!known.addRaw(name, bytes, digestAt, length)) return undefined;
+      let linkedTo: string | undefined;
+      if (bytes[lengthEnd] === COMMA) {
+        const linked = stringAt(bytes, lengthEnd + 1, end);
+        if (linked === undefined || bytes[linked[1] + 1] !== CLOSE) return undefined;
+        [linkedTo, lengthEnd] = [linked[0], linked[1] + 1];
+      }
+      if (!known.addRaw(name, bytes, digestAt, length, linkedTo)) return undefined;
       at = lengthEnd + 1;
       if (at < end && !(bytes[at++] === COMMA && at < end)) return undefined;
     }
@@ -195,10 +219,27 @@ export function parseDigests(bytes: Buffer | undefined): KnownFiles | undefined 
   return known;
 }
 
+/** The JSON string at `at` (its opening quote), and where its closing quote is; undefined when there is none before `end`. */
+function stringAt(bytes: Buffer, at: number, end: number): readonly [string, number] | undefined {
+  if (bytes[at] !== QUOTE) return undefined;
+  let close = at + 1;
+  let escaped = false;
+  for (; close < end; close++) {
+    const c = bytes[close];
+    if (c === QUOTE) break;
+    // JSON holds no raw control character in a string; an escaped one is JSON.parse's to refuse
+    if (c < 0x20) return undefined;
+    if (c === BACKSLASH) [escaped, close] = [true, close + 1];
+  }
+  if (close >= end) return undefined;
+  const raw = bytes.toString("utf8", at + 1, close);
+  return [escaped ? (JSON.parse(`"${raw}"`) as string) : raw, close];
+}
+
 const [QUOTE, BACKSLASH, COMMA, COLON, OPEN, CLOSE, ZERO] = ['"', "\\", ",", ":", "[", "]", "0"].map((c) => c.charCodeAt(0));
 
 /**
- * The digests record, `{"format":…,"files":{<path>:[<digest>,<length>],…}}`, the bytes JSON.stringify
+ * The digests record, `{"format":…,"files":{<path>:[<digest>,<length>(,<linked to>)],…}}`, the bytes JSON.stringify
  * gives such an object: written as the files are, to a file beside it renamed into place at the end,
  * so that the build never holds an entry a file (at 40,000 access points 685,000 entries, the first
  * cycle's peak of memory, docs/performance.md). The files in the order the build writes them, which
@@ -246,8 +287,9 @@ export class DigestRecord {
     if (fd !== undefined) closeSync(fd);
   }
 
-  private entry(file: string, [sha, bytes]: Written): void {
-    const text = `${this.first ? "" : ","}${JSON.stringify(file)}:[${JSON.stringify(sha)},${bytes}]`;
+  private entry(file: string, [sha, bytes, linkedTo]: Written): void {
+    const link = linkedTo === undefined ? "" : `,${JSON.stringify(linkedTo)}`;
+    const text = `${this.first ? "" : ","}${JSON.stringify(file)}:[${JSON.stringify(sha)},${bytes}${link}]`;
     this.first = false;
     this.pending.push(text);
     this.size += text.length;

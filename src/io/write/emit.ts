@@ -1,6 +1,6 @@
 import { createHash } from "node:crypto";
 import { closeSync, createReadStream, ftruncateSync, renameSync, unlinkSync, writeSync } from "node:fs";
-import { mkdir, readdir, readFile, rename, rm, rmdir, unlink } from "node:fs/promises";
+import { mkdir, readdir, readFile, rename, rm, rmdir, stat, unlink } from "node:fs/promises";
 import { removeInBackground, replaceFolder, type ReplaceOptions } from "./swap.ts";
 import type { OutputLock } from "./lock.ts";
 import path from "node:path";
@@ -70,7 +70,8 @@ export async function emitTree(out: string, files: Iterable<OutputFile>, options
       let archive: Archiving | undefined;
       try {
         archive = options.archive && { takes: options.archive.takes, stream: options.archive.open(tmp) };
-        const result = await writeAll(tmp, files, options.progress, digests && { known, digests }, archive);
+        const recycling = digests && { known, digests, linksHold: known !== undefined && (await linksHold(tmp, known)) };
+        const result = await writeAll(tmp, files, options.progress, recycling, archive);
         if (digests) {
           // what the recycled tree holds and this build did not write: each file written took its entry out (wasIn)
           if (known) for (const file of known.names()) await removeStale(tmp, file);
@@ -194,6 +195,23 @@ interface Recycling {
   readonly known?: KnownFiles;
   /** the record of every file's digest */
   readonly digests: DigestRecord;
+  /** whether the names the record says share an inode still do: the tree is the one it was written in, not a copy */
+  readonly linksHold: boolean;
+}
+
+/**
+ * Whether the names the record says share an inode still do: the first and the last such pair are
+ * looked at. A copy of the tree that did not keep hard links (a backup put back, a state moved with
+ * `cp -r` or `rsync` without -H) made each name a file of its own; the build then links every one anew.
+ */
+async function linksHold(root: string, known: KnownFiles): Promise<boolean> {
+  for (const names of known.linkSamples()) {
+    const [a, b] = await Promise.all(
+      names.map((f) => under(root, f)).map((f) => (f === undefined ? undefined : stat(f, { bigint: true }).catch(() => undefined))),
+    );
+    if (a === undefined || b === undefined || a.dev !== b.dev || a.ino !== b.ino) return false;
+  }
+  return true;
 }
 
 /**
@@ -222,14 +240,13 @@ async function writeAll(
   let bytes = 0;
   let failure: unknown;
   const yielding = pauses();
-  const [concurrency, threadFrom] = [
-    Math.max(1, tuned("MESH_API_WRITE_CONCURRENCY", WRITE_CONCURRENCY)),
-    tuned("MESH_API_WRITER_THREAD_FROM", THREAD_FROM),
-  ];
+  const concurrency = Math.max(1, tuned("MESH_API_WRITE_CONCURRENCY", WRITE_CONCURRENCY));
+  const threadFrom = tuned("MESH_API_WRITER_THREAD_FROM", THREAD_FROM);
   const direct = fileCalls(root, READ_AT_ONCE);
+  const recent = new RecentFiles();
   let thread: WritingThread | undefined;
   let finished = false;
-  const calls = (): Pick<FileCalls, "folder" | "whole"> => thread ?? direct;
+  const calls = (): FileCallsHanded => thread ?? direct;
   const twin = (file: string, same: boolean, held: number, make: () => Promise<Buffer>) => {
     twinBytes += held;
     const job = writeTwin(root, file, same, recycling, make, calls)
@@ -253,21 +270,22 @@ async function writeAll(
       // it is short, else by a rename, so that a reader still holding the old file reads it whole.
       const was = wasIn(recycling, file.path);
       let packing: Promise<void> | undefined; // the archive's compressor fell behind while it packed this file
-      const body = split(file.body, was);
-      if (body.whole) {
-        // The common case: the whole body in one piece, handed over with its folder.
-        const data = body.whole;
+      const alias = linkedFile(file, full, was, recent, recycling, calls());
+      // a name that shared an inode in the recycled tree is written anew (handWhole, writeLong): never its bytes kept
+      const body = alias === undefined ? split(file.body, was?.[2] === undefined ? was : undefined) : undefined;
+      if (alias !== undefined) {
+        bytes += alias;
+        if (archive?.takes(file.path)) packing = archive.stream.bytes(file.path.slice(1), wholeOf(file.body));
+      } else if (body!.whole) {
+        const data = body!.whole;
         bytes += data.length;
-        const same = recorded(recycling, file.path, data, was, false, body.digest);
-        if (was === undefined) calls().folder(path.dirname(full));
-        if (!same) calls().whole(full, data, was?.[1]);
+        const same = handWhole(calls(), recent, recycling, file.path, full, data, body!.digest, was);
         if (hasTwin(file.path, data.length)) twin(file.path, same, data.length, () => gzipped(data));
         if (archive?.takes(file.path)) packing = archive.stream.bytes(file.path.slice(1), data);
       } else {
-        // A list rendered as it is written, at most about one piece in memory, by this thread while
-        // the writing thread goes on with the files before it (waiting for it left both idle in turn:
-        // docs/performance.md); its folder is made here if need be, and its twin is made from the file.
-        const { length, same } = await writeLong(direct, full, file.path, body.firstTwo, body.rest, was, recycling, yielding);
+        // A list rendered as it is written, at most a piece in memory, by this thread while the writing thread goes on
+        // (waiting for it left both idle in turn: docs/performance.md); its twin is made from the file.
+        const { length, same } = await writeLong(direct, full, file.path, body!, was, recycling, yielding);
         bytes += length;
         if (hasTwin(file.path, length)) twin(file.path, same, PIECE, () => gzippedFile(full));
         if (archive?.takes(file.path)) packing = archive.stream.file(file.path.slice(1), full);
@@ -292,6 +310,97 @@ async function writeAll(
   failure ??= thread?.failure;
   if (failure) throw failure;
   return { files: count, bytes };
+}
+
+/** The calls the build hands over (to its own thread or the writing thread), in order. */
+type FileCallsHanded = Pick<FileCalls, "folder" | "whole" | "link" | "unlink">;
+
+/** A file just written whole, which a later file of the same bytes may share (OutputFile.sameAs). */
+interface Linkable {
+  readonly full: string;
+  readonly length: number;
+  /** its digest, when the build records them */
+  readonly digest?: string;
+  /** whether its inode is the recycled tree's (kept, or written in place): a name linked to it there still is */
+  readonly recycled: boolean;
+}
+
+/**
+ * The files written last, by path. The plan puts a file that repeats another right after it, or after
+ * the few files of the same access point (plan.ts); one too far back is written on its own.
+ */
+class RecentFiles {
+  private readonly files = new Map<string, Linkable>();
+  constructor(private readonly keep = 1024) {}
+
+  note(file: string, linkable: Linkable): void {
+    this.files.set(file, linkable);
+    if (this.files.size > this.keep) this.files.delete(this.files.keys().next().value!);
+  }
+
+  get(file: string): Linkable | undefined {
+    return this.files.get(file);
+  }
+}
+
+/**
+ * A file the plan says repeats one just written (sameAs): a hard link to it, one more name and no new
+ * inode, bytes or write. A name the recycled tree already links to that file, still the recycled
+ * inode, is left as it is: a recycled build rewrites the file once for all its names. Its length,
+ * or undefined when it is to be written as a file of its own (nothing written it could share, or a
+ * twin to make).
+ */
+function linkedFile(
+  file: OutputFile,
+  full: string,
+  was: Written | undefined,
+  recent: RecentFiles,
+  recycling: Recycling | undefined,
+  calls: FileCallsHanded,
+): number | undefined {
+  const target = file.sameAs === undefined ? undefined : recent.get(file.sameAs);
+  if (target === undefined || hasTwin(file.path, target.length) || (recycling && target.digest === undefined)) return undefined;
+  const keep = was !== undefined && was[2] === file.sameAs && target.recycled && recycling!.linksHold;
+  recycling?.digests.add(file.path, [target.digest!, target.length, file.sameAs]);
+  if (!keep) {
+    if (was === undefined) calls.folder(path.dirname(full));
+    calls.link(target.full, full);
+  }
+  recent.note(file.path, { ...target, full, recycled: keep });
+  return target.length;
+}
+
+/**
+ * A one-piece body handed over with its folder, unless the recycled tree holds these very bytes;
+ * whether it does. A recycled name that shared an inode (a link) is removed first, and the file
+ * written as a new one. Noted as one a later file may link to when it gets no twin.
+ */
+function handWhole(
+  calls: FileCallsHanded,
+  recent: RecentFiles,
+  recycling: Recycling | undefined,
+  file: string,
+  full: string,
+  data: Buffer,
+  known: string | undefined,
+  was: Written | undefined,
+): boolean {
+  const shared = was?.[2] !== undefined;
+  const digest = recycling && (known ?? digestOf(data));
+  const same = recorded(recycling, file, data, was, false, digest) && !shared;
+  if (shared) calls.unlink(full);
+  else if (was === undefined) calls.folder(path.dirname(full));
+  if (!same) calls.whole(full, data, shared ? undefined : was?.[1]);
+  // its inode is the recycled tree's when kept or written in place (a long recycled file is renamed over)
+  if (!hasTwin(file, data.length))
+    recent.note(file, { full, length: data.length, digest, recycled: was !== undefined && !shared && (same || was[1] <= READ_AT_ONCE) });
+  return same;
+}
+
+/** A short body's bytes (an alias's, for the archive: the file it repeats is not read back). */
+function wholeOf(body: Body): Buffer {
+  const made = split(body, undefined);
+  return made.whole ?? Buffer.concat([...made.firstTwo, ...made.rest]);
 }
 
 /** A body whole, as its bytes (and their digest when known), or its first two pieces and the rest of them. */
@@ -335,12 +444,14 @@ async function writeLong(
   direct: FileCalls,
   full: string,
   file: string,
-  firstTwo: readonly Buffer[],
-  rest: Iterator<Buffer> & Iterable<Buffer>,
-  was: Written | undefined,
+  { firstTwo, rest }: { readonly firstTwo: readonly Buffer[]; readonly rest: Iterator<Buffer> & Iterable<Buffer> },
+  recycled: Written | undefined,
   recycling: Recycling | undefined,
   yielding: () => Promise<void> | undefined,
 ): Promise<{ readonly length: number; readonly same: boolean }> {
+  // a name that shared an inode in the recycled tree gets one of its own
+  if (recycled?.[2] !== undefined) direct.unlink(full);
+  const was = recycled?.[2] === undefined ? recycled : undefined;
   if (was === undefined) direct.folder(path.dirname(full));
   const { target, renamed } = direct.target(full, was?.[1]);
   const hash = recycling && createHash("sha1");

@@ -20,6 +20,10 @@ export interface FileCalls {
   target(full: string, was: number | undefined): { readonly target: string; readonly renamed: boolean };
   /** opens a file to write: a new one (refusing one already there), or a recycled one written over */
   open(target: string, was: number | undefined): number;
+  /** gives a written file a second name, in place of whatever that name holds */
+  link(existing: string, full: string): void;
+  /** removes a recycled file's name (one that shares its inode, before the name gets bytes of its own) */
+  unlink(full: string): void;
 }
 
 /**
@@ -105,11 +109,25 @@ export function fileCalls(root: string, readAtOnce: number): FileCalls {
       }
       if (at.renamed) fs.renameSync(at.target, full);
     },
+    link(existing, full) {
+      try {
+        fs.linkSync(existing, full);
+      } catch (err) {
+        if ((err as NodeJS.ErrnoException).code !== "EEXIST") throw err;
+        fs.unlinkSync(full);
+        fs.linkSync(existing, full);
+      }
+    },
+    unlink: (full) => fs.unlinkSync(full),
   };
 }
 
-/** A batch's calls: ["d", folder] or ["w", file, start, end, recorded length or -1] over the batch's bytes. */
-type Call = readonly ["d", string] | readonly ["w", string, number, number, number];
+/**
+ * A batch's calls: ["d", folder], ["w", file, start, end, recorded length or -1] over the batch's
+ * bytes, ["l", existing file, its new name], ["u", file].
+ */
+type Call =
+  readonly ["d", string] | readonly ["w", string, number, number, number] | readonly ["l", string, string] | readonly ["u", string];
 
 /** A failure of the thread's calls, as the build's own thread would have thrown it. */
 interface CallError {
@@ -152,7 +170,9 @@ function threadMain(calls: typeof fileCalls): void {
       if (failed || Atomics.load(control, 0) === 1) break;
       try {
         if (call[0] === "d") made.folder(call[1]);
-        else made.whole(call[1], data.subarray(call[2], call[3]), call[4] < 0 ? undefined : call[4]);
+        else if (call[0] === "w") made.whole(call[1], data.subarray(call[2], call[3]), call[4] < 0 ? undefined : call[4]);
+        else if (call[0] === "l") made.link(call[1], call[2]);
+        else made.unlink(call[1]);
       } catch (err) {
         fail(err);
       }
@@ -233,6 +253,16 @@ export class WritingThread {
 
   folder(dir: string): void {
     this.calls.push(["d", dir]);
+    if (this.calls.length >= BATCH_CALLS) this.send();
+  }
+
+  link(existing: string, full: string): void {
+    this.calls.push(["l", existing, full]);
+    if (this.calls.length >= BATCH_CALLS) this.send();
+  }
+
+  unlink(full: string): void {
+    this.calls.push(["u", full]);
     if (this.calls.length >= BATCH_CALLS) this.send();
   }
 
