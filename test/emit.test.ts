@@ -389,6 +389,15 @@ describe("a recycled tree (cycle: the build before the served one becomes the ne
     await emitTree(c, next, { recycle: { from: b } });
     expect(tree(c)).toEqual(tree(fresh));
     expect(ino(c, "a1")).toBe(before.t1);
+    // a name that shared a file, gone (removed by hand), and given bytes of its own now: written all the same
+    const own = next.map((f) => (f.path === "/api/a2/index.json" ? file("a2", "mine") : f));
+    const [g, h] = [path.join(d, "g"), path.join(d, "h")];
+    // a copy that keeps the links (cp -a): trusted as the tree itself
+    spawnSync("cp", ["-a", c, g]);
+    rmSync(at(g, "a2"));
+    await emitTree(h, own, { recycle: { from: g } });
+    expect(readFileSync(at(h, "a2"), "utf8")).toBe("mine");
+    expect(readFileSync(at(h, "t2"), "utf8")).toBe("two");
     // A copy of the tree (a backup put back, a state moved with cp -r) holds separate files where the
     // names shared one: its record's links are not trusted, and each name is linked anew.
     const copy = path.join(d, "copy");

@@ -118,7 +118,14 @@ export function fileCalls(root: string, readAtOnce: number): FileCalls {
         fs.linkSync(existing, full);
       }
     },
-    unlink: (full) => fs.unlinkSync(full),
+    unlink(full) {
+      try {
+        fs.unlinkSync(full);
+      } catch (err) {
+        // gone already (removed by hand): the name gets its file all the same
+        if ((err as NodeJS.ErrnoException).code !== "ENOENT") throw err;
+      }
+    },
   };
 }
 
