@@ -20,7 +20,7 @@ export interface FileCalls {
   target(full: string, was: number | undefined): { readonly target: string; readonly renamed: boolean };
   /** opens a file to write: a new one (refusing one already there), or a recycled one written over */
   open(target: string, was: number | undefined): number;
-  /** gives a written file a second name, in place of whatever that name holds */
+  /** gives a written file a second name, in place of whatever that name holds (a recycled file, a link planted there) */
   link(existing: string, full: string): void;
   /** removes a recycled file's name (one that shares its inode, before the name gets bytes of its own) */
   unlink(full: string): void;
@@ -92,6 +92,14 @@ export function fileCalls(root: string, readAtOnce: number): FileCalls {
     const fill = (zeros.length - (data.length % zeros.length)) % zeros.length;
     return fill === 0 ? data : Buffer.concat([data, zeros.subarray(0, fill)]);
   };
+  const ignoring = (call: () => unknown, code: string, instead = () => undefined as unknown): void => {
+    try {
+      call();
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code !== code) throw err;
+      instead();
+    }
+  };
   return {
     folder: (dir) => make(dir, false),
     target,
@@ -110,22 +118,11 @@ export function fileCalls(root: string, readAtOnce: number): FileCalls {
       if (at.renamed) fs.renameSync(at.target, full);
     },
     link(existing, full) {
-      try {
-        fs.linkSync(existing, full);
-      } catch (err) {
-        if ((err as NodeJS.ErrnoException).code !== "EEXIST") throw err;
-        fs.unlinkSync(full);
-        fs.linkSync(existing, full);
-      }
+      const made = (): unknown => fs.linkSync(existing, full);
+      ignoring(made, "EEXIST", () => (fs.unlinkSync(full), made()));
     },
-    unlink(full) {
-      try {
-        fs.unlinkSync(full);
-      } catch (err) {
-        // gone already (removed by hand): the name gets its file all the same
-        if ((err as NodeJS.ErrnoException).code !== "ENOENT") throw err;
-      }
-    },
+    // gone already (removed by hand): the name gets its file all the same
+    unlink: (full) => ignoring(() => fs.unlinkSync(full), "ENOENT"),
   };
 }
 
