@@ -80,29 +80,21 @@ function* flatFiles(model: Model, settings: { readonly map?: MapSettings }, rout
   // The lists and their filters (filters/records.ts), then the paths beside them.
   for (const { path, body } of listFiles(model)) yield out(path, body);
   // A link's detail under its id, then under its peers' pairs, one after the other: rendered once, one file.
+  const linkDetail = (key: string, l: ResolvedLink, sameAs?: string) =>
+    out(
+      fileFor("linkDetail", { key }),
+      deferred(() => link(l)),
+      sameAs,
+    );
   const pairs = model.linkByPeers[Symbol.iterator]();
   let pair = pairs.next();
   for (const l of model.links) {
-    const detail = fileFor("linkDetail", { key: String(l.id) });
-    yield out(
-      detail,
-      deferred(() => link(l)),
-    );
-    for (; !pair.done && pair.value[1] === l; pair = pairs.next())
-      yield out(
-        fileFor("linkDetail", { key: pair.value[0] }),
-        deferred(() => link(l)),
-        detail,
-      );
+    const detail = linkDetail(String(l.id), l);
+    yield detail;
+    for (; !pair.done && pair.value[1] === l; pair = pairs.next()) yield linkDetail(pair.value[0], l, detail.path);
   }
   // pairs in another order than the links (none, as the model is made): each written all the same
-  for (; !pair.done; pair = pairs.next()) {
-    const l = pair.value[1];
-    yield out(
-      fileFor("linkDetail", { key: pair.value[0] }),
-      deferred(() => link(l)),
-    );
-  }
+  for (; !pair.done; pair = pairs.next()) yield linkDetail(...pair.value);
 
   for (const s of model.sites) yield out(fileFor("siteDetail", { id: String(s.id) }), renderSite(s));
 
@@ -124,15 +116,15 @@ function* accesspointFiles(
   for (const [a, ips] of ipsOf) {
     const first = ips[0][0];
     const at = (name: "accesspointDetail" | "accesspointLinks" | "accesspointInterfaces", ip: string) => fileFor(name, { ip });
+    const links = model.linksByAccesspoint.get(a.main_ip) ?? [];
+    // Its default without `status`, when the list default is a status (the route table points there).
+    const byDefault = model.settings.defaultStatus;
+    const kept = byDefault === "all" ? links : links.filter((l) => linkStatus(l) === byDefault);
     for (const [ip] of ips) {
       const again = ip !== first;
       yield out(at("accesspointDetail", ip), a.json, again ? at("accesspointDetail", first) : undefined);
-      const links = model.linksByAccesspoint.get(a.main_ip) ?? [];
       yield out(at("accesspointLinks", ip), linkList(links), again ? at("accesspointLinks", first) : undefined);
-      // Its default without `status`, when the list default is a status (the route table points there).
-      const byDefault = model.settings.defaultStatus;
       if (byDefault !== "all") {
-        const kept = links.filter((l) => linkStatus(l) === byDefault);
         const byStatus = (ip: string) => fileFor("accesspointLinksByStatus", { ip, status: byDefault });
         yield out(
           byStatus(ip),

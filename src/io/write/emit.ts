@@ -271,21 +271,22 @@ async function writeAll(
       const was = wasIn(recycling, file.path);
       let packing: Promise<void> | undefined; // the archive's compressor fell behind while it packed this file
       const alias = linkedFile(file, full, was, recent, recycling, calls());
-      // a name that shared an inode in the recycled tree is written anew (handWhole, writeLong): never its bytes kept
-      const body = alias === undefined ? split(file.body, was?.[2] === undefined ? was : undefined) : undefined;
+      const own = was?.[2] === undefined ? was : undefined;
+      const name: RecycledName = { file: file.path, full, shared: own !== was, own };
+      const body = alias === undefined ? split(file.body, own) : undefined;
       if (alias !== undefined) {
         bytes += alias;
         if (archive?.takes(file.path)) packing = archive.stream.bytes(file.path.slice(1), wholeOf(file.body));
       } else if (body!.whole) {
         const data = body!.whole;
         bytes += data.length;
-        const same = handWhole(calls(), recent, recycling, file.path, full, data, body!.digest, was);
+        const same = handWhole(calls(), recent, recycling, name, data, body!.digest);
         if (hasTwin(file.path, data.length)) twin(file.path, same, data.length, () => gzipped(data));
         if (archive?.takes(file.path)) packing = archive.stream.bytes(file.path.slice(1), data);
       } else {
         // A list rendered as it is written, at most a piece in memory, by this thread while the writing thread goes on
         // (waiting for it left both idle in turn: docs/performance.md); its twin is made from the file.
-        const { length, same } = await writeLong(direct, full, file.path, body!, was, recycling, yielding);
+        const { length, same } = await writeLong(direct, name, body!, recycling, yielding);
         bytes += length;
         if (hasTwin(file.path, length)) twin(file.path, same, PIECE, () => gzippedFile(full));
         if (archive?.takes(file.path)) packing = archive.stream.file(file.path.slice(1), full);
@@ -310,6 +311,18 @@ async function writeAll(
   failure ??= thread?.failure;
   if (failure) throw failure;
   return { files: count, bytes };
+}
+
+/**
+ * A file of the plan at its full path, and what the recycled tree holds there: `own`, its record,
+ * unless the name shared an inode there (`shared`): it is then removed and written as a new file,
+ * since written over it would change the other names.
+ */
+interface RecycledName {
+  readonly file: string;
+  readonly full: string;
+  readonly shared: boolean;
+  readonly own: Written | undefined;
 }
 
 /** The calls the build hands over (to its own thread or the writing thread), in order. */
@@ -372,28 +385,25 @@ function linkedFile(
 
 /**
  * A one-piece body handed over with its folder, unless the recycled tree holds these very bytes;
- * whether it does. A recycled name that shared an inode (a link) is removed first, and the file
- * written as a new one. Noted as one a later file may link to when it gets no twin.
+ * whether it does. A recycled name that shared an inode is removed first (`shared`; `own` is then
+ * undefined: the file is written as a new one). Noted as one a later file may link to when it gets no twin.
  */
 function handWhole(
   calls: FileCallsHanded,
   recent: RecentFiles,
   recycling: Recycling | undefined,
-  file: string,
-  full: string,
+  { file, full, shared, own }: RecycledName,
   data: Buffer,
   known: string | undefined,
-  was: Written | undefined,
 ): boolean {
-  const shared = was?.[2] !== undefined;
   const digest = recycling && (known ?? digestOf(data));
-  const same = recorded(recycling, file, data, was, false, digest) && !shared;
+  const same = recorded(recycling, file, data, own, false, digest);
   if (shared) calls.unlink(full);
-  else if (was === undefined) calls.folder(path.dirname(full));
-  if (!same) calls.whole(full, data, shared ? undefined : was?.[1]);
+  else if (own === undefined) calls.folder(path.dirname(full));
+  if (!same) calls.whole(full, data, own?.[1]);
   // its inode is the recycled tree's when kept or written in place (a long recycled file is renamed over)
   if (!hasTwin(file, data.length))
-    recent.note(file, { full, length: data.length, digest, recycled: was !== undefined && !shared && (same || was[1] <= READ_AT_ONCE) });
+    recent.note(file, { full, length: data.length, digest, recycled: own !== undefined && (same || own[1] <= READ_AT_ONCE) });
   return same;
 }
 
@@ -442,16 +452,12 @@ function split(body: Body, was: Written | undefined): Split {
 /** A body of several pieces, written by the build's own thread as they are rendered; its length, and whether the recycled tree held its bytes. */
 async function writeLong(
   direct: FileCalls,
-  full: string,
-  file: string,
+  { file, full, shared, own: was }: RecycledName,
   { firstTwo, rest }: { readonly firstTwo: readonly Buffer[]; readonly rest: Iterator<Buffer> & Iterable<Buffer> },
-  recycled: Written | undefined,
   recycling: Recycling | undefined,
   yielding: () => Promise<void> | undefined,
 ): Promise<{ readonly length: number; readonly same: boolean }> {
-  // a name that shared an inode in the recycled tree gets one of its own
-  if (recycled?.[2] !== undefined) direct.unlink(full);
-  const was = recycled?.[2] === undefined ? recycled : undefined;
+  if (shared) direct.unlink(full);
   if (was === undefined) direct.folder(path.dirname(full));
   const { target, renamed } = direct.target(full, was?.[1]);
   const hash = recycling && createHash("sha1");
