@@ -4,13 +4,13 @@ import { stat } from "node:fs/promises";
 import path from "node:path";
 import type { DumpSummary } from "./core/model/model.ts";
 import { buildModel, type Model } from "./core/model/model.ts";
-import { outputFiles, placeholderValues, type PlaceholderValues } from "./core/plan.ts";
+import { outputParts, placeholderValues, type PlaceholderValues } from "./core/plan.ts";
 import { InvalidDumpError, type Problem } from "./core/problems.ts";
 import { assertOutputSettings } from "./core/outputs/option-values.ts";
 import { createValidator } from "./core/model/validator.ts";
 import { hostReport, type HostReport, type HostWarning } from "./hosts/host.ts";
 import { HOSTS } from "./hosts/index.ts";
-import { emitTree, type EmitOptions, type EmitResult } from "./io/write/emit.ts";
+import { emitTree, type EmitOptions, type EmitResult, type SideBySide } from "./io/write/emit.ts";
 import { lockOutput } from "./io/write/lock.ts";
 import { assertNothingForeign, emptySnapshotFolder, lockBeforeWork, lockLink, unmake } from "./io/write/output-folder.ts";
 import { assertLinkUsable, isLink, linkLayout, sweepLink, type LinkLayout } from "./io/write/link.ts";
@@ -245,12 +245,16 @@ export async function build(
  */
 const servedExtras = (files: readonly string[] = []): string[] => files.filter((f) => isApiServed(`/${f}`));
 
-function* allFiles(model: Model, values: PlaceholderValues, map: MapSettings | undefined) {
+function allFiles(model: Model, values: PlaceholderValues, map: MapSettings | undefined): SideBySide {
   // the values validate found: the layout is the dump's, not recomputed for the model with what the outputs carry
-  yield* outputFiles(model, { map }, values);
-  yield* mapAssets();
-  yield* docsAssets();
-  for (const host of HOSTS) yield* host.files(values);
+  const { lists, outputs, resources } = outputParts(model, { map }, values);
+  const rest = function* () {
+    yield* lists;
+    yield* mapAssets();
+    yield* docsAssets();
+    for (const host of HOSTS) yield* host.files(values);
+  };
+  return { sideBySide: [rest(), outputs, resources] };
 }
 
 /**

@@ -20,7 +20,7 @@ import {
 import path from "node:path";
 import { gunzipSync } from "node:zlib";
 import { describe, expect, it } from "vitest";
-import { TWIN } from "../src/core/routes.ts";
+import { FILES, TWIN } from "../src/core/routes.ts";
 import { emitTree } from "../src/io/write/emit.ts";
 import { ArchiveStream } from "../src/io/read/archive.ts";
 import { KnownFiles, parseDigests } from "../src/io/write/digests.ts";
@@ -180,6 +180,81 @@ describe("a long list while the writing thread is still on the files before it",
     expect(readFileSync(path.join(out, "a/5/long/list/index.json"), "utf8")).toBe(`[${items.join(",")}]`);
     expect(readFileSync(path.join(out, "a/9/2999/index.json"), "utf8")).toBe('{"i":2999}');
     expect(readFileSync(path.join(out, "a/5/long/10/1999/index.json"), "utf8")).toBe('{"i":1999}');
+  });
+});
+
+describe("parts of a plan written side by side (core/plan.ts PlanParts)", () => {
+  /** every file of a tree: its bytes, and which other name shares its inode (the first by path) */
+  const snapshot = (dir: string) => {
+    const names = (spawnSync("find", [".", "-type", "f"], { cwd: dir, encoding: "utf8" }).stdout.trim().split("\n") as string[]).sort();
+    const firstOf = new Map<number, string>();
+    return names.map((name) => {
+      const ino = statSync(path.join(dir, name)).ino;
+      if (!firstOf.has(ino)) firstOf.set(ino, name);
+      return [
+        name,
+        createHash("sha1")
+          .update(readFileSync(path.join(dir, name)))
+          .digest("hex"),
+        firstOf.get(ino),
+      ];
+    });
+  };
+  // long lists (several pieces each, written by the build's thread) in one part; thousands of short
+  // files (through the writing thread) with names that repeat another in the other
+  const lists = function* () {
+    for (let i = 0; i < 4; i++)
+      yield { path: `/list/${i}/index.json`, body: deferred(() => `[${'"x",'.repeat(PIECE / 2 + i * 1000)}"${i}"]`) };
+  };
+  const resources = function* (n = 6000) {
+    for (let i = 0; i < n; i++) {
+      const detail = `/item/${i % 50}/${i}/index.json`;
+      yield { path: detail, body: Buffer.from(`{"i":${i}}`) };
+      yield { path: `/item/${i % 50}/${i}/again/index.json`, body: Buffer.from(`{"i":${i}}`), sameAs: detail };
+    }
+  };
+  const threaded = async <T>(run: () => Promise<T>): Promise<T> => {
+    const before = process.env.MESH_API_WRITER_THREAD_FROM;
+    process.env.MESH_API_WRITER_THREAD_FROM = "0";
+    try {
+      return await run();
+    } finally {
+      if (before === undefined) delete process.env.MESH_API_WRITER_THREAD_FROM;
+      else process.env.MESH_API_WRITER_THREAD_FROM = before;
+    }
+  };
+
+  it("gives the tree that one part after the other gives, its shared inodes and its digests record included", async () => {
+    const [apart, after] = [path.join(tempDir(), "dist"), path.join(tempDir(), "dist")];
+    // recyclable: each part's files recorded apart, the record the same bytes in the end
+    const r = await threaded(() => emitTree(apart, { sideBySide: [lists(), resources()] }, { recycle: {} }));
+    await threaded(() => emitTree(after, [...lists(), ...resources()], { recycle: {} }));
+    expect(r.files).toBe(4 + 12000);
+    const written = snapshot(apart);
+    expect(written).toEqual(snapshot(after));
+    // the lists' gzip twins beside them, and the record
+    expect(written.length).toBe(2 * 4 + 12000 + 1);
+    expect([...parseDigests(readFileSync(path.join(apart, FILES.fileDigests)))!.names()].length).toBe(2 * 4 + 12000);
+    expect(written.filter(([name, , first]) => name !== first).length).toBe(6000);
+  });
+
+  it("stops every part when one fails, and leaves nothing", async () => {
+    const parent = tempDir();
+    let taken = 0;
+    const endless = function* () {
+      for (let i = 0; ; i++, taken++) yield { path: `/item/${i % 50}/${i}/index.json`, body: Buffer.from(`{"i":${i}}`) };
+    };
+    const failing = function* () {
+      yield* lists();
+      throw new Error("renderer broke");
+    };
+    await expect(threaded(() => emitTree(path.join(parent, "dist"), { sideBySide: [failing(), endless()] }))).rejects.toThrow(
+      "renderer broke",
+    );
+    expect(readdirSync(parent)).toEqual([]);
+    const stopped = taken;
+    await new Promise((ok) => setTimeout(ok, 50));
+    expect(taken).toBe(stopped);
   });
 });
 

@@ -49,36 +49,76 @@ export function* outputFiles(
   // the values validate found for this dump, when the model has since been given what the outputs carry
   values: PlaceholderValues = placeholderValues(model),
 ): Generator<OutputFile> {
-  const routing = aliasesBody(values, model.settings.defaultStatus);
-  for (const file of flatFiles(model, settings, routing)) {
-    const path = placeFile(file.path, values.layout);
-    yield file.sameAs === undefined ? { path, body: file.body } : { path, body: file.body, sameAs: placeFile(file.sameAs, values.layout) };
-  }
+  const { lists, outputs, resources } = outputParts(model, settings, values);
+  yield* lists;
+  yield* outputs;
+  yield* resources;
 }
 
-/** The plan's files at their paths in a flat build (routes/layout.ts places them). */
-function* flatFiles(model: Model, settings: { readonly map?: MapSettings }, routing: Body): Generator<OutputFile> {
-  const out = (path: string, body: Body, sameAs?: string): OutputFile => (sameAs === undefined ? { path, body } : { path, body, sameAs });
-  const link = recentlyRendered((l: ResolvedLink) => renderLink(l, model));
-  const linkList = (links: readonly ResolvedLink[]) => rendered(links, link);
+/**
+ * The plan in three parts, which a writer may write side by side (docs/performance.md): the lists
+ * and the outputs are long to render and hold most of a build's bytes in a few thousand files; the
+ * resources' files are quick to render, hundreds of thousands of short files whose cost is the file
+ * system's. Side by side, the lists and outputs are rendered while the resources' files are made.
+ */
+export interface PlanParts {
+  /** the documents, the lists and their filters */
+  readonly lists: Iterable<OutputFile>;
+  /** the outputs' files (outputs/: the records beside the API, the history, the metrics) */
+  readonly outputs: Iterable<OutputFile>;
+  /** every resource's files: links, sites, access points and their interfaces */
+  readonly resources: Iterable<OutputFile>;
+}
 
+export function outputParts(
+  model: Model,
+  settings: { readonly map?: MapSettings } = {},
+  values: PlaceholderValues = placeholderValues(model),
+): PlanParts {
+  const placed = function* (files: Iterable<OutputFile>): Generator<OutputFile> {
+    for (const file of files) {
+      const path = placeFile(file.path, values.layout);
+      yield file.sameAs === undefined
+        ? { path, body: file.body }
+        : { path, body: file.body, sameAs: placeFile(file.sameAs, values.layout) };
+    }
+  };
+  return {
+    lists: placed(flatLists(model, settings, aliasesBody(values, model.settings.defaultStatus))),
+    outputs: placed(flatOutputs(model)),
+    resources: placed(flatResources(model)),
+  };
+}
+
+const out = (path: string, body: Body, sameAs?: string): OutputFile => (sameAs === undefined ? { path, body } : { path, body, sameAs });
+
+/** The plan's files at their paths in a flat build (routes/layout.ts places them): documents and lists. */
+function* flatLists(model: Model, settings: { readonly map?: MapSettings }, routing: Body): Generator<OutputFile> {
   yield out(fileFor("notFound"), NOT_FOUND_BODY);
   // The ways in: a landing page every static host serves at "/", and the API root.
   yield out(fileFor("landing"), landingPage(model));
   yield out(fileFor("apiRoot"), apiRoot(model));
   yield out(fileFor("aliases"), routing);
   yield out(fileFor("routingCopy"), routing);
-  // Descriptions and views of the API, beside it: OpenAPI, the output records (outputs/), the map (Leaflet's
-  // files are copied by io/write/map-assets.ts), the reference (Swagger UI's by io/write/docs-assets.ts).
+  // Descriptions and views of the API, beside it: OpenAPI, the map (Leaflet's files are copied by
+  // io/write/map-assets.ts), the reference (Swagger UI's by io/write/docs-assets.ts).
   yield out(fileFor("openapi"), openApiDocument(model.settings));
-  // Every output's files (outputs/): the records beside the API, the history, the metrics.
-  for (const o of OUTPUTS as readonly OutputBase[])
-    for (const { file, values, body } of o.bodies(model, PLACES)) yield out(fileFor(file as FileName, values), body);
   yield out(fileFor("map"), mapPage(model, settings.map ?? DEFAULT_MAP_SETTINGS));
   yield out(fileFor("docs"), docsPage());
-
-  // The lists and their filters (filters/records.ts), then the paths beside them.
+  // The lists and their filters (filters/records.ts).
   for (const { path, body } of listFiles(model)) yield out(path, body);
+}
+
+/** The outputs' files at their paths in a flat build. */
+function* flatOutputs(model: Model): Generator<OutputFile> {
+  for (const o of OUTPUTS as readonly OutputBase[])
+    for (const { file, values, body } of o.bodies(model, PLACES)) yield out(fileFor(file as FileName, values), body);
+}
+
+/** The resources' files at their paths in a flat build: links, sites, access points and their interfaces. */
+function* flatResources(model: Model): Generator<OutputFile> {
+  const link = recentlyRendered((l: ResolvedLink) => renderLink(l, model));
+  const linkList = (links: readonly ResolvedLink[]) => rendered(links, link);
   // A link's detail under its id, then under its peers' pairs, one after the other: rendered once, one file.
   const linkDetail = (key: string, l: ResolvedLink, sameAs?: string) =>
     out(
@@ -98,18 +138,14 @@ function* flatFiles(model: Model, settings: { readonly map?: MapSettings }, rout
 
   for (const s of model.sites) yield out(fileFor("siteDetail", { id: String(s.id) }), renderSite(s));
 
-  yield* accesspointFiles(model, linkList, out);
+  yield* accesspointFiles(model, linkList);
 }
 
 /**
  * An access point's files under each of its addresses, then those of the interfaces it holds (an
  * interface's access point is its detail again): each file that repeats another after it (sameAs).
  */
-function* accesspointFiles(
-  model: Model,
-  linkList: (links: readonly ResolvedLink[]) => Body,
-  out: (path: string, body: Body, sameAs?: string) => OutputFile,
-): Generator<OutputFile> {
+function* accesspointFiles(model: Model, linkList: (links: readonly ResolvedLink[]) => Body): Generator<OutputFile> {
   const linkStatus = (l: ResolvedLink) => statusOf(l.timestamp, model.takenAt);
   const ipsOf = groupBy([...model.accesspointByIp], ([, a]) => a);
   const addressesOf = groupBy([...model.interfaceByAddress], ([, e]) => e.ap);
@@ -201,7 +237,10 @@ export function placeholderValues(model: Model): PlaceholderValues {
     const { layout, over } = layoutOf(
       (function* () {
         // without what the outputs carry: the layout is the dump's, the same for validate and build (one day of the history)
-        for (const file of flatFiles({ ...model, carried: undefined }, {}, "")) yield file.path;
+        const flat = { ...model, carried: undefined };
+        for (const file of flatLists(flat, {}, "")) yield file.path;
+        for (const file of flatOutputs(flat)) yield file.path;
+        for (const file of flatResources(flat)) yield file.path;
       })(),
       model.settings.folderLimit,
     );

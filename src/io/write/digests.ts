@@ -1,5 +1,5 @@
 import { hash as digest } from "node:crypto";
-import { closeSync, openSync, renameSync, writeSync } from "node:fs";
+import { closeSync, openSync, readFileSync, renameSync, unlinkSync, writeSync } from "node:fs";
 
 /**
  * The digests record of a recyclable tree (FILES.fileDigests): every file's SHA-1 and length, written
@@ -238,46 +238,103 @@ function stringAt(bytes: Buffer, at: number, end: number): readonly [string, num
 
 const [QUOTE, BACKSLASH, COMMA, COLON, OPEN, CLOSE, ZERO] = ['"', "\\", ",", ":", "[", "]", "0"].map((c) => c.charCodeAt(0));
 
+/** Where a loop of the build records its files (DigestRecord.part). */
+export interface DigestEntries {
+  /** a file the plan writes, in the loop's order */
+  add(file: string, written: Written): void;
+  /** a gzip twin, whenever its compression ends */
+  twin(file: string, written: Written): void;
+}
+
 /**
  * The digests record, `{"format":…,"files":{<path>:[<digest>,<length>(,<linked to>)],…}}`, the bytes JSON.stringify
  * gives such an object: written as the files are, to a file beside it renamed into place at the end,
  * so that the build never holds an entry a file (at 40,000 access points 685,000 entries, the first
  * cycle's peak of memory, docs/performance.md). The files in the order the build writes them, which
- * its plan decides; the twins, recorded as their compressions end, kept apart and written last in
- * code-unit order. The same dump gives the same bytes.
+ * its plan decides: a build that writes the parts of its plan side by side records each part's files
+ * apart (`part`), each in a file of its own, put after the first in the parts' order at the end. The
+ * twins, recorded as their compressions end, kept apart and written last in code-unit order. The
+ * same dump gives the same bytes.
  */
-export class DigestRecord {
-  private readonly part: string;
-  private fd: number | undefined;
-  private pending: string[] = [];
-  private size = 0;
-  private first = true;
+export class DigestRecord implements DigestEntries {
+  private readonly main: EntryFile;
+  private readonly parts: EntryFile[] = [];
   private readonly twins = new Map<string, Written>();
 
   constructor(private readonly file: string) {
-    this.part = `${file}.part`;
-    this.fd = openSync(this.part, "wx");
-    this.pending.push(`{"format":${JSON.stringify(DIGESTS_FORMAT)},"files":{`);
+    this.main = new EntryFile(`${file}.part`, `{"format":${JSON.stringify(DIGESTS_FORMAT)},"files":{`);
   }
 
-  /** a file the plan writes, in the plan's order */
   add(file: string, written: Written): void {
-    this.entry(file, written);
+    this.main.entry(file, written);
   }
 
-  /** a gzip twin, whenever its compression ends */
   twin(file: string, written: Written): void {
     this.twins.set(file, written);
   }
 
-  /** the twins, the end, and the record in place */
+  /** Where the n-th part of the plan records its files (the first: this record itself). */
+  part(n: number): DigestEntries {
+    if (n === 0) return this;
+    const entries = (this.parts[n - 1] ??= new EntryFile(`${this.file}.part-${n}`, ""));
+    return { add: (file, written) => entries.entry(file, written), twin: (file, written) => this.twin(file, written) };
+  }
+
+  /** the other parts' entries, the twins, the end, and the record in place */
   finish(): void {
-    for (const file of [...this.twins.keys()].sort()) this.entry(file, this.twins.get(file)!);
+    for (const part of this.parts) this.main.take(part);
+    for (const file of [...this.twins.keys()].sort()) this.main.entry(file, this.twins.get(file)!);
     this.twins.clear();
-    this.pending.push("}}\n");
+    this.main.end("}}\n");
+    renameSync(this.main.file, this.file);
+  }
+
+  close(): void {
+    this.main.close();
+    for (const part of this.parts) part.close();
+  }
+}
+
+/** Entries of the record written to a file as they come, a few hundred kB at a time. */
+class EntryFile {
+  private fd: number | undefined;
+  private pending: string[] = [];
+  private size = 0;
+  /** whether an entry was written: the next one is put after a comma */
+  private any = false;
+
+  constructor(
+    readonly file: string,
+    head: string,
+  ) {
+    this.fd = openSync(file, "wx");
+    this.pending.push(head);
+  }
+
+  entry(file: string, [sha, bytes, linkedTo]: Written): void {
+    const link = linkedTo === undefined ? "" : `,${JSON.stringify(linkedTo)}`;
+    this.text(`${this.any ? "," : ""}${JSON.stringify(file)}:[${JSON.stringify(sha)},${bytes}${link}]`);
+    this.any = true;
+  }
+
+  /** Another file's entries after these, that file removed. */
+  take(other: EntryFile): void {
+    other.flush();
+    other.close();
+    if (other.any) {
+      if (this.any) this.text(",");
+      this.flush();
+      const bytes = readFileSync(other.file);
+      for (let at = 0; at < bytes.length;) at += writeSync(this.fd!, bytes, at);
+      this.any = true;
+    }
+    unlinkSync(other.file);
+  }
+
+  end(text: string): void {
+    this.text(text);
     this.flush();
     this.close();
-    renameSync(this.part, this.file);
   }
 
   close(): void {
@@ -287,16 +344,14 @@ export class DigestRecord {
     if (fd !== undefined) closeSync(fd);
   }
 
-  private entry(file: string, [sha, bytes, linkedTo]: Written): void {
-    const link = linkedTo === undefined ? "" : `,${JSON.stringify(linkedTo)}`;
-    const text = `${this.first ? "" : ","}${JSON.stringify(file)}:[${JSON.stringify(sha)},${bytes}${link}]`;
-    this.first = false;
+  private text(text: string): void {
     this.pending.push(text);
     this.size += text.length;
     if (this.size >= 256 * 1024) this.flush();
   }
 
   private flush(): void {
+    if (this.pending.length === 0) return;
     const data = Buffer.from(this.pending.join(""), "utf8");
     for (let at = 0; at < data.length;) at += writeSync(this.fd!, data, at);
     this.pending = [];

@@ -11,7 +11,7 @@ import { bodyPieces, PIECE, type Body } from "../../core/body.ts";
 import type { OutputFile } from "../../core/plan.ts";
 import { FILES, hasTwin, TWIN, twinOf } from "../../core/routes.ts";
 import { readBuildRecord } from "./build-record.ts";
-import { DigestRecord, digestOf, KnownFiles, parseDigests, type Written } from "./digests.ts";
+import { DigestRecord, digestOf, KnownFiles, parseDigests, type DigestEntries, type Written } from "./digests.ts";
 import { fileCalls, WritingThread, type FileCalls } from "./file-calls.ts";
 import type { ArchiveStream } from "../read/archive.ts";
 
@@ -61,7 +61,15 @@ export interface EmitOptions {
   readonly link?: ReplaceOptions["link"];
 }
 
-export async function emitTree(out: string, files: Iterable<OutputFile>, options: EmitOptions = {}): Promise<EmitResult> {
+/**
+ * Parts of a plan written side by side (core/plan.ts PlanParts): each by a loop of its own on the
+ * build's thread, which goes on with one while the writing thread is busy with the other's files.
+ */
+export interface SideBySide {
+  readonly sideBySide: readonly Iterable<OutputFile>[];
+}
+
+export async function emitTree(out: string, files: Iterable<OutputFile> | SideBySide, options: EmitOptions = {}): Promise<EmitResult> {
   return replaceFolder(
     out,
     async (tmp) => {
@@ -71,7 +79,8 @@ export async function emitTree(out: string, files: Iterable<OutputFile>, options
       try {
         archive = options.archive && { takes: options.archive.takes, stream: options.archive.open(tmp) };
         const recycling = digests && { known, digests, linksHold: known !== undefined && (await linksHold(tmp, known)) };
-        const result = await writeAll(tmp, files, options.progress, recycling, archive);
+        const lanes = lanesOf(files, archive !== undefined);
+        const result = await writeAll(tmp, lanes, options.progress, recycling, archive);
         if (digests) {
           // what the recycled tree holds and this build did not write: each file written took its entry out (wasIn)
           if (known) for (const file of known.names()) await removeStale(tmp, file);
@@ -193,8 +202,8 @@ function wasIn(recycling: Recycling | undefined, file: string): Written | undefi
 interface Recycling {
   /** the digests of the files the recycled tree holds, when it was one */
   readonly known?: KnownFiles;
-  /** the record of every file's digest */
-  readonly digests: DigestRecord;
+  /** where this loop records every file's digest */
+  readonly digests: DigestEntries;
   /** whether the names the record says share an inode still do: the tree is the one it was written in, not a copy */
   readonly linksHold: boolean;
 }
@@ -226,91 +235,175 @@ function tuned(name: string, fallback: number): number {
   return given !== undefined && given.trim() !== "" && Number.isInteger(Number(given)) && Number(given) >= 0 ? Number(given) : fallback;
 }
 
+/**
+ * The loops a build writes in. Side by side unless it packs an archive: the archive lists its files
+ * in the order they are written, which loops taking turns at the writing thread's pace would not keep
+ * from run to run (the digests record keeps each loop's files apart: DigestRecord.part).
+ */
+function lanesOf(files: Iterable<OutputFile> | SideBySide, ordered: boolean): readonly Iterable<OutputFile>[] {
+  if (!("sideBySide" in files)) return [files];
+  if (!ordered) return files.sideBySide;
+  const parts = files.sideBySide;
+  return [
+    (function* () {
+      for (const part of parts) yield* part;
+    })(),
+  ];
+}
+
 async function writeAll(
   root: string,
-  files: Iterable<OutputFile>,
+  lanes: readonly Iterable<OutputFile>[],
   progress?: (files: number) => void,
-  recycling?: Recycling,
+  recycling?: Recycling & { readonly digests: DigestRecord },
   archive?: Archiving,
 ): Promise<EmitResult> {
-  // Twins are compressed off the main thread (zlib's pool), a few at a time, while the next files are written.
-  const twins = new Set<Promise<void>>();
-  let twinBytes = 0;
-  let count = 0;
-  let bytes = 0;
-  let failure: unknown;
-  const yielding = pauses();
-  const concurrency = Math.max(1, tuned("MESH_API_WRITE_CONCURRENCY", WRITE_CONCURRENCY));
-  const threadFrom = tuned("MESH_API_WRITER_THREAD_FROM", THREAD_FROM);
-  const direct = fileCalls(root, READ_AT_ONCE);
-  const recent = new RecentFiles();
-  let thread: WritingThread | undefined;
-  let finished = false;
-  const calls = (): FileCallsHanded => thread ?? direct;
-  const twin = (file: string, same: boolean, held: number, make: () => Promise<Buffer>) => {
-    twinBytes += held;
-    const job = writeTwin(root, file, same, recycling, make, calls)
-      .catch((err) => {
-        failure ??= err;
-      })
-      .finally(() => {
-        twinBytes -= held;
-        twins.delete(job);
-      });
-    twins.add(job);
-  };
-  try {
+  return new TreeWriting(root, lanes.length, progress, recycling, archive).run(lanes);
+}
+
+/**
+ * A build's writing: a loop over each part of the plan, on this thread, taking turns (where one waits
+ * for the writing thread, another renders its next file), the writing thread they share, and the
+ * twins of their files, compressed in zlib's pool a few at a time while the next files are written.
+ */
+class TreeWriting {
+  private readonly twins = new Set<Promise<void>>();
+  private count = 0;
+  private bytes = 0;
+  private failure: unknown;
+  private readonly yielding = pauses();
+  private readonly concurrency = Math.max(1, tuned("MESH_API_WRITE_CONCURRENCY", WRITE_CONCURRENCY));
+  private readonly threadFrom = tuned("MESH_API_WRITER_THREAD_FROM", THREAD_FROM);
+  private readonly direct: FileCalls;
+  private thread: WritingThread | undefined;
+  /** the bytes of twins each loop may have on their way: a share of them */
+  private readonly share: number;
+
+  constructor(
+    private readonly root: string,
+    lanes: number,
+    private readonly progress: ((files: number) => void) | undefined,
+    private readonly recycling: (Recycling & { readonly digests: DigestRecord }) | undefined,
+    private readonly archive: Archiving | undefined,
+  ) {
+    this.direct = fileCalls(root, READ_AT_ONCE);
+    this.share = BYTES_IN_FLIGHT / lanes;
+  }
+
+  async run(lanes: readonly Iterable<OutputFile>[]): Promise<EmitResult> {
+    let finished = false;
+    try {
+      // a loop that fails stops the others at their next file
+      await Promise.all(lanes.map((files, n) => this.lane(files, n).catch((err) => void (this.failure ??= err))));
+      // Never leave compressions running behind a failure: the caller removes the folder next.
+      await Promise.all(this.twins);
+      if (!this.failure) await this.thread?.settled();
+      finished = !this.failure;
+    } finally {
+      // after a failure, the batches still on their way are not written into a folder about to go
+      if (!finished) this.thread?.stop();
+      await Promise.all(this.twins);
+      await this.thread?.close();
+    }
+    this.failure ??= this.thread?.failure;
+    if (this.failure) throw this.failure;
+    return { files: this.count, bytes: this.bytes };
+  }
+
+  private calls(): FileCallsHanded {
+    return this.thread ?? this.direct;
+  }
+
+  private async lane(files: Iterable<OutputFile>, n: number): Promise<void> {
+    const { root, archive, direct, yielding } = this;
+    const recycling = this.recycling && { ...this.recycling, digests: this.recycling.digests.part(n) };
+    const recent = new RecentFiles();
+    // each loop waits for its own compressions, within its share: never for another's long list
+    const mine = new Compressions();
     for (const file of files) {
-      failure ??= thread?.failure ?? archive?.stream.failure;
-      if (failure) break;
+      this.failure ??= this.thread?.failure ?? archive?.stream.failure;
+      if (this.failure) return;
       const full = under(root, file.path);
       if (full === undefined) throw new Error(`refusing to write outside the output: ${file.path}`);
-      if (++count > threadFrom && !thread) thread = new WritingThread(root, READ_AT_ONCE);
+      if (++this.count > this.threadFrom && !this.thread) this.thread = new WritingThread(root, READ_AT_ONCE);
       // A file the recycled tree holds is rewritten where it is (its folder is there): in place when
       // it is short, else by a rename, so that a reader still holding the old file reads it whole.
       const was = wasIn(recycling, file.path);
       let packing: Promise<void> | undefined; // the archive's compressor fell behind while it packed this file
-      const alias = linkedFile(file, full, was, recent, recycling, calls());
+      const alias = linkedFile(file, full, was, recent, recycling, this.calls());
       const own = was?.[2] === undefined ? was : undefined;
       const name: RecycledName = { file: file.path, full, shared: own !== was, own };
       const body = alias === undefined ? split(file.body, own) : undefined;
       if (alias !== undefined) {
-        bytes += alias;
+        this.bytes += alias;
         if (archive?.takes(file.path)) packing = archive.stream.bytes(file.path.slice(1), wholeOf(file.body));
       } else if (body!.whole) {
         const data = body!.whole;
-        bytes += data.length;
-        const same = handWhole(calls(), recent, recycling, name, data, body!.digest);
-        if (hasTwin(file.path, data.length)) twin(file.path, same, data.length, () => gzipped(data));
+        this.bytes += data.length;
+        const same = handWhole(this.calls(), recent, recycling, name, data, body!.digest);
+        if (hasTwin(file.path, data.length)) this.twin(mine, recycling, file.path, same, data.length, () => gzipped(data));
         if (archive?.takes(file.path)) packing = archive.stream.bytes(file.path.slice(1), data);
       } else {
         // A list rendered as it is written, at most a piece in memory, by this thread while the writing thread goes on
         // (waiting for it left both idle in turn: docs/performance.md); its twin is made from the file.
         const { length, same } = await writeLong(direct, name, body!, recycling, yielding);
-        bytes += length;
-        if (hasTwin(file.path, length)) twin(file.path, same, PIECE, () => gzippedFile(full));
+        this.bytes += length;
+        if (hasTwin(file.path, length)) this.twin(mine, recycling, file.path, same, PIECE, () => gzippedFile(full));
         if (archive?.takes(file.path)) packing = archive.stream.file(file.path.slice(1), full);
       }
-      progress?.(count);
+      this.progress?.(this.count);
       // awaited only when there is something to wait for: three turns of the microtask queue a file were
       // a second of a recycled build's main thread at 40,000 access points (a CPU profile)
-      const [pause, room, behind] = [yielding(), thread?.room(), packing ?? archive?.stream.behind()];
-      if (pause || room || behind) await Promise.all([pause, room, behind]);
-      while (twins.size >= concurrency || (twinBytes > BYTES_IN_FLIGHT && twins.size > 0)) await Promise.race(twins);
+      const [pause, room, behind] = [yielding(), this.thread?.room(), packing ?? archive?.stream.behind()];
+      if (pause || room || behind) {
+        await Promise.all([pause, room, behind]);
+        // resumed by the event loop: this loop has its turn now, not a pause at once
+        yielding.ran();
+      }
+      while (mine.over(this.concurrency, this.share)) await mine.next();
     }
-    // Never leave compressions running behind a failure: the caller removes the folder next.
-    await Promise.all(twins);
-    if (!failure) await thread?.settled();
-    finished = !failure;
-  } finally {
-    // after a failure, the batches still on their way are not written into a folder about to go
-    if (!finished) thread?.stop();
-    await Promise.all(twins);
-    await thread?.close();
   }
-  failure ??= thread?.failure;
-  if (failure) throw failure;
-  return { files: count, bytes };
+
+  private twin(
+    mine: Compressions,
+    recycling: Recycling | undefined,
+    file: string,
+    same: boolean,
+    held: number,
+    make: () => Promise<Buffer>,
+  ): void {
+    const job = writeTwin(this.root, file, same, recycling, make, () => this.calls()).catch((err) => {
+      this.failure ??= err;
+    });
+    mine.add(job, held);
+    this.twins.add(job);
+    void job.finally(() => this.twins.delete(job));
+  }
+}
+
+/** A writing loop's compressions on their way, and the bytes they hold meanwhile. */
+class Compressions {
+  private readonly jobs = new Set<Promise<void>>();
+  private bytes = 0;
+
+  add(job: Promise<void>, held: number): void {
+    this.jobs.add(job);
+    this.bytes += held;
+    void job.finally(() => {
+      this.jobs.delete(job);
+      this.bytes -= held;
+    });
+  }
+
+  /** Whether `count` or more are on their way, or more than `bytes` are held. */
+  over(count: number, bytes: number): boolean {
+    return this.jobs.size >= count || (this.bytes > bytes && this.jobs.size > 0);
+  }
+
+  /** The next to end. */
+  next(): Promise<void> {
+    return Promise.race(this.jobs);
+  }
 }
 
 /**
@@ -492,18 +585,25 @@ async function writeLong(
  * either way. The event loop is let run every few milliseconds, so that a signal (io/write/interrupt.ts)
  * and the twins' compressions are seen.
  */
-function pauses(everyMs = 15): () => Promise<void> | undefined {
+function pauses(everyMs = 15): Pauses {
   let since = performance.now();
-  return () => {
+  const ran = () => {
+    since = performance.now();
+  };
+  const due = () => {
     if (performance.now() - since < everyMs) return undefined;
     return new Promise<void>((ok) =>
       setImmediate(() => {
-        since = performance.now();
+        ran();
         ok();
       }),
     );
   };
+  return Object.assign(due, { ran });
 }
+
+/** A pause when one is due; `ran`: the event loop has just run (a loop resumed from any wait), none is due. */
+type Pauses = (() => Promise<void> | undefined) & { readonly ran: () => void };
 
 function writePiece(fd: number, piece: Buffer, hash: ReturnType<typeof createHash> | undefined): number {
   hash?.update(piece);
