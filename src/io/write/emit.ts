@@ -79,7 +79,7 @@ export async function emitTree(out: string, files: Iterable<OutputFile> | SideBy
       try {
         archive = options.archive && { takes: options.archive.takes, stream: options.archive.open(tmp) };
         const recycling = digests && { known, digests, linksHold: known !== undefined && (await linksHold(tmp, known)) };
-        const lanes = lanesOf(files, archive !== undefined);
+        const lanes = lanesOf(files, archive !== undefined || known !== undefined);
         const result = await writeAll(tmp, lanes, options.progress, recycling, archive);
         if (digests) {
           // what the recycled tree holds and this build did not write: each file written took its entry out (wasIn)
@@ -236,9 +236,12 @@ function tuned(name: string, fallback: number): number {
 }
 
 /**
- * The loops a build writes in. Side by side unless it packs an archive: the archive lists its files
- * in the order they are written, which loops taking turns at the writing thread's pace would not keep
- * from run to run (the digests record keeps each loop's files apart: DigestRecord.part).
+ * The loops a build writes in: side by side, or one part after the other in two cases. A build that
+ * packs an archive: the archive lists its files in the order they are written, which loops taking
+ * turns at the writing thread's pace would not keep from run to run (the digests record keeps each
+ * loop's files apart: DigestRecord.part). And a build that recycles a tree: it keeps most files, so
+ * the writing thread has little to do, and side by side a recycled cycle at 40,000 access points
+ * took as long and peaked 35 MiB higher (docs/performance.md).
  */
 function lanesOf(files: Iterable<OutputFile> | SideBySide, ordered: boolean): readonly Iterable<OutputFile>[] {
   if (!("sideBySide" in files)) return [files];
