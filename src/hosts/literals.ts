@@ -30,21 +30,38 @@ export function dataPlaceholder(rule: Rule): { param: string; name: string } | u
  * Made one at a time as they are read: at the memory case's size they are about 280,000, which held
  * at once took some 200 MiB of a build that only writes and counts them.
  */
-export function* literals({ values, aliases, rules }: PlaceholderValues): Generator<Literal> {
+export function* literals(input: PlaceholderValues): Generator<Literal> {
+  for (const { at, param, name, value, key } of literalValues(input)) {
+    const rule = input.rules[at];
+    const filled = { ...rule, query: { ...rule.query, [param]: value }, to: rule.to!.replaceAll(`:${name}`, key) };
+    yield { at, rule: filled, param, value };
+  }
+}
+
+/** A literal rule's value in its place, without the rule filled in (what a host's limits look at). */
+export interface LiteralValue {
+  readonly at: number;
+  readonly param: string;
+  /** the query placeholder's name */
+  readonly name: string;
+  /** the spelling the rule matches */
+  readonly value: string;
+  /** the file-name key of the value's file */
+  readonly key: string;
+}
+
+/** The values of literals(), in its order: which values get a rule of their own is decided here. */
+export function* literalValues({ values, aliases, rules }: PlaceholderValues): Generator<LiteralValue> {
   for (const [at, rule] of rules.entries()) {
     const data = dataPlaceholder(rule);
     if (!data || rule.to === null) continue;
     const { param, name } = data;
-    const placeholder = `:${name}`;
     const spec = QUERY_PLACEHOLDERS[name];
     for (const value of values[name] ?? []) {
       const variants = spec.fold === "lower" ? [...new Set([value.toLowerCase(), value.toUpperCase()])] : [value];
       const key = aliases.get(name)?.get(value) ?? keyFor(name, value);
-      for (const variant of variants) {
-        if (variant === key) continue; // the generic placeholder rule reaches it
-        const filled = { ...rule, query: { ...rule.query, [param]: variant }, to: rule.to.replaceAll(placeholder, key) };
-        yield { at, rule: filled, param, value: variant };
-      }
+      // a spelling that is its own key: the generic placeholder rule reaches it
+      for (const variant of variants) if (variant !== key) yield { at, param, name, value: variant, key };
     }
   }
 }
