@@ -248,13 +248,14 @@ const servedExtras = (files: readonly string[] = []): string[] => files.filter((
 function allFiles(model: Model, values: PlaceholderValues, map: MapSettings | undefined): SideBySide {
   // the values validate found: the layout is the dump's, not recomputed for the model with what the outputs carry
   const { lists, outputs, resources } = outputParts(model, { map }, values);
-  const rest = function* () {
+  // the assets and the hosts' files go with the lists: few files, some of them long (_redirects)
+  const withAssets = function* () {
     yield* lists;
     yield* mapAssets();
     yield* docsAssets();
     for (const host of HOSTS) yield* host.files(values);
   };
-  return { sideBySide: [rest(), outputs, resources] };
+  return { sideBySide: [withAssets(), outputs, resources] };
 }
 
 /**
