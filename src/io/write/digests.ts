@@ -1,5 +1,5 @@
 import { hash as digest } from "node:crypto";
-import { closeSync, openSync, readFileSync, renameSync, unlinkSync, writeSync } from "node:fs";
+import { closeSync, openSync, readSync, renameSync, unlinkSync, writeSync } from "node:fs";
 
 /**
  * The digests record of a recyclable tree (FILES.fileDigests): every file's SHA-1 and length, written
@@ -324,8 +324,15 @@ class EntryFile {
     if (other.any) {
       if (this.any) this.text(",");
       this.flush();
-      const bytes = readFileSync(other.file);
-      for (let at = 0; at < bytes.length;) at += writeSync(this.fd!, bytes, at);
+      // a piece at a time: a build's resources are most of its 685,000 entries at 40,000 access points (tens of MB)
+      const piece = Buffer.alloc(1 << 20);
+      const from = openSync(other.file, "r");
+      try {
+        for (let read; (read = readSync(from, piece, 0, piece.length, null)) > 0;)
+          for (let at = 0; at < read;) at += writeSync(this.fd!, piece, at, read - at);
+      } finally {
+        closeSync(from);
+      }
       this.any = true;
     }
     unlinkSync(other.file);
