@@ -83,16 +83,18 @@ export function outputParts(
         : { path, body: file.body, sameAs: placeFile(file.sameAs, values.layout) };
     }
   };
-  return {
-    lists: placed(flatLists(model, settings, aliasesBody(values, model.settings.defaultStatus))),
-    outputs: placed(flatOutputs(model)),
-    resources: placed(flatResources(model)),
-  };
+  const flat = flatParts(model, settings, aliasesBody(values, model.settings.defaultStatus));
+  return { lists: placed(flat.lists), outputs: placed(flat.outputs), resources: placed(flat.resources) };
+}
+
+/** The parts at their paths in a flat build (routes/layout.ts places them). */
+function flatParts(model: Model, settings: { readonly map?: MapSettings }, routing: Body): PlanParts {
+  return { lists: flatLists(model, settings, routing), outputs: flatOutputs(model), resources: flatResources(model) };
 }
 
 const out = (path: string, body: Body, sameAs?: string): OutputFile => (sameAs === undefined ? { path, body } : { path, body, sameAs });
 
-/** The plan's files at their paths in a flat build (routes/layout.ts places them): documents and lists. */
+/** The documents and the lists, at their flat paths. */
 function* flatLists(model: Model, settings: { readonly map?: MapSettings }, routing: Body): Generator<OutputFile> {
   yield out(fileFor("notFound"), NOT_FOUND_BODY);
   // The ways in: a landing page every static host serves at "/", and the API root.
@@ -237,10 +239,7 @@ export function placeholderValues(model: Model): PlaceholderValues {
     const { layout, over } = layoutOf(
       (function* () {
         // without what the outputs carry: the layout is the dump's, the same for validate and build (one day of the history)
-        const flat = { ...model, carried: undefined };
-        for (const file of flatLists(flat, {}, "")) yield file.path;
-        for (const file of flatOutputs(flat)) yield file.path;
-        for (const file of flatResources(flat)) yield file.path;
+        for (const part of Object.values(flatParts({ ...model, carried: undefined }, {}, ""))) for (const file of part) yield file.path;
       })(),
       model.settings.folderLimit,
     );

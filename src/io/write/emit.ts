@@ -208,6 +208,9 @@ interface Recycling {
   readonly linksHold: boolean;
 }
 
+/** A build's recycling with the whole record, of which each loop is given its part (DigestRecord.part). */
+type Recording = Recycling & { readonly digests: DigestRecord };
+
 /**
  * Whether the names the record says share an inode still do: the first and the last such pair are
  * looked at. A copy of the tree that did not keep hard links (a backup put back, a state moved with
@@ -258,7 +261,7 @@ async function writeAll(
   root: string,
   lanes: readonly Iterable<OutputFile>[],
   progress?: (files: number) => void,
-  recycling?: Recycling & { readonly digests: DigestRecord },
+  recycling?: Recording,
   archive?: Archiving,
 ): Promise<EmitResult> {
   return new TreeWriting(root, lanes.length, progress, recycling, archive).run(lanes);
@@ -270,7 +273,8 @@ async function writeAll(
  * twins of their files, compressed in zlib's pool a few at a time while the next files are written.
  */
 class TreeWriting {
-  private readonly twins = new Set<Promise<void>>();
+  /** each loop's compressions */
+  private readonly compressions: Compressions[] = [];
   private count = 0;
   private bytes = 0;
   private failure: unknown;
@@ -286,7 +290,7 @@ class TreeWriting {
     private readonly root: string,
     lanes: number,
     private readonly progress: ((files: number) => void) | undefined,
-    private readonly recycling: (Recycling & { readonly digests: DigestRecord }) | undefined,
+    private readonly recycling: Recording | undefined,
     private readonly archive: Archiving | undefined,
   ) {
     this.direct = fileCalls(root, READ_AT_ONCE);
@@ -299,13 +303,13 @@ class TreeWriting {
       // a loop that fails stops the others at their next file
       await Promise.all(lanes.map((files, n) => this.lane(files, n).catch((err) => void (this.failure ??= err))));
       // Never leave compressions running behind a failure: the caller removes the folder next.
-      await Promise.all(this.twins);
+      await this.twinsWritten();
       if (!this.failure) await this.thread?.settled();
       finished = !this.failure;
     } finally {
       // after a failure, the batches still on their way are not written into a folder about to go
       if (!finished) this.thread?.stop();
-      await Promise.all(this.twins);
+      await this.twinsWritten();
       await this.thread?.close();
     }
     this.failure ??= this.thread?.failure;
@@ -317,12 +321,18 @@ class TreeWriting {
     return this.thread ?? this.direct;
   }
 
+  /** Every loop's compressions ended (once the loops have, none starts). */
+  private async twinsWritten(): Promise<void> {
+    await Promise.all(this.compressions.map((c) => c.ended()));
+  }
+
   private async lane(files: Iterable<OutputFile>, n: number): Promise<void> {
     const { root, archive, direct, yielding } = this;
     const recycling = this.recycling && { ...this.recycling, digests: this.recycling.digests.part(n) };
     const recent = new RecentFiles();
     // each loop waits for its own compressions, within its share: never for another's long list
     const mine = new Compressions();
+    this.compressions.push(mine);
     for (const file of files) {
       this.failure ??= this.thread?.failure ?? archive?.stream.failure;
       if (this.failure) return;
@@ -379,8 +389,6 @@ class TreeWriting {
       this.failure ??= err;
     });
     mine.add(job, held);
-    this.twins.add(job);
-    void job.finally(() => this.twins.delete(job));
   }
 }
 
@@ -406,6 +414,11 @@ class Compressions {
   /** The next to end. */
   next(): Promise<void> {
     return Promise.race(this.jobs);
+  }
+
+  /** All of them ended. */
+  async ended(): Promise<void> {
+    await Promise.all(this.jobs);
   }
 }
 
