@@ -644,9 +644,17 @@ function recorded(
 
 const gzipped = (data: Buffer) => gzipAsync(data, { level: TWIN.level });
 
+/**
+ * A long file's twin, compressed from the file as it is read. The build's thread runs each chunk's
+ * turn through the streams: with the defaults (reads of 64 KiB, output of 16 KiB) those turns cost it
+ * five times what they cost in chunks of a piece and a quarter piece (a 14 MB list: 35 against 7 ms),
+ * about 1.5 s of a recycled cycle at 40,000 access points, which rewrites a GB of lists. The bytes
+ * are the same however the input and output are cut.
+ */
 async function gzippedFile(file: string): Promise<Buffer> {
   const chunks: Buffer[] = [];
-  await pipeline(createReadStream(file), createGzip({ level: TWIN.level }), async (source: AsyncIterable<Buffer>) => {
+  const read = createReadStream(file, { highWaterMark: PIECE });
+  await pipeline(read, createGzip({ level: TWIN.level, chunkSize: PIECE / 4 }), async (source: AsyncIterable<Buffer>) => {
     for await (const chunk of source) chunks.push(chunk);
   });
   return Buffer.concat(chunks);
