@@ -51,5 +51,28 @@ export function keyFor(placeholder: string, value: string | null): string {
 
 /** A file template filled with raw values (each through keyFor); placeholders not given stay (a rule's target). */
 export function fill(template: string, values: Readonly<Record<string, string | null>>): string {
-  return template.replace(/:([a-z]+)/g, (whole, name: string) => (name in values ? keyFor(name, values[name]) : whole));
+  const parts = templateParts(template);
+  let filled = parts[0];
+  for (let i = 1; i < parts.length; i += 2) {
+    const name = parts[i];
+    filled += (name in values ? keyFor(name, values[name]) : `:${name}`) + parts[i + 1];
+  }
+  return filled;
 }
+
+/**
+ * A template cut once into its text and its placeholders' names, alternately: a build fills about
+ * two million paths at 40,000 access points (the layout's pass and the writing), and a regular
+ * expression's replace with a callback for each was 0.9 s of a recycled cycle (a CPU profile). The
+ * templates are the route table's, a few hundred.
+ */
+function templateParts(template: string): readonly string[] {
+  let parts = TEMPLATE_PARTS.get(template);
+  if (parts === undefined) {
+    if (TEMPLATE_PARTS.size >= 4096) TEMPLATE_PARTS.clear();
+    parts = template.split(/:([a-z]+)/);
+    TEMPLATE_PARTS.set(template, parts);
+  }
+  return parts;
+}
+const TEMPLATE_PARTS = new Map<string, readonly string[]>();
