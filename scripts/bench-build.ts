@@ -4,7 +4,7 @@ import path from "node:path";
 import { requestsFromTree } from "../src/publish/deployment.ts";
 import { build } from "../src/index.ts";
 import { netlifyRules } from "../src/hosts/netlify.ts";
-import { limitHeapGrowth } from "../src/cli/memory.ts";
+import { limitHeapGrowth, loaded } from "../src/cli/memory.ts";
 import type { SiteSettings } from "../src/core/settings.ts";
 
 /**
@@ -13,13 +13,14 @@ import type { SiteSettings } from "../src/core/settings.ts";
  * (the replaced output handed to a detached remover), and with `timed` alone, without the layout count. A fourth argument
  * gives the site settings as JSON (the cycle's row builds with the cycle's settings).
  */
-limitHeapGrowth(); // as the command line does
+limitHeapGrowth("loading"); // as the command line does
 const [data, out, mode, settings] = process.argv.slice(2);
 const started = performance.now();
 const r = await build({
   data,
   out,
   removeOld: mode === "rebuild" ? "background" : "wait",
+  loaded,
   settings: settings ? (JSON.parse(settings) as Partial<SiteSettings>) : undefined,
 });
 execFileSync("sync"); // the files are written when they are on disk

@@ -1,6 +1,6 @@
 import { execFileSync } from "node:child_process";
 import { readFileSync } from "node:fs";
-import { limitHeapGrowth } from "../src/cli/memory.ts";
+import { limitHeapGrowth, loaded } from "../src/cli/memory.ts";
 import { cycle } from "../src/live/run.ts";
 import { CYCLE_SETTINGS } from "./bench-settings.ts";
 
@@ -8,7 +8,7 @@ import { CYCLE_SETTINGS } from "./bench-settings.ts";
  * One measured run of `cycle`, in a process of its own so that its peak RSS is its own: prints a JSON
  * line. Arguments: state, link, OLSR file, wiki file, instant.
  */
-limitHeapGrowth(); // as the command line does
+limitHeapGrowth("loading"); // as the command line does
 const [state, serve, olsr, wiki, at] = process.argv.slice(2);
 const started = performance.now();
 const r = await cycle({
@@ -20,6 +20,7 @@ const r = await cycle({
   at,
   keep: 30,
   settings: CYCLE_SETTINGS,
+  loaded,
 });
 execFileSync("sync"); // the files are written when they are on disk
 // what the run asked of the kernel and the disk: where two runs of one wall time differ (Linux only)

@@ -39,6 +39,11 @@ export interface Progress {
 
 export interface PipelineOptions {
   readonly progress?: (p: Progress) => void;
+  /**
+   * Called once the dump is read and the model made (or found invalid): from here on nearly all a run
+   * allocates is dropped soon after. The command line tightens the heap's growth there (cli/memory.ts).
+   */
+  readonly loaded?: () => void;
 }
 
 export interface ValidateResult {
@@ -49,7 +54,7 @@ export interface ValidateResult {
   readonly problems: readonly Problem[];
   /** present when the dump has no errors: what every host is configured from (hosts/host.ts) */
   readonly values?: PlaceholderValues;
-  /** each host's report, by name (empty when the dump has errors) */
+  /** each host's report, by name (empty when the dump has errors, or with `reportHosts: false`) */
   readonly hosts: Readonly<Record<string, HostReport>>;
   /** every host's warnings, in registry order: the same for `validate` and `build`, so both report the same */
   readonly hostWarnings: readonly HostWarning[];
@@ -66,12 +71,20 @@ export interface CheckedOption {
   readonly checked?: Handover<CheckedDump>;
 }
 
-export async function validate(options: { data: string } & SettingsOptions & PipelineOptions & CheckedOption): Promise<ValidateResult> {
+/** `reportHosts: false`: no host's report (`hosts` and `hostWarnings` empty), for a run that shows none (a cycle's build). */
+export interface ReportOption {
+  readonly reportHosts?: boolean;
+}
+
+export async function validate(
+  options: { data: string } & SettingsOptions & PipelineOptions & CheckedOption & ReportOption,
+): Promise<ValidateResult> {
   const { files, model, problems, takenAt } = await readModel(options);
+  options.loaded?.();
   // From here on only the model is alive: the host reports' work (hundreds of thousands of literal
   // rules at the memory case's size) would otherwise stack on top of every validated record.
   const values = model ? placeholderValues(model) : undefined;
-  const hosts = Object.fromEntries(values ? HOSTS.map((h) => [h.name, hostReport(h, values)]) : []);
+  const hosts = Object.fromEntries(values && options.reportHosts !== false ? HOSTS.map((h) => [h.name, hostReport(h, values)]) : []);
   return {
     dumpFiles: files,
     model,
@@ -157,7 +170,8 @@ export async function build(
     health?: CycleHealth;
   } & SettingsOptions &
     PipelineOptions &
-    CheckedOption,
+    CheckedOption &
+    ReportOption,
 ): Promise<BuildResult> {
   const protect = [{ dir: options.data, option: "--data" }, ...(options.extra ? [{ dir: options.extra, option: "--extra" }] : [])];
   await assertReplaceable({ out: options.out, option: "--out", kind: "build", protect });

@@ -5,6 +5,8 @@ import { validate } from "../src/index.ts";
 import { formatProblem } from "../src/core/problems.ts";
 import { command, tempDir, treeDigest } from "./support/tree.ts";
 import { validated } from "./support/dump.ts";
+import { synthesize, writeSynthDump } from "../src/gen/synth.ts";
+import { HOSTS } from "../src/hosts/index.ts";
 
 /** Broken dumps: every problem is reported with file, line or index, JSON path and a plain message. */
 
@@ -232,6 +234,33 @@ describe("validation reports every problem, located", () => {
   it("reports malformed JSON files with line and column", async () => {
     const r = await validate({ data: writeDump({ "accesspoints/a.json": "[]", "links/l.json": '[\n {"id": 1,\n  "x" 2}\n]' }) });
     expect(r.problems.map(formatProblem).join("\n")).toMatch(/links\/l\.json \$: malformed JSON: .* at line 3, column \d+/);
+  });
+});
+
+describe("what validate does for its caller", () => {
+  const goodDump = async () => {
+    const data = path.join(tempDir(), "dump");
+    await writeSynthDump(data, synthesize({ aps: 12, seed: 3 }));
+    return data;
+  };
+
+  it("calls `loaded` once the model is made, valid or not (the command line tightens the heap's growth there)", async () => {
+    for (const data of [await goodDump(), writeDump(TEN_FAULTS)]) {
+      let calls = 0;
+      const r = await validate({ data, loaded: () => calls++ });
+      expect(calls).toBe(1);
+      expect(r.problems.some((p) => p.severity === "error")).toBe(r.model === undefined);
+    }
+  });
+
+  it("reports every host by default, and none with reportHosts: false (a cycle's build), the values kept", async () => {
+    const data = await goodDump();
+    const all = await validate({ data });
+    const none = await validate({ data, reportHosts: false });
+    expect(Object.keys(all.hosts)).toEqual(HOSTS.map((h) => h.name));
+    expect(none.hosts).toEqual({});
+    expect(none.hostWarnings).toEqual([]);
+    expect(none.values).toEqual(all.values);
   });
 });
 

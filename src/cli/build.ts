@@ -6,6 +6,7 @@ import { stopped, UsageError } from "./exit.ts";
 import { snapshotLine } from "./snapshot.ts";
 import { invocation, netlifyTomlRefusal, shellWord } from "./host-config.ts";
 import { megabytes, plural, progressLine, seconds, warningCount } from "./format.ts";
+import { limitHeapGrowth, loaded } from "./memory.ts";
 import {
   allWarningsOption,
   count,
@@ -47,6 +48,7 @@ export function register(program: Command): void {
     .addOption(quietOption())
     .action(async (opts: BuildOptions, command: Command) => {
       const started = performance.now();
+      limitHeapGrowth("loading");
       const existed = existsSync(opts.out);
       const progress = opts.quiet
         ? undefined
@@ -69,6 +71,7 @@ export function register(program: Command): void {
           snapshot: opts.snapshot ? settings : undefined,
           map: mapOf(opts),
           progress: progress?.update,
+          loaded,
           // The previous output goes to a detached process once the new one is in place: a rebuild
           // takes no longer than a fresh build (docs/performance.md).
           removeOld: "background",

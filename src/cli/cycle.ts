@@ -4,6 +4,7 @@ import { hostNamed, SERVER_NAMES } from "../hosts/index.ts";
 import { IMPORT_OPENNET_DEFAULTS } from "../importers/opennet/index.ts";
 import { ConfigRefusedError, cycle, type Rate } from "../live/run.ts";
 import { stopped } from "./exit.ts";
+import { limitHeapGrowth, loaded } from "./memory.ts";
 import {
   count,
   mapOf,
@@ -90,8 +91,10 @@ export function register(program: Command): void {
       if ((opts.host === undefined) !== (opts.hostConfig === undefined))
         program.error("error: --host and --host-config go together: the server and the file it includes", { code: "commander.usage" });
       const spec = (source: string | undefined, every: Rate) => (source === undefined ? undefined : { source, every });
+      limitHeapGrowth("loading");
       try {
         const r = await cycle({
+          loaded,
           state: opts.state,
           serve: opts.serve,
           olsr: spec(opts.olsr, opts.olsrEvery),
