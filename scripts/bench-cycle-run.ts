@@ -8,7 +8,7 @@ import { CYCLE_SETTINGS } from "./bench-settings.ts";
  * One measured run of `cycle`, in a process of its own so that its peak RSS is its own: prints a JSON
  * line. Arguments: state, link, OLSR file, wiki file, instant.
  */
-limitHeapGrowth("loading"); // as the command line does
+limitHeapGrowth("importing"); // as the command line does
 const [state, serve, olsr, wiki, at] = process.argv.slice(2);
 const started = performance.now();
 const r = await cycle({

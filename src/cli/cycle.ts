@@ -91,7 +91,7 @@ export function register(program: Command): void {
       if ((opts.host === undefined) !== (opts.hostConfig === undefined))
         program.error("error: --host and --host-config go together: the server and the file it includes", { code: "commander.usage" });
       const spec = (source: string | undefined, every: Rate) => (source === undefined ? undefined : { source, every });
-      limitHeapGrowth("loading");
+      limitHeapGrowth("importing");
       try {
         const r = await cycle({
           loaded,
