@@ -5,7 +5,8 @@ import { pyFloat, pyFloatLayout } from "../src/core/values/pyfloat.ts";
 import { renderLink, renderSite, sitePostAddress } from "../src/core/model/resources.ts";
 import { fixedDecimal } from "../src/core/values/text.ts";
 import { parseInstant, type Instant } from "../src/core/values/timestamp.ts";
-import { canonicalIp } from "../src/core/values/ip.ts";
+import { canonicalIp, compareIp } from "../src/core/values/ip.ts";
+import { peersKey } from "../src/core/model/validator.ts";
 import { Address4, Address6 } from "ip-address";
 import { compareVersionKeys, isAfter, isBefore, versionKey } from "../src/core/values/version.ts";
 import { beforeValues } from "../src/core/filters/bounds.ts";
@@ -101,7 +102,29 @@ describe("addresses in their canonical text", () => {
     };
     const texts = Array.from({ length: 20_000 }, () => [octet(), octet(), octet(), octet()].join("."));
     texts.push("1.2.3.4\n", " 1.2.3.4", "1.2.3", "1.2.3.4.5", "1.2.3.4/24", "0.0.0.0", "::1", "::ffff:1.2.3.4", "2001:DB8::1");
+    texts.push(":::", "1:2", "2001:db8::g", "1.2.3.4:80", "::ffff:1.2.3.04", "fe80:0:0:0:0:0:0:1", "1::2::3", "");
     for (const text of texts) expect(canonicalIp(text)).toEqual(general(text));
+  });
+
+  it("compareIp and peersKey order dotted quads by their numbers, then IPv6 addresses", () => {
+    const key = (t: string) =>
+      t.includes(":")
+        ? "6" + new Address6(t).canonicalForm()
+        : "4" +
+          t
+            .split(".")
+            .map((o) => o.padStart(3, "0"))
+            .join(".");
+    const reference = (a: string, b: string) => (key(a) < key(b) ? -1 : key(a) > key(b) ? 1 : 0);
+    let seed = 11;
+    const next = () => (seed = (seed * 1103515245 + 12345) % 2 ** 31);
+    const texts = Array.from({ length: 2_000 }, () => Array.from({ length: 4 }, () => String(next() % 256)).join("."));
+    texts.push("10.0.0.1", "10.0.0.1", "9.255.255.255", "::1", "2001:db8::1", "2001:db8::", "1.2.3");
+    for (let i = 0; i + 1 < texts.length; i++) {
+      const [a, b] = [texts[i], texts[texts.length - 1 - i]];
+      expect(Math.sign(compareIp(a, b))).toBe(reference(a, b));
+      expect(peersKey(a, b)).toBe([a, b].sort(reference).join(" "));
+    }
   });
 });
 

@@ -227,7 +227,9 @@ describe("validation reports every problem, located", () => {
     expect(v.dump).toBeDefined();
     expect(v.problems.every((p) => p.severity === "warning")).toBe(true);
     const text = v.problems.map(formatProblem).join("\n");
-    expect(text).toContain("address 10.0.0.1 is held by interfaces 1, 2; lookups by this address use interface 1");
+    expect(text).toContain(
+      "accesspoints/a.json [1] $.interfaces[0].addresses[0].address: address 10.0.0.1 is held by interfaces 1, 2; lookups by this address use interface 1",
+    );
     expect(text).toContain("links 3, 4 all join 10.0.0.1 and 10.0.0.2; the link by peers is link 3");
   });
 

@@ -12,9 +12,15 @@ export function canonicalIp(text: string): { address: string; family: Family } |
   // (parsing each with ip-address was a tenth of a cycle's import at 40,000 access points).
   if (CANONICAL_V4.test(text)) return { address: text, family: "inet" };
   if (text.includes("/") || text.includes("%")) return undefined; // no prefixes, no zone ids
-  if (Address4.isValid(text)) return { address: new Address4(text).correctForm(), family: "inet" };
-  if (Address6.isValid(text)) return { address: new Address6(text).correctForm(), family: "inet6" };
-  return undefined;
+  // ip-address tells an invalid text by throwing, and an error's stack costs: no IPv4 text holds a
+  // colon (asking Address4 first was a tenth of the validation at 40,000 access points), and a valid
+  // IPv6 text is parsed once
+  if (!text.includes(":") && Address4.isValid(text)) return { address: new Address4(text).correctForm(), family: "inet" };
+  try {
+    return { address: new Address6(text).correctForm(), family: "inet6" };
+  } catch {
+    return undefined;
+  }
 }
 
 export function canonicalIpv4(text: string): string | undefined {
@@ -43,13 +49,17 @@ export function sortByIp<T>(items: readonly T[], ip: (item: T) => string): T[] {
 const compareKeys = (a: string, b: string) => (a < b ? -1 : a > b ? 1 : 0);
 
 function ipSortKey(text: string): string {
-  if (!text.includes(":"))
-    return (
-      "4" +
-      text
-        .split(".")
-        .map((o) => o.padStart(3, "0"))
-        .join(".")
-    );
+  if (!text.includes(":")) {
+    // each part padded to three digits, by hand: the validator makes a key for each end of each link
+    let key = "4";
+    for (let start = 0; ;) {
+      const dot = text.indexOf(".", start);
+      const part = dot < 0 ? text.slice(start) : text.slice(start, dot);
+      key += "000".slice(part.length) + part;
+      if (dot < 0) return key;
+      key += ".";
+      start = dot + 1;
+    }
+  }
   return "6" + new Address6(text).canonicalForm();
 }
