@@ -41,7 +41,7 @@ export function accesspointFeature(ap: AccesspointEntry): Buffer {
  */
 export function linkFeature(link: ResolvedLink, model: Model): Buffer {
   const { entries, quality, wireless, ssid } = linkFacts(link, model);
-  const points = entries.flatMap(({ ap }) => (ap.position ? [`[${ap.position.coordinates.map(pyFloat).join(",")}]`] : []));
+  const points = entries.flatMap(({ ap }) => (ap.positionText ? [`[${ap.positionText[0]},${ap.positionText[1]}]`] : []));
   const geometry = points.length < 2 ? "null" : `{"type":"LineString","coordinates":${list(points)}}`;
   return Buffer.from(
     `{"type":"Feature","geometry":${geometry},"properties":{"endpoints":${list(entries.map(({ ap }) => `"${ap.main_ip}"`))},` +

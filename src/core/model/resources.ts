@@ -22,7 +22,17 @@ export function renderLink(link: ResolvedLink, model: Model): Buffer {
     `],"id":${link.id},"is_wireless":${wireless},"position":${linkPosition(entries)},` +
       `"quality":${quality},"timestamp":${instant(link.timestamp)},"wifi_ssid":${str(ssid)}}`,
   );
-  return Buffer.concat(pieces.map((p) => (typeof p === "string" ? Buffer.from(p) : p)));
+  return joined(pieces);
+}
+
+/** The pieces' UTF-8 bytes in one buffer, the texts written straight into it (no buffer of each made and dropped). */
+function joined(pieces: readonly (string | Buffer)[]): Buffer {
+  let length = 0;
+  for (const p of pieces) length += typeof p === "string" ? Buffer.byteLength(p) : p.length;
+  const out = Buffer.allocUnsafe(length);
+  let at = 0;
+  for (const p of pieces) at += typeof p === "string" ? out.write(p, at) : p.copy(out, at);
+  return out;
 }
 
 /** What a link says besides its endpoints, as JSON text where it is a value (the list and GeoJSON share it). */
@@ -46,15 +56,15 @@ export function linkFacts(link: ResolvedLink, model: Model): LinkFacts {
 
 /** Longitude text -> latitude, in endpoint order; a repeated longitude keeps its first place, like a Python dict. */
 function linkPosition(entries: readonly InterfaceEntry[]): string {
-  const map = new Map<string, number>();
+  const map = new Map<string, string>();
   let positioned = 0;
   for (const { ap } of entries) {
-    if (ap.position === null) continue;
+    if (ap.positionText === null) continue;
     positioned++;
-    map.set(pyFloat(ap.position.coordinates[0]), ap.position.coordinates[1]);
+    map.set(ap.positionText[0], ap.positionText[1]);
   }
   if (positioned < 2) return "null";
-  return `{${[...map].map(([lon, lat]) => `${JSON.stringify(lon)}:${pyFloat(lat)}`).join(",")}}`;
+  return `{${[...map].map(([lon, lat]) => `${JSON.stringify(lon)}:${lat}`).join(",")}}`;
 }
 
 export function renderSite(site: SiteEntry): string {

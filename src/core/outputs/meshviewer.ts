@@ -270,12 +270,7 @@ function node(ap: AccesspointEntry, model: Model, gateways: ReadonlySet<Accesspo
     `"addresses":${addressList},"network":{${macMember}"addresses":${addressList}},` +
     `"hostname":${str(ap.main_ip)},` +
     opt("owner", text(f.owner)) +
-    opt(
-      "location",
-      ap.position === null
-        ? null
-        : `{"latitude":${pyFloat(ap.position.coordinates[1])},"longitude":${pyFloat(ap.position.coordinates[0])}}`,
-    ) +
+    opt("location", ap.positionText === null ? null : `{"latitude":${ap.positionText[1]},"longitude":${ap.positionText[0]}}`) +
     `"firmware":{${firmware.join(",")}},"autoupdater":{"enabled":false}` +
     (text(f.device_model) === null ? "" : `,"model":${text(f.device_model)}`) +
     "}"

@@ -128,8 +128,7 @@ function linkJson({ link, source, target, cost }: Kept, model: Model): string {
 
 function node(ap: AccesspointEntry, addresses: readonly string[], model: Model): string {
   // netjsongraph.js places a node on its map by properties.location; a node without one is left off the map only.
-  const location =
-    ap.position === null ? "" : `"location":{"lat":${pyFloat(ap.position.coordinates[1])},"lng":${pyFloat(ap.position.coordinates[0])}},`;
+  const location = ap.positionText === null ? "" : `"location":{"lat":${ap.positionText[1]},"lng":${ap.positionText[0]}},`;
   return (
     `{"id":${str(ap.main_ip)},"label":${str(ap.main_ip)},` +
     (addresses.length > 0 ? `"local_addresses":${list(addresses.map((a) => str(a)))},` : "") +

@@ -76,7 +76,6 @@ function node(ap: AccesspointEntry, model: Model): string {
   const seen =
     (first === null ? "" : `,"firstcontact":"${formatMicros(first)}"`) +
     (ap.lastseen_timestamp === null ? "" : `,"lastcontact":"${ap.lastseen_timestamp.text}"`);
-  const position =
-    ap.position === null ? "" : `,"position":{"lat":${pyFloat(ap.position.coordinates[1])},"long":${pyFloat(ap.position.coordinates[0])}}`;
+  const position = ap.positionText === null ? "" : `,"position":{"lat":${ap.positionText[1]},"long":${ap.positionText[0]}}`;
   return `{"id":${str(ap.main_ip)},"name":${str(ap.main_ip)},"node_type":"${NODE_TYPE}","status":{"online":${online}${seen}}${position}}`;
 }
