@@ -30,8 +30,8 @@ export interface AccesspointEntry {
   readonly position: PointRecord | null;
   /**
    * The position's longitude and latitude as Python writes them: made once, for the lists, graphs and
-   * features that write them again (turning a number into its shortest text was a thirtieth of a
-   * recycled cycle at 40,000 access points)
+   * features that write them again (numbers as text were a thirtieth of a recycled cycle's thread at
+   * 40,000 access points, about half of that coordinates)
    */
   readonly positionText: readonly [lon: string, lat: string] | null;
   readonly post_address: string | null;
