@@ -1,6 +1,5 @@
 import type { AccesspointEntry, Model, SiteEntry } from "./model.ts";
 import { rendered } from "../body.ts";
-import { pyFloat } from "../values/pyfloat.ts";
 import { accesspointGeoParts, instant, list, str } from "./render-json.ts";
 import { linkFacts, siteMembers, sitePosition } from "./resources.ts";
 import type { ResolvedLink } from "./validator.ts";

@@ -3,7 +3,6 @@ import { deferred, rendered, type EnclosedList } from "../body.ts";
 import { statusOf, type AccesspointEntry, type Model } from "../model/model.ts";
 import { firstSeenOf } from "./meshviewer.ts";
 import { formatMicros } from "../values/timestamp.ts";
-import { pyFloat } from "../values/pyfloat.ts";
 import { str } from "../model/render-json.ts";
 import { outputRecord } from "./output.ts";
 
