@@ -422,8 +422,10 @@ describe("a recycled tree (cycle: the build before the served one becomes the ne
     expect(ino(a, "a1")).toBe(ino(a, "t1"));
     expect(ino(a, "z")).toBe(ino(a, "m"));
     expect(ino(a, "far")).not.toBe(ino(a, "t1"));
-    // a long file has a twin of its own to make: never shared
-    expect(ino(a, "twin")).not.toBe(ino(a, "long"));
+    // a long file and its repeat share an inode; each has a twin of its own, of the same bytes
+    expect(ino(a, "twin")).toBe(ino(a, "long"));
+    expect(inode(`${at(a, "twin")}.gz`)).not.toBe(inode(`${at(a, "long")}.gz`));
+    expect(readFileSync(`${at(a, "twin")}.gz`)).toEqual(readFileSync(`${at(a, "long")}.gz`));
     const record = JSON.parse(readFileSync(path.join(a, ".mesh-api-files.json"), "utf8")) as { files: Record<string, unknown[]> };
     expect(record.files["/api/a1/index.json"]).toEqual([...record.files["/api/t1/index.json"], "/api/t1/index.json"]);
     expect(record.files["/api/far/index.json"]).toHaveLength(2);
@@ -485,6 +487,81 @@ describe("a recycled tree (cycle: the build before the served one becomes the ne
     expect(ino(e, "a1")).toBe(ino(e, "t1"));
     await emitTree(fresh, changed, { recycle: {} });
     expect(tree(e)).toEqual(tree(fresh));
+  });
+
+  it("links a long list the plan says repeats another (a filter that keeps every item), never renders it, gives it a twin of its own, and keeps, relinks or parts them as a recycled build changes", async () => {
+    const d = tempDir();
+    const piece = (c: string) => Buffer.from(`"${c.repeat(600_000)}",`);
+    // the repeat's own body is never made while the file it repeats was written a moment ago
+    let made = 0;
+    const plan = (c: string, online: string) => [
+      { path: "/api/list/index.json", body: [piece(c), piece(c), Buffer.from("0")] },
+      {
+        path: "/api/list/_q/status/online/index.json",
+        body: deferred(() => (made++, [piece(online), piece(online), Buffer.from("0")])),
+        ...(online === c && { sameAs: "/api/list/index.json" }),
+      },
+      { path: "/api/mid/index.json", body: `[${"1,".repeat(TWIN.minBytes)}1]` },
+      {
+        path: "/api/mid/_q/x/index.json",
+        body: deferred(() => (made++, `[${"1,".repeat(TWIN.minBytes)}1]`)),
+        sameAs: "/api/mid/index.json",
+      },
+    ];
+    const list = (dir: string, f = "list/index.json") => path.join(dir, "api", f);
+    const online = (dir: string) => list(dir, "list/_q/status/online/index.json");
+    const archived: string[] = [];
+    const archiving = (name: string) => ({
+      takes: (file: string) => file.startsWith("/api/"),
+      open: (root: string) => new ArchiveStream(path.join(root, ".partial"), "top", new Date(0), "any"),
+      finish: async (_dir: string, archive?: ArchiveStream) => {
+        await archive!.end();
+        renameSync(archive!.target, path.join(d, name));
+        archived.push(name);
+      },
+    });
+    const [a, b, c, e, fresh] = ["a", "b", "c", "e", "fresh"].map((n) => path.join(d, n));
+    const into = archiving("a.tar.gz");
+    await emitTree(a, plan("a", "a"), { recycle: {}, archive: into, finish: into.finish });
+    // (a short repeat's bytes are made for the archive: its file may not be on disk yet)
+    expect(made).toBe(1);
+    expect(inode(online(a))).toBe(inode(list(a)));
+    expect(inode(list(a, "mid/_q/x/index.json"))).toBe(inode(list(a, "mid/index.json")));
+    for (const [x, y] of [
+      [online(a), list(a)],
+      [list(a, "mid/_q/x/index.json"), list(a, "mid/index.json")],
+    ]) {
+      expect(inode(`${x}.gz`)).not.toBe(inode(`${y}.gz`));
+      expect(gunzipSync(readFileSync(`${x}.gz`))).toEqual(readFileSync(y));
+    }
+    // the archive holds the repeat's bytes, read from the file it repeats
+    const unpacked = tempDir();
+    spawnSync("tar", ["-xzf", path.join(d, "a.tar.gz"), "-C", unpacked]);
+    expect(tree(path.join(unpacked, "top"))).toEqual(new Map([...tree(a)].filter(([f]) => f.startsWith("api/") && !f.endsWith(".gz"))));
+
+    // the same bytes again: every file and twin kept where it was
+    const kept = [online(a), `${online(a)}.gz`, `${list(a)}.gz`].map(inode);
+    await emitTree(b, plan("a", "a"), { recycle: {} });
+    await emitTree(c, plan("a", "a"), { recycle: { from: a } });
+    expect([online(c), `${online(c)}.gz`, `${list(c)}.gz`].map(inode)).toEqual(kept);
+    // changed: the list renamed over (a new inode), its repeat linked to the new one, both twins made anew
+    await emitTree(e, plan("b", "b"), { recycle: { from: c } });
+    expect(inode(online(e))).toBe(inode(list(e)));
+    expect(inode(list(e))).not.toBe(kept[0]);
+    expect(gunzipSync(readFileSync(`${online(e)}.gz`))).toEqual(readFileSync(list(e)));
+    await emitTree(fresh, plan("b", "b"), { recycle: {} });
+    expect(tree(e)).toEqual(tree(fresh));
+    // no longer a repeat: a file of its own, the list's inode untouched
+    const before = inode(list(e));
+    const parted = path.join(d, "parted");
+    await emitTree(parted, plan("b", "c"), { recycle: { from: e } });
+    expect(made).toBe(2);
+    expect(inode(list(parted))).toBe(before);
+    expect(inode(online(parted))).not.toBe(before);
+    expect(readFileSync(online(parted), "utf8")).toContain('"ccc');
+    expect(readFileSync(list(parted), "utf8")).toContain('"bbb');
+    expect(gunzipSync(readFileSync(`${online(parted)}.gz`))).toEqual(readFileSync(online(parted)));
+    expect(archived).toEqual(["a.tar.gz"]);
   });
 
   it("feeds an archive every file it takes as it writes it, long and recycled ones from their files, in the order written; aborts it on a failure", async () => {

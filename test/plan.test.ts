@@ -37,6 +37,25 @@ describe("files the plan says repeat another (sameAs, one inode for both names o
     );
   });
 
+  it("names the list file a filter repeats when it keeps every item, in the same order, and only then", () => {
+    const dump = synthesize({ aps: 300, seed: 11 });
+    const settings = { ...dump.network, default_status: "online" as const };
+    const list = (status: string) => `/api/v1/accesspoint/_q/status/${status}/index.json`;
+    const some = planned(model(dump.accesspoints, dump.links, settings));
+    const at = (files: typeof some, p: string) => files.find((f) => f.path === p)!;
+    // some access points are offline: the online ones are a file of their own
+    expect(at(some, list("online")).sameAs).toBeUndefined();
+    expect(at(some, list("online")).bytes.equals(at(some, "/api/v1/accesspoint/index.json").bytes)).toBe(false);
+    // every one seen at the dump's instant: the online file is the whole list, the offline and flapping ones the same empty list
+    const seen = dump.accesspoints.map((a) => ({ ...a, lastseen_timestamp: dump.network.taken_at }));
+    const all = planned(model(seen, dump.links, settings));
+    expect(at(all, list("online")).sameAs).toBe("/api/v1/accesspoint/index.json");
+    const empty = [list("online"), list("flapping"), list("offline")].map((p) => at(all, p)).filter((f) => f.bytes.toString() === "[]");
+    expect(empty).toHaveLength(2);
+    // (the empty list written last before it, of whichever filter: the writer links to a recent file)
+    expect(at(all, empty[1].sameAs!).bytes.toString()).toBe("[]");
+  });
+
   it("never claims a repeat where the bytes differ: an access point's links with the default status are a file of their own when one link lacks it", () => {
     const at = "2026-11-20T10:00:00Z";
     const iface = (id: number, address: string) => ({ id, addresses: [{ id, address, netmask_prefixlen: 16 }] });

@@ -108,7 +108,8 @@ function* flatLists(model: Model, settings: { readonly map?: MapSettings }, rout
   yield out(fileFor("map"), mapPage(model, settings.map ?? DEFAULT_MAP_SETTINGS));
   yield out(fileFor("docs"), docsPage());
   // The lists and their filters (filters/records.ts).
-  for (const { path, body } of listFiles(model)) yield out(path, body);
+  // as they are: a status file's `sameAs` is found only when read (filters/derive.ts), which the layout's pass never does
+  yield* listFiles(model);
 }
 
 /** The outputs' files at their paths in a flat build. */

@@ -179,8 +179,9 @@ export function* listFiles(
   model: Model,
   lists: readonly ListRecord[] = LISTS,
   filters: readonly FilterRecord[] = FILTERS,
-): Generator<{ path: string; body: Body }> {
-  for (const list of lists)
+): Generator<ListFile> {
+  for (const list of lists) {
+    const earlier = new SameMembers();
     for (const t of listRules(list, model.settings.defaultStatus, filters).targets) {
       const format = t.parts.find((p) => p.filter.format);
       const render = list.render[format?.given.as === "choice" ? format.given.value : ""];
@@ -201,15 +202,25 @@ export function* listFiles(
         );
       }
       for (const [fills, members] of groups) {
-        yield { path: fill(t.file, fills), body: render(model, members) };
+        const path = fill(t.file, fills);
+        yield earlier.file(path, render, members, render(model, members));
         if (!list.status || !t.statusFile) continue;
         // grouped when the first of them is written: the layout's pass wants their paths alone
         let byStatus: Map<unknown, unknown[]> | undefined;
         const of = (status: string) => (byStatus ??= groupBy(members, (item) => list.status!(model, item))).get(status) ?? [];
-        for (const status of STATUSES)
-          yield { path: fill(t.statusFile, { ...fills, [STATUS.placeholder]: status }), body: deferred(() => render(model, of(status))) };
+        for (const status of STATUSES) {
+          const path = fill(t.statusFile, { ...fills, [STATUS.placeholder]: status });
+          // the members are needed to know the file's twin: grouped only once a writer reads the body or asks
+          yield earlier.deferred(
+            path,
+            render,
+            () => of(status),
+            (items) => render(model, items),
+          );
+        }
       }
     }
+  }
 }
 
 /** The present values of every data filter, the values answered by another value's file, and the keys answering a class of values. */
@@ -246,4 +257,99 @@ export function queryDoc(
   const record = list && filters.find((f) => f.resource === list.resource && f.param === name);
   if (!record) throw new Error(`the route table names ${name} on ${kind}, which no filter record describes`);
   return record.doc(settings);
+}
+
+/** A list file, and the earlier file of its list holding its very bytes, when the plan knows one. */
+interface ListFile {
+  readonly path: string;
+  readonly body: Body;
+  readonly sameAs?: string;
+}
+
+type Render = (members: readonly unknown[]) => Body;
+
+/**
+ * The files of one list so far, by renderer and members. A renderer reads its members alone, so a
+ * file whose members are an earlier file's, the same items in the same order, under the same
+ * renderer, holds that file's very bytes: it names it (OutputFile.sameAs), and a writer gives both
+ * names one file, never rendering it twice. The list default and its own status file (`online` for
+ * Opennet) are always such a pair; a filter that keeps every item (`status=online` when every access
+ * point is, `firmware_version=` when none says its firmware) is one in the data. At 40,000 access
+ * points of the benchmark a third of the long lists' bytes (docs/performance.md).
+ *
+ * Only the last `keep` files are remembered: a writer links to a recent file alone (io/write/emit.ts
+ * RecentFiles), and a list of a filter value per item (a hardware address) would otherwise be held
+ * whole. The most recent of a set of equal files is the one named.
+ */
+class SameMembers {
+  /** by renderer, then by the members' count and first member */
+  private readonly byKey = new Map<object, Map<number, Map<unknown, Noted[]>>>();
+  private readonly order: Noted[] = [];
+
+  constructor(private readonly keep = 1024) {}
+
+  /** A file whose members are known now. */
+  file(path: string, renderer: object, members: readonly unknown[], body: Body): ListFile {
+    const sameAs = this.note(path, renderer, members);
+    return sameAs === undefined ? { path, body } : { path, body, sameAs };
+  }
+
+  /**
+   * A file whose members are made only when its body or its `sameAs` is first read (the layout's
+   * pass reads its path alone); read in the plan's order, as a writer does.
+   */
+  deferred(path: string, renderer: object, members: () => readonly unknown[], render: Render): ListFile {
+    let known: { readonly sameAs: string | undefined } | undefined;
+    const notes = this;
+    return {
+      path,
+      body: deferred(() => render(members())),
+      get sameAs() {
+        known ??= { sameAs: notes.note(path, renderer, members()) };
+        return known.sameAs;
+      },
+    };
+  }
+
+  private note(path: string, renderer: object, members: readonly unknown[]): string | undefined {
+    let byLength = this.byKey.get(renderer);
+    if (byLength === undefined) this.byKey.set(renderer, (byLength = new Map()));
+    let byFirst = byLength.get(members.length);
+    if (byFirst === undefined) byLength.set(members.length, (byFirst = new Map()));
+    const first = members[0];
+    const candidates = byFirst.get(first);
+    const same = candidates?.find((c) => sameItems(c.members, members));
+    if (same !== undefined) {
+      const earlier = same.path;
+      // the most recent of equal files is the one a later file names, and the last forgotten
+      same.path = path;
+      this.order.splice(this.order.indexOf(same), 1);
+      this.order.push(same);
+      return earlier;
+    }
+    const noted: Noted = { path, members, drop: () => {} };
+    if (candidates === undefined) byFirst.set(first, [noted]);
+    else candidates.push(noted);
+    noted.drop = () => {
+      const left = byFirst.get(first)!.filter((c) => c !== noted);
+      if (left.length === 0) byFirst.delete(first);
+      else byFirst.set(first, left);
+    };
+    this.order.push(noted);
+    if (this.order.length > this.keep) this.order.shift()!.drop();
+    return undefined;
+  }
+}
+
+interface Noted {
+  path: string;
+  readonly members: readonly unknown[];
+  drop: () => void;
+}
+
+function sameItems(a: readonly unknown[], b: readonly unknown[]): boolean {
+  if (a === b) return true;
+  if (a.length !== b.length) return false;
+  for (let i = 0; i < a.length; i++) if (a[i] !== b[i]) return false;
+  return true;
 }

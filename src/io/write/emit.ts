@@ -330,6 +330,7 @@ class TreeWriting {
     const { root, archive, direct, yielding } = this;
     const recycling = this.recycling && { ...this.recycling, digests: this.recycling.digests.part(n) };
     const recent = new RecentFiles();
+    const twins = new RecentTwins();
     // each loop waits for its own compressions, within its share: never for another's long list
     const mine = new Compressions();
     this.compressions.push(mine);
@@ -343,25 +344,52 @@ class TreeWriting {
       // it is short, else by a rename, so that a reader still holding the old file reads it whole.
       const was = wasIn(recycling, file.path);
       let packing: Promise<void> | undefined; // the archive's compressor fell behind while it packed this file
-      const alias = linkedFile(file, full, was, recent, recycling, this.calls());
+      const target = linkedFile(file, full, was, recent, recycling, this.calls());
       const own = was?.[2] === undefined ? was : undefined;
       const name: RecycledName = { file: file.path, full, shared: own !== was, own };
-      const body = alias === undefined ? split(file.body, own) : undefined;
-      if (alias !== undefined) {
-        this.bytes += alias;
-        if (archive?.takes(file.path)) packing = archive.stream.bytes(file.path.slice(1), wholeOf(file.body));
+      const body = target === undefined ? split(file.body, own) : undefined;
+      if (target !== undefined) {
+        this.bytes += target.length;
+        if (hasTwin(file.path, target.length)) {
+          // the twin of the file it repeats, compressed once when it was a moment ago (the twin is a file of its own)
+          const same = was !== undefined && was[0] === target.digest && was[1] === target.length;
+          const make = twins.of(file.sameAs!) ?? (() => (target.readable ? gzippedFile(target.readable) : gzipped(wholeOf(file.body))));
+          this.twin(mine, recycling, file.path, same, target.readable ? PIECE : target.length, twins.keep(file.path, make));
+        }
+        if (archive?.takes(file.path))
+          packing = target.readable
+            ? archive.stream.file(file.path.slice(1), target.readable)
+            : archive.stream.bytes(file.path.slice(1), wholeOf(file.body));
       } else if (body!.whole) {
         const data = body!.whole;
         this.bytes += data.length;
         const same = handWhole(this.calls(), recent, recycling, name, data, body!.digest);
-        if (hasTwin(file.path, data.length)) this.twin(mine, recycling, file.path, same, data.length, () => gzipped(data));
+        if (hasTwin(file.path, data.length))
+          this.twin(
+            mine,
+            recycling,
+            file.path,
+            same,
+            data.length,
+            twins.keep(file.path, () => gzipped(data)),
+          );
         if (archive?.takes(file.path)) packing = archive.stream.bytes(file.path.slice(1), data);
       } else {
         // A list rendered as it is written, at most a piece in memory, by this thread while the writing thread goes on
         // (waiting for it left both idle in turn: docs/performance.md); its twin is made from the file.
-        const { length, same } = await writeLong(direct, name, body!, recycling, yielding);
+        const { length, same, digest } = await writeLong(direct, name, body!, recycling, yielding);
         this.bytes += length;
-        if (hasTwin(file.path, length)) this.twin(mine, recycling, file.path, same, PIECE, () => gzippedFile(full));
+        // on disk now: a later file of the same bytes links to it, and reads it for its twin or an archive
+        recent.note(file.path, { full, length, digest, recycled: own !== undefined && (same || own[1] <= READ_AT_ONCE), readable: full });
+        if (hasTwin(file.path, length))
+          this.twin(
+            mine,
+            recycling,
+            file.path,
+            same,
+            PIECE,
+            twins.keep(file.path, () => gzippedFile(full)),
+          );
         if (archive?.takes(file.path)) packing = archive.stream.file(file.path.slice(1), full);
       }
       this.progress?.(this.count);
@@ -445,6 +473,8 @@ interface Linkable {
   readonly digest?: string;
   /** whether its inode is the recycled tree's (kept, or written in place): a name linked to it there still is */
   readonly recycled: boolean;
+  /** a name that holds its bytes on disk already (a long file, written by the build's own thread) */
+  readonly readable?: string;
 }
 
 /**
@@ -466,11 +496,35 @@ class RecentFiles {
 }
 
 /**
+ * The twins made last, by their file's path: a file that repeats one of them (sameAs, a list and its
+ * filter that keeps every item) takes its twin's bytes instead of compressing the same bytes again.
+ * A few only, since they are held until forgotten: the plan puts such a file next to the one it repeats.
+ */
+class RecentTwins {
+  private readonly made = new Map<string, () => Promise<Buffer>>();
+  constructor(private readonly most = 4) {}
+
+  /** `make`, made at most once, and remembered for `file` */
+  keep(file: string, make: () => Promise<Buffer>): () => Promise<Buffer> {
+    let bytes: Promise<Buffer> | undefined;
+    const once = () => (bytes ??= make());
+    this.made.set(file, once);
+    if (this.made.size > this.most) this.made.delete(this.made.keys().next().value!);
+    return once;
+  }
+
+  of(file: string): (() => Promise<Buffer>) | undefined {
+    return this.made.get(file);
+  }
+}
+
+/**
  * A file the plan says repeats one just written (sameAs): a hard link to it, one more name and no new
  * inode, bytes or write. A name the recycled tree already links to that file, still the recycled
- * inode, is left as it is: a recycled build rewrites the file once for all its names. Its length,
- * or undefined when it is to be written as a file of its own (nothing written it could share, or a
- * twin to make).
+ * inode, is left as it is: a recycled build rewrites the file once for all its names. The file it
+ * repeats, or undefined when it is to be written as a file of its own (nothing written it could share).
+ * Its twin, when it has one, is a file of its own (the lane makes it): a twin is written in place
+ * when recycled, and a shared inode would change another name's.
  */
 function linkedFile(
   file: OutputFile,
@@ -479,9 +533,9 @@ function linkedFile(
   recent: RecentFiles,
   recycling: Recycling | undefined,
   calls: FileCallsHanded,
-): number | undefined {
+): Linkable | undefined {
   const target = file.sameAs === undefined ? undefined : recent.get(file.sameAs);
-  if (target === undefined || hasTwin(file.path, target.length) || (recycling && target.digest === undefined)) return undefined;
+  if (target === undefined || (recycling && target.digest === undefined)) return undefined;
   const keep = was !== undefined && was[2] === file.sameAs && target.recycled && recycling!.linksHold;
   recycling?.digests.add(file.path, [target.digest!, target.length, file.sameAs]);
   if (!keep) {
@@ -489,7 +543,7 @@ function linkedFile(
     calls.link(target.full, full);
   }
   recent.note(file.path, { ...target, full, recycled: keep });
-  return target.length;
+  return target;
 }
 
 /**
@@ -511,8 +565,7 @@ function handWhole(
   else if (own === undefined) calls.folder(path.dirname(full));
   if (!same) calls.whole(full, data, own?.[1]);
   // its inode is the recycled tree's when kept or written in place (a long recycled file is renamed over)
-  if (!hasTwin(file, data.length))
-    recent.note(file, { full, length: data.length, digest, recycled: own !== undefined && (same || own[1] <= READ_AT_ONCE) });
+  recent.note(file, { full, length: data.length, digest, recycled: own !== undefined && (same || own[1] <= READ_AT_ONCE) });
   return same;
 }
 
@@ -565,7 +618,7 @@ async function writeLong(
   { firstTwo, rest }: { readonly firstTwo: readonly Buffer[]; readonly rest: Iterator<Buffer> & Iterable<Buffer> },
   recycling: Recycling | undefined,
   yielding: () => Promise<void> | undefined,
-): Promise<{ readonly length: number; readonly same: boolean }> {
+): Promise<{ readonly length: number; readonly same: boolean; readonly digest?: string }> {
   if (shared) direct.unlink(full);
   if (was === undefined) direct.folder(path.dirname(full));
   const { target, renamed } = direct.target(full, was?.[1]);
@@ -591,7 +644,7 @@ async function writeLong(
     if (same) unlinkSync(target);
     else renameSync(target, full);
   }
-  return { length, same };
+  return { length, same, digest: digest?.[0] };
 }
 
 /**
