@@ -502,7 +502,7 @@ class RecentFiles {
  */
 class RecentTwins {
   private readonly made = new Map<string, () => Promise<Buffer>>();
-  constructor(private readonly most = 4) {}
+  constructor(private readonly most = 2) {}
 
   /** `make`, made at most once, and remembered for `file` */
   keep(file: string, make: () => Promise<Buffer>): () => Promise<Buffer> {
