@@ -502,9 +502,14 @@ describe("a recycled tree (cycle: the build before the served one becomes the ne
         ...(online === c && { sameAs: "/api/list/index.json" }),
       },
       { path: "/api/mid/index.json", body: `[${"1,".repeat(TWIN.minBytes)}1]` },
+      // two twins made since: the lane no longer holds the one of the file repeated, and compresses it again
+      ...[2, 3].map((n) => ({ path: `/api/other/${n}/index.json`, body: `[${`${n},`.repeat(TWIN.minBytes)}${n}]` })),
       {
         path: "/api/mid/_q/x/index.json",
-        body: deferred(() => (made++, `[${"1,".repeat(TWIN.minBytes)}1]`)),
+        // items rendered as they are read, once (as a list's are): read once for the twin and the archive both
+        body: (function* () {
+          for (let i = 0; i <= TWIN.minBytes; i++) yield Buffer.from("1");
+        })(),
         sameAs: "/api/mid/index.json",
       },
     ];
@@ -523,8 +528,7 @@ describe("a recycled tree (cycle: the build before the served one becomes the ne
     const [a, b, c, e, fresh] = ["a", "b", "c", "e", "fresh"].map((n) => path.join(d, n));
     const into = archiving("a.tar.gz");
     await emitTree(a, plan("a", "a"), { recycle: {}, archive: into, finish: into.finish });
-    // (a short repeat's bytes are made for the archive: its file may not be on disk yet)
-    expect(made).toBe(1);
+    expect(made).toBe(0);
     expect(inode(online(a))).toBe(inode(list(a)));
     expect(inode(list(a, "mid/_q/x/index.json"))).toBe(inode(list(a, "mid/index.json")));
     for (const [x, y] of [
@@ -555,7 +559,7 @@ describe("a recycled tree (cycle: the build before the served one becomes the ne
     const before = inode(list(e));
     const parted = path.join(d, "parted");
     await emitTree(parted, plan("b", "c"), { recycle: { from: e } });
-    expect(made).toBe(2);
+    expect(made).toBe(1);
     expect(inode(list(parted))).toBe(before);
     expect(inode(online(parted))).not.toBe(before);
     expect(readFileSync(online(parted), "utf8")).toContain('"ccc');

@@ -348,19 +348,8 @@ class TreeWriting {
       const own = was?.[2] === undefined ? was : undefined;
       const name: RecycledName = { file: file.path, full, shared: own !== was, own };
       const body = target === undefined ? split(file.body, own) : undefined;
-      if (target !== undefined) {
-        this.bytes += target.length;
-        if (hasTwin(file.path, target.length)) {
-          // the twin of the file it repeats, compressed once when it was a moment ago (the twin is a file of its own)
-          const same = was !== undefined && was[0] === target.digest && was[1] === target.length;
-          const make = twins.of(file.sameAs!) ?? (() => (target.readable ? gzippedFile(target.readable) : gzipped(wholeOf(file.body))));
-          this.twin(mine, recycling, file.path, same, target.readable ? PIECE : target.length, twins.keep(file.path, make));
-        }
-        if (archive?.takes(file.path))
-          packing = target.readable
-            ? archive.stream.file(file.path.slice(1), target.readable)
-            : archive.stream.bytes(file.path.slice(1), wholeOf(file.body));
-      } else if (body!.whole) {
+      if (target !== undefined) packing = this.repeat(file, target, was, mine, recycling, twins);
+      else if (body!.whole) {
         const data = body!.whole;
         this.bytes += data.length;
         const same = handWhole(this.calls(), recent, recycling, name, data, body!.digest);
@@ -403,6 +392,33 @@ class TreeWriting {
       }
       while (mine.over(this.concurrency, this.share)) await mine.next();
     }
+  }
+
+  /**
+   * A file linked to the one it repeats (linkedFile): its twin and its place in the archive. Its bytes,
+   * when short, are made once: its items may be rendered as they are read, once (core/body.ts), and
+   * both the twin and the archive may want them (the file it repeats may not be on disk yet).
+   */
+  private repeat(
+    file: OutputFile,
+    target: Linkable,
+    was: Written | undefined,
+    mine: Compressions,
+    recycling: Recycling | undefined,
+    twins: RecentTwins,
+  ): Promise<void> | undefined {
+    const { archive } = this;
+    this.bytes += target.length;
+    let bytes: Buffer | undefined;
+    const whole = () => (bytes ??= wholeOf(file.body));
+    if (hasTwin(file.path, target.length)) {
+      // the twin of the file it repeats, compressed once when it was a moment ago (the twin is a file of its own)
+      const same = was !== undefined && was[0] === target.digest && was[1] === target.length;
+      const make = twins.of(file.sameAs!) ?? (() => (target.readable ? gzippedFile(target.readable) : gzipped(whole())));
+      this.twin(mine, recycling, file.path, same, target.readable ? PIECE : target.length, twins.keep(file.path, make));
+    }
+    if (!archive?.takes(file.path)) return undefined;
+    return target.readable ? archive.stream.file(file.path.slice(1), target.readable) : archive.stream.bytes(file.path.slice(1), whole());
   }
 
   private twin(
