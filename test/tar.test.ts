@@ -1,3 +1,4 @@
+import fc from "fast-check";
 import { readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { Readable } from "node:stream";
 import { createRequire } from "node:module";
@@ -135,6 +136,43 @@ describe("the archives", () => {
       "top/b/2/",
     ]);
     expect(names.filter((n) => !n.endsWith("/"))).toHaveLength(560);
+  });
+
+  it("writes each folder once, before the first file under it, for names in any order or sorted: folders whose names begin alike, files at the top (fast-check, fixed seed)", async () => {
+    const segment = fc.constantFrom("a", "b", "ab", "a.b", "index.json");
+    const name = fc.array(segment, { minLength: 1, maxLength: 5 }).map((parts) => parts.join("/"));
+    // no name is also a folder of another
+    const names = fc
+      .uniqueArray(name, { minLength: 1, maxLength: 12 })
+      .filter((all) => all.every((n) => !all.some((m) => m.startsWith(`${n}/`))));
+    await fc.assert(
+      fc.asyncProperty(names, fc.boolean(), async (given, sorted) => {
+        const order = sorted ? [...given].sort() : given;
+        const file = path.join(tempDir(), "x.tar.gz");
+        const archive = new ArchiveStream(file, "top", new Date(0), sorted ? "sorted" : "any");
+        for (const n of order) archive.bytes(n, Buffer.from(n));
+        await archive.end();
+        const listed = execFileSync("tar", ["-tzf", file], { encoding: "utf8" }).trim().split("\n");
+        const folders = listed.filter((n) => n.endsWith("/"));
+        const expected = new Set([
+          "top/",
+          ...order.flatMap((n) =>
+            n
+              .split("/")
+              .slice(0, -1)
+              .map((_, i, p) => `top/${p.slice(0, i + 1).join("/")}/`),
+          ),
+        ]);
+        expect(new Set(folders)).toEqual(expected);
+        expect(folders).toHaveLength(expected.size);
+        expect(listed.filter((n) => !n.endsWith("/"))).toEqual(order.map((n) => `top/${n}`));
+        for (const n of order) {
+          const at = listed.indexOf(`top/${n}`);
+          for (const f of expected) if (`top/${n}`.startsWith(f)) expect(listed.indexOf(f)).toBeLessThan(at);
+        }
+      }),
+      { seed: 20261201, numRuns: 150 },
+    );
   });
 
   it("packs a long body a chunk at a time, waiting for the compressor between chunks, not all of it at once", async () => {

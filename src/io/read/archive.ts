@@ -65,6 +65,8 @@ export interface ArchiveWritten {
 /** The tar bytes the compressor may be behind by before the writer waits for it. */
 const LAG = 8 * CHUNK;
 
+const SLASH = 0x2f;
+
 /**
  * A deterministic .tar.gz written as its files come, in the order they are given: from the disk, or
  * as bytes a build has just made (its snapshot's API archive, io/write/emit.ts: the build's order, so
@@ -78,7 +80,8 @@ export class ArchiveStream {
   private readonly written: Promise<void>;
   private readonly hash = createHash("sha256");
   private size = 0;
-  private open: readonly string[] = [];
+  /** the folder of the file packed last ("" when none, or at the top) */
+  private last = "";
   private readonly made: Set<string> | undefined;
   private finished = false;
   /** why the archive cannot be written (its file, the disk), once known */
@@ -164,17 +167,31 @@ export class ArchiveStream {
     this.finished = true;
   }
 
+  /**
+   * The folders of `name` not written yet: those it does not share with the file before, unless written
+   * earlier ("any" order). Found by comparing the two folders' paths: a file per folder at 40,000
+   * access points, splitting every name into its folders took seconds of a day's first cycle.
+   */
   private folders(name: string): void {
-    const folders = name.split("/").slice(0, -1);
-    let same = 0;
-    while (same < this.open.length && same < folders.length && this.open[same] === folders[same]) same++;
-    for (let i = same; i < folders.length; i++) {
-      const folder = folders.slice(0, i + 1).join("/");
-      if (this.made?.has(folder)) continue;
-      this.made?.add(folder);
-      this.tar.folder(`${this.folder}/${folder}/`);
+    const end = name.lastIndexOf("/");
+    const folder = end < 0 ? "" : name.slice(0, end);
+    const last = this.last;
+    this.last = folder;
+    if (folder === last || folder === "") return;
+    let i = 0;
+    while (i < folder.length && i < last.length && folder.charCodeAt(i) === last.charCodeAt(i)) i++;
+    const bound = (p: string) => i === p.length || p.charCodeAt(i) === SLASH;
+    // where the folders both hold end: at a "/" of this one's (or its end, when the one before is inside it)
+    const shared = bound(folder) && bound(last) ? i : i === 0 ? -1 : folder.lastIndexOf("/", i - 1);
+    if (shared === folder.length) return;
+    for (let at = folder.indexOf("/", shared + 1); ; at = folder.indexOf("/", at + 1)) {
+      const open = at < 0 ? folder : folder.slice(0, at);
+      if (!this.made?.has(open)) {
+        this.made?.add(open);
+        this.tar.folder(`${this.folder}/${open}/`);
+      }
+      if (at < 0) return;
     }
-    this.open = folders;
   }
 
   /** Steps through an entry's chunks, handing each to the compressor, and waits while it is behind. */
