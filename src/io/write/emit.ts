@@ -413,7 +413,7 @@ class TreeWriting {
     const whole = () => (bytes ??= wholeOf(file.body));
     if (hasTwin(file.path, target.length)) {
       // the twin of the file it repeats, compressed once when it was a moment ago (the twin is a file of its own)
-      const same = was !== undefined && was[0] === target.digest && was[1] === target.length;
+      const same = holds(was, target.digest, target.length);
       const make = twins.of(file.sameAs!) ?? (() => (target.readable ? gzippedFile(target.readable) : gzipped(whole())));
       this.twin(mine, recycling, file.path, same, target.readable ? PIECE : target.length, twins.keep(file.path, make));
     }
@@ -653,7 +653,7 @@ async function writeLong(
   }
   const digest = hash && ([hash.digest("base64url"), length] as const);
   if (digest) recycling!.digests.add(file, digest);
-  const same = digest !== undefined && was !== undefined && was[0] === digest[0] && was[1] === digest[1];
+  const same = digest !== undefined && holds(was, ...digest);
   // A long body the recycled tree already holds (a day's graph carried from run to run, a list
   // that did not change) keeps its file: the new copy goes before its pages reach the disk.
   if (renamed) {
@@ -708,8 +708,12 @@ function recorded(
   if (!recycling) return false;
   const digest = known ?? digestOf(data);
   recycling.digests[twin ? "twin" : "add"](file, [digest, data.length]);
-  return was !== undefined && was[0] === digest && was[1] === data.length;
+  return holds(was, digest, data.length);
 }
+
+/** Whether the recycled tree's file held these very bytes. */
+const holds = (was: Written | undefined, digest: string | undefined, length: number): boolean =>
+  was !== undefined && was[0] === digest && was[1] === length;
 
 const gzipped = (data: Buffer) => gzipAsync(data, { level: TWIN.level });
 
