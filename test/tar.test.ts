@@ -6,6 +6,7 @@ import path from "node:path";
 import { describe, expect, it } from "vitest";
 import { ArchiveError, ArchiveStream, extractArchive, writeArchive } from "../src/io/read/archive.ts";
 import { createHash } from "node:crypto";
+import { gunzipSync, gzipSync } from "node:zlib";
 import { execFileSync } from "node:child_process";
 import { TarWriter } from "../src/io/read/tar.ts";
 import { emitTree } from "../src/io/write/emit.ts";
@@ -173,6 +174,43 @@ describe("the archives", () => {
       }),
       { seed: 20261201, numRuns: 150 },
     );
+  });
+
+  it("packs a file whose gzip is given as that gzip itself, a member of its own: tar, gunzip and Node read the archive whole, and its bytes are the same however fast each member comes", async () => {
+    let x = 362436069;
+    const text = (n: number) =>
+      Buffer.from(Array.from({ length: n }, () => ((x ^= x << 13), (x ^= x >>> 17), (x ^= x << 5), (x >>> 0) % 7)).join(","));
+    const files = [text(3_000), text(200_000), text(5), text(2_500_000), text(70_000)];
+    const twins = files.map((f) => gzipSync(f, { level: 6 }));
+    const pack = async (delays: readonly number[]) => {
+      const file = path.join(tempDir(), "x.tar.gz");
+      const archive = new ArchiveStream(file, "top", new Date(0), "any");
+      for (const [i, f] of files.entries()) {
+        const name = `d${i % 2}/${i}.json`;
+        const later = new Promise<Buffer>((ok) => setTimeout(() => ok(twins[i]), delays[i]));
+        await (i % 2 ? archive.compressed(name, f.length, later) : archive.bytes(name, f));
+      }
+      await archive.end();
+      return readFileSync(file);
+    };
+    const a = await pack([0, 30, 0, 5, 0]);
+    const b = await pack([0, 0, 0, 40, 0]);
+    expect(a.equals(b)).toBe(true);
+    // the twins' deflated bytes are there as they are, not compressed again
+    for (const i of [1, 3]) expect(a.includes(twins[i].subarray(10, twins[i].length - 8))).toBe(true);
+    const unpacked = tempDir();
+    const file = path.join(unpacked, "x.tar.gz");
+    writeFileSync(file, a);
+    execFileSync("tar", ["-xzf", file, "-C", unpacked]);
+    for (const [i, f] of files.entries()) expect(readFileSync(path.join(unpacked, `top/d${i % 2}/${i}.json`)).equals(f)).toBe(true);
+    expect(execFileSync("gzip", ["-t", file]).length).toBe(0);
+    const tar = gunzipSync(a);
+    expect(tar.length % 512).toBe(0);
+    expect(tar.includes(files[3])).toBe(true);
+    // a gzip of other bytes than the file's is refused, never packed into a broken tar
+    const wrong = new ArchiveStream(path.join(tempDir(), "y.tar.gz"), "top", new Date(0), "any");
+    await wrong.compressed("a.json", 10, Promise.resolve(gzipSync("12345")));
+    await expect(wrong.end()).rejects.toThrow(/a.json: the gzip member given is not of its 10 bytes/);
   });
 
   it("packs a long body a chunk at a time, waiting for the compressor between chunks, not all of it at once", async () => {

@@ -1,14 +1,16 @@
-import { createWriteStream } from "node:fs";
+import { createWriteStream, type WriteStream } from "node:fs";
 import { mkdir } from "node:fs/promises";
 import path from "node:path";
 import { pipeline } from "node:stream/promises";
-import { Transform, type Readable } from "node:stream";
-import { createGunzip, createGzip, type Gzip } from "node:zlib";
+import type { Readable } from "node:stream";
+import { promisify } from "node:util";
+import { createGunzip, gzip } from "node:zlib";
 import { createHash } from "node:crypto";
 import { createRequire } from "node:module";
 import { TarWriter } from "./tar.ts";
 
 // required when an archive is read, not when this module is imported by every command
+const gzipAsync = promisify(gzip);
 const tarStream = () => createRequire(import.meta.url)("tar-stream") as typeof import("tar-stream");
 
 /**
@@ -68,18 +70,36 @@ const LAG = 8 * CHUNK;
 const SLASH = 0x2f;
 
 /**
+ * A file at least this long goes into an archive as its gzip twin when the build made one
+ * (ArchiveStream.compressed): each cuts the tar's members, and a shorter one would save less deflating
+ * than a member's fresh dictionary costs the entries around it.
+ */
+export const OWN_MEMBER_BYTES = 64 * 1024;
+
+/**
  * A deterministic .tar.gz written as its files come, in the order they are given: from the disk, or
  * as bytes a build has just made (its snapshot's API archive, io/write/emit.ts: the build's order, so
  * that 640,000 files at 40,000 access points need not be read back). `order` "sorted": the files come
  * by name, so a file's folders are all written before it when they differ from the file before's.
  * "any": the folders written are remembered (a set of every one), each written once, before its first file.
+ *
+ * The gzip file is a series of members (RFC 1952 2.2; gzip, tar, zlib and Python read them as one):
+ * each CHUNK of the tar compressed on its own, several at once in zlib's pool, and a file whose gzip
+ * twin the build made (compressed()) that twin itself, not compressed again. At 40,000 access points
+ * the API archive is 2 GB of tar, half of it lists the build has just compressed (docs/performance.md).
+ * A member's dictionary starts empty: deflate's window is 32 KiB, so a MiB loses little.
  */
 export class ArchiveStream {
   private readonly tar: TarWriter;
-  private readonly gzip: Gzip;
-  private readonly written: Promise<void>;
+  private readonly out: WriteStream;
   private readonly hash = createHash("sha256");
   private size = 0;
+  /** the members handed, in order, with what each weighs against LAG; written one after the other */
+  private readonly members: { readonly bytes: Promise<Buffer>; readonly weight: number }[] = [];
+  /** the weight of the members handed but not written yet: the tar bytes of those the stream compresses */
+  private pending = 0;
+  private writing: Promise<void> | undefined;
+  private readonly waiting = new Set<() => void>();
   /** the folder of the file packed last ("" when none, or at the top) */
   private last = "";
   private readonly made: Set<string> | undefined;
@@ -96,17 +116,9 @@ export class ArchiveStream {
   ) {
     this.tar = new TarWriter((mtime.getTime() / 1000) | 0, CHUNK);
     this.made = order === "any" ? new Set() : undefined;
-    this.gzip = createGzip({ level: LEVEL, chunkSize: CHUNK });
-    const counted = new Transform({
-      transform: (chunk: Buffer, _enc, done) => {
-        this.hash.update(chunk);
-        this.size += chunk.length;
-        done(null, chunk);
-      },
-    });
-    this.written = pipeline(this.gzip, platformFreeGzipHeader(), counted, createWriteStream(target));
+    this.out = createWriteStream(target);
     // thrown by end(); seen before it by the build (a full disk stops it then, not after the last file)
-    this.written.catch((err: unknown) => void (this.failure ??= err));
+    this.out.on("error", (err) => this.fail(err));
     this.tar.folder(`${folder}/`);
   }
 
@@ -135,6 +147,27 @@ export class ArchiveStream {
     return this.pack(this.tar.bytesInChunks(`${this.folder}/${name}`, data));
   }
 
+  /**
+   * A file of `size` bytes whose gzip (`member`: a gzip file of those very bytes, a twin the build
+   * made) is at hand or coming: its header goes into the tar, and its bytes as that member.
+   */
+  compressed(name: string, size: number, member: Promise<Buffer>): Promise<void> | undefined {
+    this.folders(name);
+    this.tar.fileHeader(`${this.folder}/${name}`, size);
+    this.tar.cut();
+    this.push();
+    const checked = member.then((bytes) => {
+      // a member's last four bytes are its input's length (modulo 2^32): a twin of other bytes would break the tar
+      if (bytes.length < 18 || bytes.readUInt32LE(bytes.length - 4) !== size % 2 ** 32)
+        throw new Error(`${name}: the gzip member given is not of its ${size} bytes`);
+      return bytes;
+    });
+    // paced by what it holds: the compressed bytes, not those compressed in the build's twin
+    this.hand(checked, Math.min(size, CHUNK));
+    this.tar.padding(size);
+    return this.behind();
+  }
+
   /** Whether end() or abort() was called. */
   get ended(): boolean {
     return this.finished;
@@ -142,29 +175,29 @@ export class ArchiveStream {
 
   /** While the compressor is more than LAG behind, a promise of its catching up. */
   behind(): Promise<void> | undefined {
-    if (this.gzip.writableLength <= LAG || this.gzip.destroyed) return undefined;
-    return new Promise<void>((ok) => {
-      const caughtUp = () => {
-        this.gzip.off("drain", caughtUp).off("close", caughtUp);
-        ok();
-      };
-      this.gzip.on("drain", caughtUp).on("close", caughtUp);
-    });
+    if (this.pending <= LAG || this.failure !== undefined || this.finished) return undefined;
+    return new Promise<void>((ok) => this.waiting.add(ok));
   }
 
   async end(): Promise<ArchiveWritten> {
     this.tar.end();
     this.push();
     this.finished = true;
-    this.gzip.end();
-    await this.written;
+    await this.writing;
+    if (this.failure !== undefined) throw this.failure;
+    await new Promise<void>((ok, fail) => {
+      this.out.once("error", fail);
+      this.out.end(ok);
+    });
+    if (this.failure !== undefined) throw this.failure;
     return { bytes: this.size, sha256: this.hash.digest("hex") };
   }
 
   /** Stops an archive that was not ended (a failed build): its file is the caller's to remove. */
   abort(): void {
-    if (!this.finished) this.gzip.destroy();
+    if (!this.finished) this.fail(new Error("the archive was not ended"));
     this.finished = true;
+    this.out.destroy();
   }
 
   /**
@@ -205,23 +238,64 @@ export class ArchiveStream {
     }
   }
 
+  /** The tar's chunks completed so far, each a member compressed in zlib's pool. */
   private push(): void {
-    for (const chunk of this.tar.take()) this.gzip.write(chunk);
+    for (const chunk of this.tar.take()) this.hand(gzipAsync(chunk, { level: LEVEL }), chunk.length);
   }
-}
 
-function platformFreeGzipHeader(): Transform {
-  let first = true;
-  return new Transform({
-    transform(chunk: Buffer, _enc, done) {
-      if (first && chunk.length >= 10) {
-        chunk = Buffer.from(chunk);
-        chunk[9] = 0xff; // OS: unknown
-        first = false;
+  private hand(bytes: Promise<Buffer>, weight: number): void {
+    if (this.failure !== undefined) return;
+    bytes.catch(() => {}); // seen by the loop, in its turn
+    this.members.push({ bytes, weight });
+    this.pending += weight;
+    this.writing ??= this.writeMembers();
+  }
+
+  /** Writes the members in the order handed, as each is ready, and wakes those waiting while it was behind. */
+  private async writeMembers(): Promise<void> {
+    try {
+      for (let next = this.members.shift(); next !== undefined && this.failure === undefined; next = this.members.shift()) {
+        const member = await next.bytes;
+        // the gzip header without a name or time, and "unknown" as its OS: the bytes do not depend on the platform
+        const head = Buffer.from(member.subarray(0, 10));
+        head[9] = 0xff;
+        for (const piece of [head, member.subarray(10)]) {
+          if (this.failure !== undefined) return;
+          this.hash.update(piece);
+          this.size += piece.length;
+          if (!this.out.write(piece)) await this.drained();
+        }
+        this.pending -= next.weight;
+        if (this.pending <= LAG) this.wake();
       }
-      done(null, chunk);
-    },
-  });
+    } catch (err) {
+      this.fail(err);
+    } finally {
+      this.writing = undefined;
+    }
+  }
+
+  private drained(): Promise<void> | undefined {
+    if (this.out.destroyed || this.failure !== undefined) return undefined;
+    return new Promise<void>((ok) => {
+      const done = () => {
+        this.out.off("drain", done).off("close", done);
+        ok();
+      };
+      this.out.on("drain", done).on("close", done);
+    });
+  }
+
+  private fail(err: unknown): void {
+    this.failure ??= err;
+    this.members.length = 0;
+    this.wake();
+  }
+
+  private wake(): void {
+    for (const ok of this.waiting) ok();
+    this.waiting.clear();
+  }
 }
 
 /** The archive itself is at fault (not gzip, not tar, truncated, or an entry that is refused): bad input. */

@@ -125,8 +125,7 @@ export class TarWriter {
     size: number,
     put: (into: Buffer, at: number, from: number, n: number) => void,
   ): Generator<void, void, void> {
-    if (size >= 8 ** 11) throw new Error(`${name}: over 8 GiB, more than a ustar header's size field holds`);
-    this.header({ name, type: "file", mode: 0o644, size });
+    this.fileHeader(name, size);
     for (let done = 0; done < size;) {
       if (this.at === this.chunk.length) {
         this.flush();
@@ -137,6 +136,22 @@ export class TarWriter {
       this.at += n;
       done += n;
     }
+    this.padding(size);
+  }
+
+  /** A file's header alone: its bytes go elsewhere (a gzip member of their own), after cut(), then padding(). */
+  fileHeader(name: string, size: number): void {
+    if (size >= 8 ** 11) throw new Error(`${name}: over 8 GiB, more than a ustar header's size field holds`);
+    this.header({ name, type: "file", mode: 0o644, size });
+  }
+
+  /** Ends the chunk here: what follows begins a new one. */
+  cut(): void {
+    this.flush();
+  }
+
+  /** The zeros after a file's `size` bytes, to the end of its last block. */
+  padding(size: number): void {
     const pad = padded(size) - size;
     if (pad > 0) {
       const [into, at] = this.room(pad);

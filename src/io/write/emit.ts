@@ -13,7 +13,7 @@ import { FILES, hasTwin, TWIN, twinOf } from "../../core/routes.ts";
 import { readBuildRecord } from "./build-record.ts";
 import { DigestRecord, digestOf, KnownFiles, parseDigests, type DigestEntries, type Written } from "./digests.ts";
 import { fileCalls, WritingThread, type FileCalls } from "./file-calls.ts";
-import type { ArchiveStream } from "../read/archive.ts";
+import { OWN_MEMBER_BYTES, type ArchiveStream } from "../read/archive.ts";
 
 const gzipAsync = promisify(gzip);
 
@@ -353,16 +353,17 @@ class TreeWriting {
         const data = body!.whole;
         this.bytes += data.length;
         const same = handWhole(this.calls(), recent, recycling, name, data, body!.digest);
-        if (hasTwin(file.path, data.length))
-          this.twin(
-            mine,
-            recycling,
-            file.path,
-            same,
-            data.length,
-            twins.keep(file.path, () => gzipped(data)),
-          );
-        if (archive?.takes(file.path)) packing = archive.stream.bytes(file.path.slice(1), data);
+        const twin = hasTwin(file.path, data.length)
+          ? this.twin(
+              mine,
+              recycling,
+              file.path,
+              same,
+              data.length,
+              twins.keep(file.path, () => gzipped(data)),
+            )
+          : undefined;
+        packing = this.archived(file.path, data.length, twin, (stream, name) => stream.bytes(name, data));
       } else {
         // A list rendered as it is written, at most a piece in memory, by this thread while the writing thread goes on
         // (waiting for it left both idle in turn: docs/performance.md); its twin is made from the file.
@@ -370,16 +371,17 @@ class TreeWriting {
         this.bytes += length;
         // on disk now: a later file of the same bytes links to it, and reads it for its twin or an archive
         recent.note(file.path, { full, length, digest, recycled: own !== undefined && (same || own[1] <= READ_AT_ONCE), readable: full });
-        if (hasTwin(file.path, length))
-          this.twin(
-            mine,
-            recycling,
-            file.path,
-            same,
-            PIECE,
-            twins.keep(file.path, () => gzippedFile(full)),
-          );
-        if (archive?.takes(file.path)) packing = archive.stream.file(file.path.slice(1), full);
+        const twin = hasTwin(file.path, length)
+          ? this.twin(
+              mine,
+              recycling,
+              file.path,
+              same,
+              PIECE,
+              twins.keep(file.path, () => gzippedFile(full)),
+            )
+          : undefined;
+        packing = this.archived(file.path, length, twin, (stream, name) => stream.file(name, full));
       }
       this.progress?.(this.count);
       // awaited only when there is something to wait for: three turns of the microtask queue a file were
@@ -411,14 +413,33 @@ class TreeWriting {
     this.bytes += target.length;
     let bytes: Buffer | undefined;
     const whole = () => (bytes ??= wholeOf(file.body));
+    let twin: (() => Promise<Buffer>) | undefined;
     if (hasTwin(file.path, target.length)) {
       // the twin of the file it repeats, compressed once when it was a moment ago (the twin is a file of its own)
       const same = holds(was, target.digest, target.length);
       const make = twins.of(file.sameAs!) ?? (() => (target.readable ? gzippedFile(target.readable) : gzipped(whole())));
-      this.twin(mine, recycling, file.path, same, target.readable ? PIECE : target.length, twins.keep(file.path, make));
+      twin = this.twin(mine, recycling, file.path, same, target.readable ? PIECE : target.length, twins.keep(file.path, make));
     }
-    if (!archive?.takes(file.path)) return undefined;
-    return target.readable ? archive.stream.file(file.path.slice(1), target.readable) : archive.stream.bytes(file.path.slice(1), whole());
+    const { readable } = target;
+    return this.archived(file.path, target.length, twin, (stream, name) =>
+      readable ? stream.file(name, readable) : stream.bytes(name, whole()),
+    );
+  }
+
+  /**
+   * A file into the archive, when it takes it: as its twin, a gzip member of its own, when it has one
+   * and is long enough (OWN_MEMBER_BYTES), else as `packed` packs it.
+   */
+  private archived(
+    file: string,
+    length: number,
+    twin: (() => Promise<Buffer>) | undefined,
+    packed: (stream: ArchiveStream, name: string) => Promise<void> | undefined,
+  ): Promise<void> | undefined {
+    const { archive } = this;
+    if (!archive?.takes(file)) return undefined;
+    if (twin !== undefined && length >= OWN_MEMBER_BYTES) return archive.stream.compressed(file.slice(1), length, twin());
+    return packed(archive.stream, file.slice(1));
   }
 
   private twin(
@@ -428,11 +449,14 @@ class TreeWriting {
     same: boolean,
     held: number,
     make: () => Promise<Buffer>,
-  ): void {
-    const job = writeTwin(this.root, file, same, recycling, make, () => this.calls()).catch((err) => {
+  ): () => Promise<Buffer> {
+    const kept = twinKept(recycling, file, same);
+    const job = writeTwin(this.root, file, kept, recycling, make, () => this.calls()).catch((err) => {
       this.failure ??= err;
     });
     mine.add(job, held);
+    // its bytes, for the archive: those made, or the recycled tree's twin where it is kept
+    return kept ? () => readFile(under(this.root, twinOf(file))!) : make;
   }
 }
 
@@ -715,6 +739,10 @@ function recorded(
 const holds = (was: Written | undefined, digest: string | undefined, length: number): boolean =>
   was !== undefined && was[0] === digest && was[1] === length;
 
+/** The recycled tree's twin of a file whose bytes it held (`same`): kept as it is. */
+const twinKept = (recycling: Recycling | undefined, file: string, same: boolean): Written | undefined =>
+  same ? wasIn(recycling, twinOf(file)) : undefined;
+
 const gzipped = (data: Buffer) => gzipAsync(data, { level: TWIN.level });
 
 /**
@@ -741,17 +769,17 @@ async function gzippedFile(file: string): Promise<Buffer> {
 async function writeTwin(
   root: string,
   file: string,
-  same: boolean,
+  kept: Written | undefined,
   recycling: Recycling | undefined,
   make: () => Promise<Buffer>,
   calls: () => Pick<FileCalls, "whole">,
 ): Promise<void> {
   const twin = twinOf(file);
-  const was = wasIn(recycling, twin);
-  if (same && was !== undefined) {
-    recycling!.digests.twin(twin, was);
+  if (kept !== undefined) {
+    recycling!.digests.twin(twin, kept);
     return;
   }
+  const was = wasIn(recycling, twin);
   const data = await make();
   if (recorded(recycling, twin, data, was, true)) return;
   // its file's path was under the root, and so is the twin's (the same with ".gz")
