@@ -409,7 +409,6 @@ class TreeWriting {
     recycling: Recycling | undefined,
     twins: RecentTwins,
   ): Promise<void> | undefined {
-    const { archive } = this;
     this.bytes += target.length;
     let bytes: Buffer | undefined;
     const whole = () => (bytes ??= wholeOf(file.body));
