@@ -2,7 +2,7 @@ import { z } from "zod";
 import { deferred, rendered, type EnclosedList } from "../body.ts";
 import { canonicalIp, compareIp } from "../values/ip.ts";
 import { bootMicros, EARLIEST_CREDIBLE } from "../model/evidence.ts";
-import { statusOf, type AccesspointEntry, type Model } from "../model/model.ts";
+import { statusOf, type AccesspointEntry, type InterfaceEntry, type Model } from "../model/model.ts";
 import { pyFloat } from "../values/pyfloat.ts";
 import { str } from "../model/render-json.ts";
 import { linkFacts } from "../model/resources.ts";
@@ -133,11 +133,30 @@ export const MESHVIEWER = outputRecord({
 const seen = (model: Model) => model.accesspoints.filter((ap) => ap.lastseen_timestamp !== null);
 
 function meshviewerBody(model: Model): EnclosedList {
-  const gateways = internetGateways(model);
+  const read: Reading = { facts: once((ap) => facts(ap, model.settings.brand)), addresses: once((e) => interfaceAddresses(e.json)) };
+  const gateways = internetGateways(model, read);
   return {
     head: `{${model.takenAt === null ? "" : `"timestamp":"${time(model.takenAt.micros)}",`}"nodes":`,
-    items: rendered(seen(model), (ap) => node(ap, model, gateways)),
-    tail: { head: ',"links":', items: rendered(betweenAccesspoints(model), (l) => link(l, model)), tail: "}" },
+    items: rendered(seen(model), (ap) => node(ap, model, gateways, read)),
+    tail: { head: ',"links":', items: rendered(betweenAccesspoints(model), (l) => link(l, model, read)), tail: "}" },
+  };
+}
+
+/**
+ * What the file reads of the API JSON of access points and interfaces, each parsed once for the file:
+ * an access point's is read for the gateways and for its node, an interface's for its node and each
+ * of its links (at 40,000 access points a second of a cycle's thread, parsed again and again).
+ */
+interface Reading {
+  readonly facts: (ap: AccesspointEntry) => Facts;
+  readonly addresses: (entry: InterfaceEntry) => string[];
+}
+
+function once<K, V>(read: (key: K) => V): (key: K) => V {
+  const memo = new Map<K, V>();
+  return (key) => {
+    if (!memo.has(key)) memo.set(key, read(key));
+    return memo.get(key)!;
   };
 }
 
@@ -165,10 +184,10 @@ function firstGateway(connections: unknown): string | null {
 }
 
 /** The access points some access point names as its internet gateway. */
-function internetGateways(model: Model): Set<AccesspointEntry> {
+function internetGateways(model: Model, read: Reading): Set<AccesspointEntry> {
   const gateways = new Set<AccesspointEntry>();
   for (const ap of model.accesspoints) {
-    const address = firstGateway(facts(ap, model.settings.brand).mesh_vpn_internet_connections);
+    const address = firstGateway(read.facts(ap).mesh_vpn_internet_connections);
     const holder = address === null ? undefined : holderOf(model, address);
     if (holder) gateways.add(holder);
   }
@@ -227,11 +246,11 @@ function memoryUsage(available: number | null, free: number | null): number | nu
   return 1 - free / available;
 }
 
-function node(ap: AccesspointEntry, model: Model, gateways: ReadonlySet<AccesspointEntry>): string {
-  const f = facts(ap, model.settings.brand);
+function node(ap: AccesspointEntry, model: Model, gateways: ReadonlySet<AccesspointEntry>, read: Reading): string {
+  const f = read.facts(ap);
   const ifaces = ap.interfaces.map((id) => model.interfaceById.get(id)!);
   const addresses = [
-    ...new Set([ap.main_ip, ...(ap.main_ipv6 === null ? [] : [ap.main_ipv6]), ...ifaces.flatMap((e) => interfaceAddresses(e.json))]),
+    ...new Set([ap.main_ip, ...(ap.main_ipv6 === null ? [] : [ap.main_ipv6]), ...ifaces.flatMap((e) => read.addresses(e))]),
   ].sort(compareIp);
   // The hardware address of the interface holding main_ip, else the first one known.
   const holder = model.interfaceByAddress.get(ap.main_ip);
@@ -277,13 +296,13 @@ function node(ap: AccesspointEntry, model: Model, gateways: ReadonlySet<Accesspo
   );
 }
 
-function link(l: ResolvedLink, model: Model): string {
+function link(l: ResolvedLink, model: Model, read: Reading): string {
   const { entries, wireless } = linkFacts(l, model);
   const [source, target] = entries;
   const [sq, tq] = l.endpoints.map((e) => pyFloat(e.quality));
   return (
     `{"type":"${wireless ? "wifi" : "other"}","source":${str(source.ap.main_ip)},"target":${str(target.ap.main_ip)},` +
     `"source_tq":${sq},"target_tq":${tq},` +
-    `"source_addr":${str(interfaceAddresses(source.json)[0] ?? source.ap.main_ip)},"target_addr":${str(interfaceAddresses(target.json)[0] ?? target.ap.main_ip)}}`
+    `"source_addr":${str(read.addresses(source)[0] ?? source.ap.main_ip)},"target_addr":${str(read.addresses(target)[0] ?? target.ap.main_ip)}}`
   );
 }
