@@ -45,7 +45,6 @@ describe("the archives", () => {
     const dir = tempDir();
     const long = (n: number) => Array.from({ length: n }, (_, i) => `folder${i}`).join("/");
     const names = [
-      "a/",
       "a/index.json",
       "a/empty.json",
       "a/block.json",
@@ -64,20 +63,15 @@ describe("the archives", () => {
       "a/big.json": Buffer.alloc(3 * 2 ** 16 + 7, "c"), // longer than the writer's chunk below
       [`a/${"n".repeat(93)}.json`]: Buffer.alloc(3 * 2 ** 16 + 300, "d"), // as long, from memory
     };
-    const items: Item[] = names.map((name) =>
-      name.endsWith("/") ? { name } : { name, body: bodies[name] ?? Buffer.from(JSON.stringify({ name })) },
-    );
+    const items: Item[] = names.map((name) => ({ name, body: bodies[name] ?? Buffer.from(JSON.stringify({ name })) }));
     const mtime = new Date("2026-11-09T10:11:12.500Z");
     const tar = new TarWriter((mtime.getTime() / 1000) | 0, 2 ** 16);
     const chunks: Buffer[] = [];
     for (const [i, { name, body }] of items.entries()) {
-      if (!body) tar.folder(name);
-      else {
-        const file = path.join(dir, String(i));
-        writeFileSync(file, body);
-        // each step of an entry leaves a chunk to take
-        for (const _ of i % 2 === 1 ? tar.bytesInChunks(name, body) : tar.fileInChunks(name, file)) chunks.push(...tar.take());
-      }
+      const file = path.join(dir, String(i));
+      writeFileSync(file, body!);
+      // each step of an entry leaves a chunk to take
+      for (const _ of i % 2 === 1 ? tar.bytesInChunks(name, body!) : tar.fileInChunks(name, file)) chunks.push(...tar.take());
       chunks.push(...tar.take());
     }
     tar.end();
@@ -91,9 +85,9 @@ describe("the archives", () => {
     expect(chunks.filter((c) => c.length === 2 ** 16).length).toBeGreaterThanOrEqual(6);
   });
 
-  it("streams files given in any order, each folder once, waiting for the compressor without piling up listeners; its count and sum are the file's", async () => {
+  it("streams files given in any order, no folder entries, waiting for the compressor without piling up listeners; its count and sum are the file's", async () => {
     const file = path.join(tempDir(), "x.tar.gz");
-    const archive = new ArchiveStream(file, "top", new Date(0), "any");
+    const archive = new ArchiveStream(file, "top", new Date(0));
     const warnings: string[] = [];
     const warned = (w: Error) => warnings.push(w.name);
     process.on("warning", warned);
@@ -124,52 +118,37 @@ describe("the archives", () => {
     expect(waits).toBeGreaterThan(11);
     expect(warnings).toEqual([]);
     const names = execFileSync("tar", ["-tzf", file], { encoding: "utf8" }).trim().split("\n");
-    expect(names.slice(0, 6)).toEqual(["top/", "top/a/", "top/a/0/", "top/a/0/0.json", "top/b/", "top/b/1/"]);
-    expect(names.filter((n) => n.endsWith("/")).sort()).toEqual([
-      "top/",
-      "top/a/",
-      "top/a/0/",
-      "top/a/1/",
-      "top/a/2/",
-      "top/b/",
-      "top/b/0/",
-      "top/b/1/",
-      "top/b/2/",
-    ]);
-    expect(names.filter((n) => !n.endsWith("/"))).toHaveLength(560);
+    expect(names).toEqual(Array.from({ length: 560 }, (_, i) => `top/${i % 2 ? "b" : "a"}/${i % 3}/${i}.json`));
   });
 
-  it("writes each folder once, before the first file under it, for names in any order or sorted: folders whose names begin alike, files at the top (fast-check, fixed seed)", async () => {
+  it("writes files only, in the order given, which tar and extractArchive unpack into their folders: folders whose names begin alike, files at the top (fast-check, fixed seed)", async () => {
     const segment = fc.constantFrom("a", "b", "ab", "a.b", "index.json");
     const name = fc.array(segment, { minLength: 1, maxLength: 5 }).map((parts) => parts.join("/"));
     // no name is also a folder of another
     const names = fc
       .uniqueArray(name, { minLength: 1, maxLength: 12 })
       .filter((all) => all.every((n) => !all.some((m) => m.startsWith(`${n}/`))));
+    const files = (dir: string): string[] =>
+      readdirSync(dir, { recursive: true, withFileTypes: true })
+        .filter((e) => e.isFile())
+        .map((e) => path.relative(dir, path.join(e.parentPath, e.name)))
+        .sort();
     await fc.assert(
       fc.asyncProperty(names, fc.boolean(), async (given, sorted) => {
         const order = sorted ? [...given].sort() : given;
         const file = path.join(tempDir(), "x.tar.gz");
-        const archive = new ArchiveStream(file, "top", new Date(0), sorted ? "sorted" : "any");
+        const archive = new ArchiveStream(file, "top", new Date(0));
         for (const n of order) archive.bytes(n, Buffer.from(n));
         await archive.end();
         const listed = execFileSync("tar", ["-tzf", file], { encoding: "utf8" }).trim().split("\n");
-        const folders = listed.filter((n) => n.endsWith("/"));
-        const expected = new Set([
-          "top/",
-          ...order.flatMap((n) =>
-            n
-              .split("/")
-              .slice(0, -1)
-              .map((_, i, p) => `top/${p.slice(0, i + 1).join("/")}/`),
-          ),
-        ]);
-        expect(new Set(folders)).toEqual(expected);
-        expect(folders).toHaveLength(expected.size);
-        expect(listed.filter((n) => !n.endsWith("/"))).toEqual(order.map((n) => `top/${n}`));
-        for (const n of order) {
-          const at = listed.indexOf(`top/${n}`);
-          for (const f of expected) if (`top/${n}`.startsWith(f)) expect(listed.indexOf(f)).toBeLessThan(at);
+        expect(listed).toEqual(order.map((n) => `top/${n}`));
+        const byTar = tempDir();
+        execFileSync("tar", ["-xzf", file, "-C", byTar]);
+        const byUs = tempDir();
+        expect(await extractArchive(Readable.from([readFileSync(file)]), byUs)).toBe(order.length);
+        for (const dir of [byTar, byUs]) {
+          expect(files(path.join(dir, "top"))).toEqual([...given].sort());
+          for (const n of order) expect(readFileSync(path.join(dir, "top", n), "utf8")).toBe(n);
         }
       }),
       { seed: 20261201, numRuns: 150 },
@@ -184,7 +163,7 @@ describe("the archives", () => {
     const twins = files.map((f) => gzipSync(f, { level: 6 }));
     const pack = async (delays: readonly number[]) => {
       const file = path.join(tempDir(), "x.tar.gz");
-      const archive = new ArchiveStream(file, "top", new Date(0), "any");
+      const archive = new ArchiveStream(file, "top", new Date(0));
       for (const [i, f] of files.entries()) {
         const name = `d${i % 2}/${i}.json`;
         const later = new Promise<Buffer>((ok) => setTimeout(() => ok(twins[i]), delays[i]));
@@ -208,14 +187,14 @@ describe("the archives", () => {
     expect(tar.length % 512).toBe(0);
     expect(tar.includes(files[3])).toBe(true);
     // a gzip of other bytes than the file's is refused, never packed into a broken tar
-    const wrong = new ArchiveStream(path.join(tempDir(), "y.tar.gz"), "top", new Date(0), "any");
+    const wrong = new ArchiveStream(path.join(tempDir(), "y.tar.gz"), "top", new Date(0));
     await wrong.compressed("a.json", 10, Promise.resolve(gzipSync("12345")));
     await expect(wrong.end()).rejects.toThrow(/a.json: the gzip member given is not of its 10 bytes/);
   });
 
   it("packs a long body a chunk at a time, waiting for the compressor between chunks, not all of it at once", async () => {
     const file = path.join(tempDir(), "x.tar.gz");
-    const archive = new ArchiveStream(file, "top", new Date(0), "any");
+    const archive = new ArchiveStream(file, "top", new Date(0));
     let x = 88172645;
     const long = Buffer.from(Uint32Array.from({ length: 2 ** 23 }, () => ((x ^= x << 13), (x ^= x >>> 17), (x ^= x << 5), x >>> 0)).buffer); // 32 MiB
     const wait = archive.bytes("long.json", long);
@@ -228,7 +207,7 @@ describe("the archives", () => {
   });
 
   it("knows before it is ended that its file cannot be written; end() throws why, and a build feeding it stops early", async () => {
-    const archive = new ArchiveStream(path.join(tempDir(), "gone", "x.tar.gz"), "top", new Date(0), "any");
+    const archive = new ArchiveStream(path.join(tempDir(), "gone", "x.tar.gz"), "top", new Date(0));
     archive.bytes("a.json", Buffer.from("{}"));
     for (let i = 0; i < 200 && archive.failure === undefined; i++) await new Promise((ok) => setTimeout(ok, 5));
     expect((archive.failure as NodeJS.ErrnoException).code).toBe("ENOENT");
@@ -242,7 +221,7 @@ describe("the archives", () => {
     const files = Array.from({ length: 40_000 }, (_, i) => ({ path: `/api/${i % 13}/${i}/index.json`, body: `{"i":${i}}` }));
     const build = emitTree(path.join(tempDir(), "dist"), files, {
       progress: (n) => void (written = n),
-      archive: { takes: () => true, open: (root) => new ArchiveStream(path.join(root, "gone", "x.tar.gz"), "top", new Date(0), "any") },
+      archive: { takes: () => true, open: (root) => new ArchiveStream(path.join(root, "gone", "x.tar.gz"), "top", new Date(0)) },
     });
     await expect(build).rejects.toThrow(/ENOENT/);
     expect(written).toBeLessThan(files.length);

@@ -144,7 +144,7 @@ export function apiArchiveAsBuilt(takenAt: string | null): {
 } {
   const { date, mtime } = snapshotDay(takenAt);
   const { folder } = snapshotArchive("api", date);
-  return { takes: isApiServed, open: (root) => new ArchiveStream(path.join(root, API_ARCHIVE_PARTIAL.slice(1)), folder, mtime, "any") };
+  return { takes: isApiServed, open: (root) => new ArchiveStream(path.join(root, API_ARCHIVE_PARTIAL.slice(1)), folder, mtime) };
 }
 
 /** A snapshot's date (the UTC day of the dump's instant) and its archives' mtime. */

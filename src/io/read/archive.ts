@@ -46,7 +46,7 @@ const CHUNK = 2 ** 20;
 export async function writeArchive(file: string, entries: ArchiveFiles, mtime: Date): Promise<ArchiveWritten> {
   // in the order of their names inside the archive: the folder's prefix is the same for every file
   const sorted = [...entries.files].sort((a, b) => (a < b ? -1 : a > b ? 1 : 0));
-  const archive = new ArchiveStream(file, entries.folder, mtime, "sorted");
+  const archive = new ArchiveStream(file, entries.folder, mtime);
   try {
     // Each file read with synchronous calls, in order: through the promise API every read was an open,
     // a stat, a read and a close handed to libuv's pool and back, hundreds of thousands of them
@@ -67,8 +67,6 @@ export interface ArchiveWritten {
 /** The tar bytes the compressor may be behind by before the writer waits for it. */
 const LAG = 8 * CHUNK;
 
-const SLASH = 0x2f;
-
 /**
  * A file at least this long goes into an archive as its gzip twin when the build made one
  * (ArchiveStream.compressed): each cuts the tar's members, and a shorter one would save less deflating
@@ -79,9 +77,12 @@ export const OWN_MEMBER_BYTES = 64 * 1024;
 /**
  * A deterministic .tar.gz written as its files come, in the order they are given: from the disk, or
  * as bytes a build has just made (its snapshot's API archive, io/write/emit.ts: the build's order, so
- * that 640,000 files at 40,000 access points need not be read back). `order` "sorted": the files come
- * by name, so a file's folders are all written before it when they differ from the file before's.
- * "any": the folders written are remembered (a set of every one), each written once, before its first file.
+ * that 640,000 files at 40,000 access points need not be read back).
+ *
+ * Files only, no folder entries: tar, Python's tarfile and extractArchive below make a file's folders
+ * as they unpack it. At 40,000 access points the API archive has a folder per answer: their entries
+ * were 650,000 headers (a sixth of the tar, compressed every day) and a set of every folder's name
+ * on the build's thread, 2.75 s of a day's first cycle there (docs/performance.md).
  *
  * The gzip file is a series of members (RFC 1952 2.2; gzip, tar, zlib and Python read them as one):
  * each CHUNK of the tar compressed on its own, several at once in zlib's pool, and a file whose gzip
@@ -101,9 +102,6 @@ export class ArchiveStream {
   private pending = 0;
   private writing: Promise<void> | undefined;
   private readonly waiting = new Set<() => void>();
-  /** the folder of the file packed last ("" when none, or at the top) */
-  private last = "";
-  private readonly made: Set<string> | undefined;
   private finished = false;
   /** why the archive cannot be written (its file, the disk), once known */
   failure: unknown;
@@ -113,14 +111,11 @@ export class ArchiveStream {
     readonly target: string,
     private readonly folder: string,
     mtime: Date,
-    order: "sorted" | "any",
   ) {
     this.tar = new TarWriter((mtime.getTime() / 1000) | 0, CHUNK);
-    this.made = order === "any" ? new Set() : undefined;
     this.out = createWriteStream(target);
     // thrown by end(); seen before it by the build (a full disk stops it then, not after the last file)
     this.out.on("error", (err) => this.fail(err));
-    this.tar.folder(`${folder}/`);
   }
 
   /**
@@ -129,7 +124,6 @@ export class ArchiveStream {
    * time, waiting for the compressor between chunks), to be awaited before the next entry.
    */
   file(name: string, from: string): Promise<void> | undefined {
-    this.folders(name);
     return this.pack(this.tar.fileInChunks(`${this.folder}/${name}`, from));
   }
 
@@ -144,7 +138,6 @@ export class ArchiveStream {
   }
 
   bytes(name: string, data: Buffer): Promise<void> | undefined {
-    this.folders(name);
     return this.pack(this.tar.bytesInChunks(`${this.folder}/${name}`, data));
   }
 
@@ -153,7 +146,6 @@ export class ArchiveStream {
    * made) is at hand or coming: its header goes into the tar, and its bytes as that member.
    */
   compressed(name: string, size: number, member: Promise<Buffer>): Promise<void> | undefined {
-    this.folders(name);
     this.tar.fileHeader(`${this.folder}/${name}`, size);
     this.tar.cut();
     this.push();
@@ -199,33 +191,6 @@ export class ArchiveStream {
     if (!this.finished) this.fail(new Error("the archive was not ended"));
     this.finished = true;
     this.out.destroy();
-  }
-
-  /**
-   * The folders of `name` not written yet: those it does not share with the file before, unless written
-   * earlier ("any" order). Found by comparing the two folders' paths: a file per folder at 40,000
-   * access points, splitting every name into its folders took seconds of a day's first cycle.
-   */
-  private folders(name: string): void {
-    const end = name.lastIndexOf("/");
-    const folder = end < 0 ? "" : name.slice(0, end);
-    const last = this.last;
-    this.last = folder;
-    if (folder === last || folder === "") return;
-    let i = 0;
-    while (i < folder.length && i < last.length && folder.charCodeAt(i) === last.charCodeAt(i)) i++;
-    const bound = (p: string) => i === p.length || p.charCodeAt(i) === SLASH;
-    // where the folders both hold end: at a "/" of this one's (or its end, when the one before is inside it)
-    const shared = bound(folder) && bound(last) ? i : i === 0 ? -1 : folder.lastIndexOf("/", i - 1);
-    if (shared === folder.length) return;
-    for (let at = folder.indexOf("/", shared + 1); ; at = folder.indexOf("/", at + 1)) {
-      const open = at < 0 ? folder : folder.slice(0, at);
-      if (!this.made?.has(open)) {
-        this.made?.add(open);
-        this.tar.folder(`${this.folder}/${open}/`);
-      }
-      if (at < 0) return;
-    }
   }
 
   /** Steps through an entry's chunks, handing each to the compressor, and waits while it is behind. */
