@@ -4,12 +4,13 @@ import { closeSync, fstatSync, openSync, readSync } from "node:fs";
  * A tar stream written straight into chunks of bytes, for archives of hundreds of thousands of small
  * files. tar-stream's packer makes a stream object, a callback and a header buffer for each entry,
  * and at 40,000 access points the API archive had 1.3 million entries (a folder per answer, each an
- * entry then): the archive took 76 s there, 46 s written this way (docs/performance.md). tar-stream's header encoder
- * is not among the package's exports, so the headers are encoded here byte for byte as tar-stream
- * encodes them (test/tar.test.ts compares the two on the same entries): ustar, and a pax record for a
- * name ustar cannot hold (not ASCII, or too long to split between its prefix and name fields), under
- * a header named "PaxHeader" as tar-stream names it. Only what the archives hold: plain files (no
- * folder entries: archive.ts), owner 0, no user or group name. Archives are still read with tar-stream (archive.ts).
+ * entry then): the archive took 76 s there, 46 s written this way (docs/performance.md). tar-stream's
+ * header encoder is not among the package's exports, so the headers are encoded here byte for byte
+ * as tar-stream encodes them (test/tar.test.ts compares the two on the same entries): ustar, and a
+ * pax record for a name ustar cannot hold (not ASCII, or too long to split between its prefix and
+ * name fields), under a header named "PaxHeader" as tar-stream names it. Only what the archives
+ * hold: plain files (no folder entries: archive.ts), owner 0, no user or group name. Archives are
+ * still read with tar-stream (archive.ts).
  */
 
 const BLOCK = 512;
