@@ -14,11 +14,9 @@ import { closeSync, fstatSync, openSync, readSync } from "node:fs";
  */
 
 const BLOCK = 512;
-type EntryType = "file";
-
 interface Entry {
   readonly name: string;
-  readonly type: EntryType | "pax-header";
+  readonly type: "file" | "pax-header";
   readonly mode: number;
   readonly size: number;
 }
