@@ -37,6 +37,8 @@ export interface CycleRow {
   /** the cycle a day after the last of `cycleSeconds`, on the same state: the first of its day */
   nextDayCycleSeconds: number;
   nextDayCyclePeakRssMiB: number;
+  /** what each run asked of the CPU and the disk, where two of one wall time differ: the cycles', then the next day's */
+  usage: { userSeconds: number; systemSeconds: number; writeMiB: number | null }[];
   /** nextDayCycleSeconds / the median of cycleSeconds (the target: at most 2) */
   nextDayOverCycle: number;
   freshBuildPeakRssMiB: number;
@@ -49,7 +51,15 @@ const round = (x: number) => Math.round(x * 1000) / 1000;
 function child(
   script: MeasuredScript,
   args: string[],
-): { seconds: number; peakRssMiB: number; line?: string; steps?: Record<string, number> } {
+): {
+  seconds: number;
+  peakRssMiB: number;
+  userSeconds?: number;
+  systemSeconds?: number;
+  writeMiB?: number | null;
+  line?: string;
+  steps?: Record<string, number>;
+} {
   const r = spawnSync(process.execPath, [measuredScript(root, script), ...args], {
     cwd: root,
     encoding: "utf8",
@@ -77,6 +87,9 @@ function assertRoom(dir: string, before: StatsFs, builds: number): void {
       "free some, or give --work a folder on another file system",
   );
 }
+
+const cost = (r: ReturnType<typeof child>) =>
+  `user ${r.userSeconds?.toFixed(1)} s, system ${r.systemSeconds?.toFixed(1)} s, written ${r.writeMiB?.toFixed(0) ?? "?"} MiB`;
 
 export async function cycleRow(
   aps: number,
@@ -106,7 +119,7 @@ export async function cycleRow(
   // each run's figures as they come: removing the folders at the end can take longer than the runs
   log(`  first cycle of ${aps}: ${first.seconds.toFixed(1)} s, peak ${Math.round(first.peakRssMiB)} MiB (${first.line})\n`);
   assertRoom(dir, before, runs + 2);
-  const cycles: { seconds: number; peakRssMiB: number }[] = [];
+  const cycles: ReturnType<typeof child>[] = [];
   const fresh: { seconds: number; peakRssMiB: number }[] = [];
   for (let step = 1; step <= runs; step++) {
     spawnSync("sync");
@@ -119,7 +132,7 @@ export async function cycleRow(
     const b = child("bench-build", [path.join(state, "dump"), out, "timed", JSON.stringify(CYCLE_SETTINGS)]);
     fresh.push(b);
     log(
-      `  cycle ${step + 1} of ${aps}: ${c.seconds.toFixed(2)} s, peak ${Math.round(c.peakRssMiB)} MiB (${JSON.stringify(c.steps)}), ` +
+      `  cycle ${step + 1} of ${aps}: ${c.seconds.toFixed(2)} s, peak ${Math.round(c.peakRssMiB)} MiB (${JSON.stringify(c.steps)}; ${cost(c)}), ` +
         `fresh build ${b.seconds.toFixed(2)} s, peak ${Math.round(b.peakRssMiB)} MiB\n`,
     );
   }
@@ -127,7 +140,7 @@ export async function cycleRow(
   const nextDay = child("bench-cycle-run", [state, serve, file("olsr", runs + 1), file("wiki", runs + 1), at(runs + 1, 21)]);
   log(
     `  the next day's first cycle of ${aps}: ${nextDay.seconds.toFixed(2)} s, peak ${Math.round(nextDay.peakRssMiB)} MiB ` +
-      `(${JSON.stringify(nextDay.steps)}; ${nextDay.line})\n`,
+      `(${JSON.stringify(nextDay.steps)}; ${cost(nextDay)}; ${nextDay.line})\n`,
   );
   removeTree(dir);
   // cycles[i] is run i + 2
@@ -146,5 +159,10 @@ export async function cycleRow(
     nextDayCycleSeconds: round(nextDay.seconds),
     nextDayCyclePeakRssMiB: Math.round(nextDay.peakRssMiB),
     nextDayOverCycle: round(nextDay.seconds / median(cycles.map((c) => c.seconds))),
+    usage: [...cycles, nextDay].map((c) => ({
+      userSeconds: round(c.userSeconds ?? NaN),
+      systemSeconds: round(c.systemSeconds ?? NaN),
+      writeMiB: c.writeMiB == null ? null : round(c.writeMiB),
+    })),
   };
 }

@@ -249,48 +249,24 @@ function table(rows: Row[]): string {
   return cells.map((c) => c.map((v, i) => v.padStart(widths[i])).join("  ")).join("\n");
 }
 
-try {
-  const rows: Row[] = [];
-  for (const n of sizes) {
-    process.stderr.write(`building ${n} access points…\n`);
-    rows.push(await measure(n, 32, "json", opts.serve && n === SERVING_APS, true));
-  }
-  const sweep: Row[] = [];
-  if (opts.sweep) {
-    // Interleaved twice, so that a slow spell of the disk does not favour one setting.
-    for (const round of [1, 2]) {
-      for (const c of [4, 8, 16, 32, 64]) {
-        process.stderr.write(`write concurrency ${c} at 3000 access points (round ${round})…\n`);
-        sweep.push(await measure(3000, c));
-      }
-    }
-  }
-  const cycles: CycleRow[] = [];
-  if (opts.cycle) {
-    for (const n of [3000, ...(opts.large ? [40000] : [])]) {
-      process.stderr.write(`cycle against a fresh build at ${n} access points…\n`);
-      // the third run is the first that recycles the build of two runs before
-      cycles.push(await cycleRow(n, work, n > 3000 ? 3 : 5));
-    }
-  }
-  // What the history of issue 42 costs a recycled cycle, and its bounds (scripts/bench-history.ts).
-  const history = opts.history
-    ? { cost: await historyCostRow(opts.large ? 40000 : 3000, work), window: historyWindowRow(1000, work), target: "cost <= 1.10" }
-    : null;
-  let memory: (Row & { targetMiB: number; met: boolean }) | null = null;
-  if (opts.memory) {
-    process.stderr.write(`building the memory case: ${MEMORY_APS} access points, all NDJSON…\n`);
-    const row = await measure(MEMORY_APS, 32, "ndjson");
-    if (row.dumpBytes < MEMORY_DUMP_BYTES)
-      throw new Error(`the memory case dump has ${row.dumpBytes} bytes, under ${MEMORY_DUMP_BYTES}: raise MEMORY_APS`);
-    memory = { ...row, targetMiB: MEMORY_TARGET_MIB, met: row.peakRssMiB <= MEMORY_TARGET_MIB };
-  }
-  process.stderr.write("validate with a 900 kB firmware version…\n");
-  const long = await longValue();
+const rows: Row[] = [];
+const sweep: Row[] = [];
+const cycles: CycleRow[] = [];
+let history: { cost: unknown; window: unknown; target: string } | null = null;
+let memory: (Row & { targetMiB: number; met: boolean }) | null = null;
+let long: Awaited<ReturnType<typeof longValue>> | null = null;
+
+/**
+ * Writes what is measured so far, after every stage: a run stopped midway (a 40,000 run takes
+ * hours, most of them removing trees) keeps its finished rows, marked `complete: false`.
+ */
+function save(stage: string) {
   const at = (n: number) => rows.find((r) => r.accesspoints === n);
   const scaling = at(40000) && at(3000) ? round(at(40000)!.secondsPerThousandAps / at(3000)!.secondsPerThousandAps) : null;
   const results = {
     date: new Date().toISOString(),
+    complete: stage === "done",
+    stage,
     machine: {
       cpus: os.cpus().length,
       cpu: os.cpus()[0]?.model,
@@ -316,6 +292,48 @@ try {
   };
   mkdirSync(path.dirname(opts.out), { recursive: true });
   writeFileSync(opts.out, JSON.stringify(results, null, 2) + "\n");
+  return scaling;
+}
+
+try {
+  for (const n of sizes) {
+    process.stderr.write(`building ${n} access points…\n`);
+    rows.push(await measure(n, 32, "json", opts.serve && n === SERVING_APS, true));
+    save(`rows up to ${n}`);
+  }
+  if (opts.sweep) {
+    // Interleaved twice, so that a slow spell of the disk does not favour one setting.
+    for (const round of [1, 2]) {
+      for (const c of [4, 8, 16, 32, 64]) {
+        process.stderr.write(`write concurrency ${c} at 3000 access points (round ${round})…\n`);
+        sweep.push(await measure(3000, c));
+      }
+    }
+  }
+  if (opts.cycle) {
+    for (const n of [3000, ...(opts.large ? [40000] : [])]) {
+      process.stderr.write(`cycle against a fresh build at ${n} access points…\n`);
+      // the third run is the first that recycles the build of two runs before
+      cycles.push(await cycleRow(n, work, n > 3000 ? 3 : 5));
+      save(`cycle at ${n}`);
+    }
+  }
+  // What the history of issue 42 costs a recycled cycle, and its bounds (scripts/bench-history.ts).
+  if (opts.history) {
+    history = { cost: await historyCostRow(opts.large ? 40000 : 3000, work), window: historyWindowRow(1000, work), target: "cost <= 1.10" };
+    save("history");
+  }
+  if (opts.memory) {
+    process.stderr.write(`building the memory case: ${MEMORY_APS} access points, all NDJSON…\n`);
+    const row = await measure(MEMORY_APS, 32, "ndjson");
+    if (row.dumpBytes < MEMORY_DUMP_BYTES)
+      throw new Error(`the memory case dump has ${row.dumpBytes} bytes, under ${MEMORY_DUMP_BYTES}: raise MEMORY_APS`);
+    memory = { ...row, targetMiB: MEMORY_TARGET_MIB, met: row.peakRssMiB <= MEMORY_TARGET_MIB };
+    save("memory");
+  }
+  process.stderr.write("validate with a 900 kB firmware version…\n");
+  long = await longValue();
+  const scaling = save("done");
   process.stdout.write(`${table(rows)}\n`);
   if (scaling !== null) process.stdout.write(`time per access point at 40,000 / at 3,000: ${scaling.toFixed(2)}\n`);
   if (memory) {
