@@ -10,6 +10,15 @@ import { CYCLE_SETTINGS } from "./bench-settings.ts";
  */
 limitHeapGrowth("importing"); // as the command line does
 const [state, serve, olsr, wiki, at] = process.argv.slice(2);
+/** Microseconds some task of the machine stalled on `kind` (Linux's pressure stall information), or null. */
+function stalled(kind: "cpu" | "io"): number | null {
+  try {
+    return Number(/^some .*total=(\d+)/m.exec(readFileSync(`/proc/pressure/${kind}`, "utf8"))![1]);
+  } catch {
+    return null;
+  }
+}
+const stalls = { cpu: stalled("cpu"), io: stalled("io") };
 const started = performance.now();
 const r = await cycle({
   state,
@@ -38,6 +47,11 @@ const io = (() => {
   }
 })();
 const usage = process.resourceUsage();
+// the machine's, not this process's: the bench runs nothing else meanwhile
+const stalledSeconds = (kind: "cpu" | "io") => {
+  const [before, after] = [stalls[kind], stalled(kind)];
+  return before === null || after === null ? null : (after - before) / 1e6;
+};
 process.stdout.write(
   JSON.stringify({
     seconds: (performance.now() - started) / 1000,
@@ -46,6 +60,8 @@ process.stdout.write(
     systemSeconds: usage.systemCPUTime / 1e6,
     writeMiB: io.write_bytes === undefined ? null : io.write_bytes / 2 ** 20,
     syscalls: io.syscr === undefined ? null : io.syscr + io.syscw,
+    cpuStalledSeconds: stalledSeconds("cpu"),
+    ioStalledSeconds: stalledSeconds("io"),
     line: r.line,
     steps: r.seconds,
   }) + "\n",

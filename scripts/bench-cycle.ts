@@ -38,7 +38,14 @@ export interface CycleRow {
   nextDayCycleSeconds: number;
   nextDayCyclePeakRssMiB: number;
   /** what each run asked of the CPU and the disk, where two of one wall time differ: the cycles', then the next day's */
-  usage: { userSeconds: number; systemSeconds: number; writeMiB: number | null }[];
+  usage: {
+    userSeconds: number;
+    systemSeconds: number;
+    writeMiB: number | null;
+    /** the time some task waited for a CPU, or for the disk (Linux's /proc/pressure), while it ran */
+    cpuStalledSeconds: number | null;
+    ioStalledSeconds: number | null;
+  }[];
   /** nextDayCycleSeconds / the median of cycleSeconds (the target: at most 2) */
   nextDayOverCycle: number;
   freshBuildPeakRssMiB: number;
@@ -57,6 +64,8 @@ function child(
   userSeconds?: number;
   systemSeconds?: number;
   writeMiB?: number | null;
+  cpuStalledSeconds?: number | null;
+  ioStalledSeconds?: number | null;
   line?: string;
   steps?: Record<string, number>;
 } {
@@ -89,7 +98,8 @@ function assertRoom(dir: string, before: StatsFs, builds: number): void {
 }
 
 const cost = (r: ReturnType<typeof child>) =>
-  `user ${r.userSeconds?.toFixed(1)} s, system ${r.systemSeconds?.toFixed(1)} s, written ${r.writeMiB?.toFixed(0) ?? "?"} MiB`;
+  `user ${r.userSeconds?.toFixed(1)} s, system ${r.systemSeconds?.toFixed(1)} s, written ${r.writeMiB?.toFixed(0) ?? "?"} MiB, ` +
+  `stalled on CPU ${r.cpuStalledSeconds?.toFixed(1) ?? "?"} s, on the disk ${r.ioStalledSeconds?.toFixed(1) ?? "?"} s`;
 
 export async function cycleRow(
   aps: number,
@@ -163,6 +173,8 @@ export async function cycleRow(
       userSeconds: round(c.userSeconds ?? NaN),
       systemSeconds: round(c.systemSeconds ?? NaN),
       writeMiB: c.writeMiB == null ? null : round(c.writeMiB),
+      cpuStalledSeconds: c.cpuStalledSeconds == null ? null : round(c.cpuStalledSeconds),
+      ioStalledSeconds: c.ioStalledSeconds == null ? null : round(c.ioStalledSeconds),
     })),
   };
 }
