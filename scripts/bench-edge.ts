@@ -10,7 +10,10 @@ import { requestsFromTree } from "../src/publish/deployment.ts";
  * request. The function runs in this process on the bundle as deployed, with a context whose
  * `next()` reads the build's files, so what is timed is the function's own work and a read from the
  * page cache, against the 50 ms of CPU Netlify allows: per request, over every request `check`
- * recovers from the build (up to `limit`, spread evenly), after one warm-up pass.
+ * recovers from the build (up to `limit`, spread evenly), after one warm-up pass. The figures are the
+ * function's own time, without the time its `next()` took (Netlify counts the function's CPU, not
+ * the wait for the origin's answer; reading a 54 MB list here took tens of milliseconds); the
+ * slowest request with that read is kept apart (`maxWithNextMs`).
  */
 export interface EdgeRow {
   accesspoints: number;
@@ -22,6 +25,8 @@ export interface EdgeRow {
   medianMs: number;
   p99Ms: number;
   maxMs: number;
+  /** the slowest request with the time its next() took: a read of the file from the page cache */
+  maxWithNextMs: number;
   limitMs: 50;
 }
 
@@ -47,25 +52,30 @@ export async function edgeRow(accesspoints: number, dist: string, work: string, 
       return undefined;
     }
   };
+  let inNext = 0; // of the request being timed
   const context = (request: Request) => ({
     next: async (next?: Request) => {
+      const started = performance.now();
       const { pathname } = new URL((next ?? request).url);
       const body = read(pathname);
-      return body === undefined ? new Response(null, { status: 404 }) : new Response(body);
+      const response = body === undefined ? new Response(null, { status: 404 }) : new Response(body);
+      inNext += performance.now() - started;
+      return response;
     },
   });
   const run = async (target: string) => {
     const request = new Request(`https://mesh.example${target}`);
+    inNext = 0;
     const started = performance.now();
     const r = await fn(request, context(request));
     const ms = performance.now() - started;
     await r?.arrayBuffer();
-    return ms;
+    return { own: ms - inNext, all: ms };
   };
   for (const t of targets) await run(t); // warm-up: the routing read, the files in memory, the code compiled
-  const times: number[] = [];
-  for (const t of targets) times.push(await run(t));
-  times.sort((a, b) => a - b);
+  const runs: { own: number; all: number }[] = [];
+  for (const t of targets) runs.push(await run(t));
+  const times = runs.map((r) => r.own).sort((a, b) => a - b);
   const at = (q: number) => times[Math.min(times.length - 1, Math.floor(q * times.length))];
   const toml = edgeToml();
   return {
@@ -77,6 +87,7 @@ export async function edgeRow(accesspoints: number, dist: string, work: string, 
     medianMs: Math.round(at(0.5) * 1000) / 1000,
     p99Ms: Math.round(at(0.99) * 1000) / 1000,
     maxMs: Math.round(times[times.length - 1] * 1000) / 1000,
+    maxWithNextMs: Math.round(Math.max(...runs.map((r) => r.all)) * 1000) / 1000,
     limitMs: 50,
   };
 }

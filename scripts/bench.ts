@@ -358,7 +358,8 @@ try {
   for (const e of edge)
     process.stdout.write(
       `edge function at ${e.accesspoints} access points: ${e.functionBytes} bytes, netlify.toml ${e.tomlBytes} bytes, ${e.rules} rules; ` +
-        `per request over ${e.requests}: median ${e.medianMs} ms, p99 ${e.p99Ms} ms, max ${e.maxMs} ms (limit ${e.limitMs} ms of CPU)\n`,
+        `per request over ${e.requests}: median ${e.medianMs} ms, p99 ${e.p99Ms} ms, max ${e.maxMs} ms (limit ${e.limitMs} ms of CPU); ` +
+        `the slowest with its next() reading the file ${e.maxWithNextMs} ms\n`,
     );
   for (const r of rows)
     if (r.largestFolder)
