@@ -59,6 +59,8 @@ process.stdout.write(
     userSeconds: usage.userCPUTime / 1e6,
     systemSeconds: usage.systemCPUTime / 1e6,
     writeMiB: io.write_bytes === undefined ? null : io.write_bytes / 2 ** 20,
+    // read from the disk, not the page cache: a recycled tree no longer in the cache
+    readMiB: io.read_bytes === undefined ? null : io.read_bytes / 2 ** 20,
     syscalls: io.syscr === undefined ? null : io.syscr + io.syscw,
     cpuStalledSeconds: stalledSeconds("cpu"),
     ioStalledSeconds: stalledSeconds("io"),

@@ -42,6 +42,8 @@ export interface CycleRow {
     userSeconds: number;
     systemSeconds: number;
     writeMiB: number | null;
+    /** read from the disk (not from the page cache) */
+    readMiB: number | null;
     /** the time some task waited for a CPU, or for the disk (Linux's /proc/pressure), while it ran */
     cpuStalledSeconds: number | null;
     ioStalledSeconds: number | null;
@@ -64,6 +66,7 @@ function child(
   userSeconds?: number;
   systemSeconds?: number;
   writeMiB?: number | null;
+  readMiB?: number | null;
   cpuStalledSeconds?: number | null;
   ioStalledSeconds?: number | null;
   line?: string;
@@ -98,7 +101,7 @@ function assertRoom(dir: string, before: StatsFs, builds: number): void {
 }
 
 const cost = (r: ReturnType<typeof child>) =>
-  `user ${r.userSeconds?.toFixed(1)} s, system ${r.systemSeconds?.toFixed(1)} s, written ${r.writeMiB?.toFixed(0) ?? "?"} MiB, ` +
+  `user ${r.userSeconds?.toFixed(1)} s, system ${r.systemSeconds?.toFixed(1)} s, written ${r.writeMiB?.toFixed(0) ?? "?"} MiB, read ${r.readMiB?.toFixed(0) ?? "?"} MiB, ` +
   `stalled on CPU ${r.cpuStalledSeconds?.toFixed(1) ?? "?"} s, on the disk ${r.ioStalledSeconds?.toFixed(1) ?? "?"} s`;
 
 export async function cycleRow(
@@ -173,6 +176,7 @@ export async function cycleRow(
       userSeconds: round(c.userSeconds ?? NaN),
       systemSeconds: round(c.systemSeconds ?? NaN),
       writeMiB: c.writeMiB == null ? null : round(c.writeMiB),
+      readMiB: c.readMiB == null ? null : round(c.readMiB),
       cpuStalledSeconds: c.cpuStalledSeconds == null ? null : round(c.cpuStalledSeconds),
       ioStalledSeconds: c.ioStalledSeconds == null ? null : round(c.ioStalledSeconds),
     })),
