@@ -309,6 +309,7 @@ try {
         sweep.push(await measure(3000, c));
       }
     }
+    save("sweep");
   }
   if (opts.cycle) {
     for (const n of [3000, ...(opts.large ? [40000] : [])]) {
