@@ -17,6 +17,18 @@ import { CYCLE_SETTINGS } from "./bench-settings.ts";
  * topology by day from the day before's carried graph, on a recycled build.
  */
 
+/** What a run asked of the machine (bench-cycle-run.ts prints it), where two runs of one wall time differ. */
+export interface RunCost {
+  userSeconds: number | null;
+  systemSeconds: number | null;
+  writeMiB: number | null;
+  /** read from the disk (not from the page cache) */
+  readMiB: number | null;
+  /** the time some task waited for a CPU, or for the disk (Linux's /proc/pressure), while it ran */
+  cpuStalledSeconds: number | null;
+  ioStalledSeconds: number | null;
+}
+
 export interface CycleRow {
   accesspoints: number;
   runs: number;
@@ -37,17 +49,8 @@ export interface CycleRow {
   /** the cycle a day after the last of `cycleSeconds`, on the same state: the first of its day */
   nextDayCycleSeconds: number;
   nextDayCyclePeakRssMiB: number;
-  /** what each run asked of the CPU and the disk, where two of one wall time differ: the cycles', then the next day's */
-  usage: {
-    userSeconds: number;
-    systemSeconds: number;
-    writeMiB: number | null;
-    /** read from the disk (not from the page cache) */
-    readMiB: number | null;
-    /** the time some task waited for a CPU, or for the disk (Linux's /proc/pressure), while it ran */
-    cpuStalledSeconds: number | null;
-    ioStalledSeconds: number | null;
-  }[];
+  /** what each run asked of the machine: the cycles', then the next day's */
+  usage: RunCost[];
   /** nextDayCycleSeconds / the median of cycleSeconds (the target: at most 2) */
   nextDayOverCycle: number;
   freshBuildPeakRssMiB: number;
@@ -56,22 +59,12 @@ export interface CycleRow {
 const root = new URL("../", import.meta.url).pathname;
 const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
 const round = (x: number) => Math.round(x * 1000) / 1000;
+const rounded = (x: number | null | undefined) => (x == null ? null : round(x));
 
 function child(
   script: MeasuredScript,
   args: string[],
-): {
-  seconds: number;
-  peakRssMiB: number;
-  userSeconds?: number;
-  systemSeconds?: number;
-  writeMiB?: number | null;
-  readMiB?: number | null;
-  cpuStalledSeconds?: number | null;
-  ioStalledSeconds?: number | null;
-  line?: string;
-  steps?: Record<string, number>;
-} {
+): { seconds: number; peakRssMiB: number; line?: string; steps?: Record<string, number> } & Partial<RunCost> {
   const r = spawnSync(process.execPath, [measuredScript(root, script), ...args], {
     cwd: root,
     encoding: "utf8",
@@ -173,12 +166,12 @@ export async function cycleRow(
     nextDayCyclePeakRssMiB: Math.round(nextDay.peakRssMiB),
     nextDayOverCycle: round(nextDay.seconds / median(cycles.map((c) => c.seconds))),
     usage: [...cycles, nextDay].map((c) => ({
-      userSeconds: round(c.userSeconds ?? NaN),
-      systemSeconds: round(c.systemSeconds ?? NaN),
-      writeMiB: c.writeMiB == null ? null : round(c.writeMiB),
-      readMiB: c.readMiB == null ? null : round(c.readMiB),
-      cpuStalledSeconds: c.cpuStalledSeconds == null ? null : round(c.cpuStalledSeconds),
-      ioStalledSeconds: c.ioStalledSeconds == null ? null : round(c.ioStalledSeconds),
+      userSeconds: rounded(c.userSeconds),
+      systemSeconds: rounded(c.systemSeconds),
+      writeMiB: rounded(c.writeMiB),
+      readMiB: rounded(c.readMiB),
+      cpuStalledSeconds: rounded(c.cpuStalledSeconds),
+      ioStalledSeconds: rounded(c.ioStalledSeconds),
     })),
   };
 }
