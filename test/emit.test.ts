@@ -315,7 +315,8 @@ describe("a recycled tree (cycle: the build before the served one becomes the ne
     const a = path.join(d, "a");
     const big = "x".repeat(300_000); // more than one piece, and longer than a server reads at once
     // bytes read whole from the build before, longer than pieces (a day's graph carried from run to run)
-    const carried = () => deferred(() => Buffer.from(`[${'"c",'.repeat(PIECE)}"c"]`));
+    const carriedBytes = () => Buffer.from(`[${'"c",'.repeat(PIECE)}"c"]`);
+    const carried = () => deferred(carriedBytes);
     const finish = async (dir: string) => {
       mkdirSync(path.join(dir, "snapshots"));
       writeFileSync(path.join(dir, "snapshots", "index.json"), "[]");
@@ -349,7 +350,7 @@ describe("a recycled tree (cycle: the build before the served one becomes the ne
       "/api/kept/index.json.gz",
       "/api/list/index.json.gz",
     ]);
-    expectSameBytes(gunzipSync(readFileSync(path.join(a, "api/carried/index.json.gz"))), carried().make());
+    expectSameBytes(gunzipSync(readFileSync(path.join(a, "api/carried/index.json.gz"))), carriedBytes());
     expect(readdirSync(a).filter((n) => n.endsWith(".part"))).toEqual([]);
     const oldList = readFileSync(path.join(a, "api/list/index.json"));
     expect(digests.files["/api/list/index.json"][1]).toBe(oldList.length);
@@ -386,7 +387,7 @@ describe("a recycled tree (cycle: the build before the served one becomes the ne
     expect(inode(path.join(b, "api/kept/index.json"))).toBe(kept);
     expect(readdirSync(path.join(b, "api/kept"))).toEqual(["index.json", "index.json.gz"]);
     expect(["index.json", "index.json.gz"].map((f) => inode(path.join(b, "api/carried", f)))).toEqual(carriedFiles);
-    expectSameBytes(readFileSync(path.join(b, "api/carried/index.json")), carried().make());
+    expectSameBytes(readFileSync(path.join(b, "api/carried/index.json")), carriedBytes());
     expect(statSync(path.join(b, "api/carried"), { bigint: true }).mtimeNs).toBe(carriedFolder);
     const old = Buffer.alloc(oldList.length + 1000);
     expect(readSync(reader, old, 0, old.length, 0)).toBe(oldList.length);
