@@ -1,5 +1,5 @@
 import { spawnSync } from "node:child_process";
-import { mkdirSync, statfsSync, writeFileSync, type StatsFs } from "node:fs";
+import { mkdirSync, realpathSync, statfsSync, writeFileSync, type StatsFs } from "node:fs";
 import path from "node:path";
 import { rawSources } from "../src/gen/raw.ts";
 import { synthesize } from "../src/gen/synth.ts";
@@ -10,11 +10,18 @@ import { CYCLE_SETTINGS } from "./bench-settings.ts";
 /**
  * The cycle against a fresh build (issue 26): on a synthetic network whose OLSR changes from run to
  * run (src/gen/raw.ts), a first `cycle` (every source, the sites), then `runs` further cycles, each
- * timed from a synced start until sync returns, and right after each a fresh build of the same dump
- * into an absent folder, timed alike. The headline is the median of cycle / fresh build, in one run.
- * Those cycles all fall within one day; one more comes a day after the last (issue 45, item 3): the
- * first cycle of a day of a state with a history, which writes the day's snapshot and starts the
- * topology by day from the day before's carried graph, on a recycled build.
+ * timed from a synced start until sync returns. Those cycles all fall within one day; one more comes
+ * a day after the last (issue 45, item 3): the first cycle of a day of a state with a history, which
+ * writes the day's snapshot and starts the topology by day from the day before's carried graph, on a
+ * recycled build. The cycles follow each other as the live job runs them; only then is each cycle's
+ * dump (kept by hard links) built fresh into an absent folder, timed alike. The headline is the
+ * median of cycle / fresh build of its dump, in one run.
+ *
+ * Why the fresh builds come after the cycles (docs/performance.md, 2026-12-01): a fresh build
+ * writes a whole tree (5 GB at 40,000 access points), which pushes the blocks of the served trees'
+ * inode tables out of the page cache; the next cycle then reads them back one by one to update the
+ * times of the files it writes over. The live job writes nothing between two of its cycles, so the
+ * bench does not either.
  */
 
 /** What a run asked of the machine (bench-cycle-run.ts prints it), where two runs of one wall time differ. */
@@ -93,6 +100,12 @@ function assertRoom(dir: string, before: StatsFs, builds: number): void {
   );
 }
 
+/** Hard links of the state's current dump (a run's folders are written once, never changed): nothing copied, nothing written but folder entries. */
+function keepDump(state: string, to: string): void {
+  const r = spawnSync("cp", ["-al", realpathSync(path.join(state, "dump")), to], { encoding: "utf8" });
+  if (r.status !== 0) throw new Error(`cp -al of ${state}/dump to ${to} failed: ${r.stderr}`);
+}
+
 const cost = (r: ReturnType<typeof child>) =>
   `user ${r.userSeconds?.toFixed(1)} s, system ${r.systemSeconds?.toFixed(1)} s, written ${r.writeMiB?.toFixed(0) ?? "?"} MiB, read ${r.readMiB?.toFixed(0) ?? "?"} MiB, ` +
   `stalled on CPU ${r.cpuStalledSeconds?.toFixed(1) ?? "?"} s, on the disk ${r.ioStalledSeconds?.toFixed(1) ?? "?"} s`;
@@ -126,20 +139,14 @@ export async function cycleRow(
   log(`  first cycle of ${aps}: ${first.seconds.toFixed(1)} s, peak ${Math.round(first.peakRssMiB)} MiB (${first.line})\n`);
   assertRoom(dir, before, runs + 2);
   const cycles: ReturnType<typeof child>[] = [];
-  const fresh: { seconds: number; peakRssMiB: number }[] = [];
   for (let step = 1; step <= runs; step++) {
     spawnSync("sync");
     const c = child("bench-cycle-run", [state, serve, file("olsr", step), file("wiki", step), at(step)]);
     cycles.push(c);
-    // Each fresh build into a folder of its own, all removed with the row: a removal of a tree of
-    // 1.3 GB slowed this disk (ext4 with discard) for minutes, and the next run measured it.
-    const out = path.join(dir, `fresh-${step}`);
-    spawnSync("sync");
-    const b = child("bench-build", [path.join(state, "dump"), out, "timed", JSON.stringify(CYCLE_SETTINGS)]);
-    fresh.push(b);
+    // the run's dump outlives the run's folder (removed two cycles on) for its fresh build
+    keepDump(state, path.join(dir, `dump-${step}`));
     log(
-      `  cycle ${step + 1} of ${aps}: ${c.seconds.toFixed(2)} s, peak ${Math.round(c.peakRssMiB)} MiB (${JSON.stringify(c.steps)}; ${cost(c)}), ` +
-        `fresh build ${b.seconds.toFixed(2)} s, peak ${Math.round(b.peakRssMiB)} MiB\n`,
+      `  cycle ${step + 1} of ${aps}: ${c.seconds.toFixed(2)} s, peak ${Math.round(c.peakRssMiB)} MiB (${JSON.stringify(c.steps)}; ${cost(c)})\n`,
     );
   }
   spawnSync("sync");
@@ -148,6 +155,20 @@ export async function cycleRow(
     `  the next day's first cycle of ${aps}: ${nextDay.seconds.toFixed(2)} s, peak ${Math.round(nextDay.peakRssMiB)} MiB ` +
       `(${JSON.stringify(nextDay.steps)}; ${cost(nextDay)}; ${nextDay.line})\n`,
   );
+  const fresh: { seconds: number; peakRssMiB: number }[] = [];
+  for (let step = 1; step <= runs; step++) {
+    // Each fresh build into a folder of its own, all removed with the row: a removal of a tree of
+    // 1.3 GB slowed this disk (ext4 with discard) for minutes, and the next run measured it.
+    spawnSync("sync");
+    const b = child("bench-build", [
+      path.join(dir, `dump-${step}`),
+      path.join(dir, `fresh-${step}`),
+      "timed",
+      JSON.stringify(CYCLE_SETTINGS),
+    ]);
+    fresh.push(b);
+    log(`  fresh build of cycle ${step + 1}'s dump (${aps}): ${b.seconds.toFixed(2)} s, peak ${Math.round(b.peakRssMiB)} MiB\n`);
+  }
   removeTree(dir);
   // cycles[i] is run i + 2
   const recycled = cycles.map((c, i) => c.seconds / fresh[i].seconds).filter((_, i) => i + 2 >= 3);
