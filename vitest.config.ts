@@ -42,6 +42,7 @@ export const TIERS = {
     "plan",
     "preview",
     "readme",
+    "remove-folder",
     "routes",
     "surface",
     "tar",

@@ -4,7 +4,7 @@ import type { MapSettings } from "../core/documents/map.ts";
 import type { SiteSettings } from "../core/settings.ts";
 import { ImportOpennetError, importOpennet, type ImportOpennetResult } from "../importers/opennet/index.ts";
 import { LockedError, lockOutput } from "../io/write/lock.ts";
-import { sweepLeftovers } from "../io/write/swap.ts";
+import { removeFolder, sweepLeftovers } from "../io/write/swap.ts";
 import { assertReplaceable, owned, RefusedOutputError, writeMarker } from "../io/write/ownership.ts";
 import { build } from "../pipeline.ts";
 import { assertOutputSettings, recordedOptions } from "../core/outputs/option-values.ts";
@@ -268,8 +268,8 @@ export async function cycle(options: CycleOptions): Promise<CycleResult> {
 }
 
 async function unmakeState(state: string, made: boolean): Promise<void> {
-  if (made) return void (await rm(state, { recursive: true, force: true }).catch(() => {}));
-  for (const name of await readdir(state).catch(() => [] as string[])) await rm(path.join(state, name), { recursive: true, force: true });
+  if (made) return void (await removeFolder(state).catch(() => {}));
+  for (const name of await readdir(state).catch(() => [] as string[])) await removeFolder(path.join(state, name));
 }
 
 /** Where a run starts: the committed run (or an earlier release's state), its record, and what it owes. */
@@ -297,7 +297,7 @@ async function run(options: CycleOptions, state: string, serve: string): Promise
     await commit(state, n);
   } catch (err) {
     // Nothing of the run stays: its folder (a full disk needs the room back) and its configuration change.
-    await rm(path.join(state, LAYOUT.runs, runName(n)), { recursive: true, force: true }).catch(() => {});
+    await removeFolder(path.join(state, LAYOUT.runs, runName(n))).catch(() => {});
     await recoverHost(state, start.lastRun).catch(() => {});
     throw err;
   }

@@ -3,7 +3,7 @@ import path from "node:path";
 import { RefusedOutputError } from "../io/write/ownership.ts";
 import { alive } from "../io/write/lock.ts";
 import { pointLink } from "../io/write/link.ts";
-import { removeInBackground } from "../io/write/swap.ts";
+import { removeFolder, removeInBackground } from "../io/write/swap.ts";
 
 /**
  * The layout of a cycle's state folder, and its one commit point.
@@ -103,13 +103,12 @@ export async function settleTop(state: string, serving: (dir: string) => Promise
       // an earlier release's dump folder or record: the committed run holds the state now
       const aside = path.join(state, `.${name}.legacy-${process.pid}`);
       await rename(at, aside);
-      await rm(aside, { recursive: true, force: true });
+      await removeFolder(aside);
     }
     await repoint(at, want);
   }
   const builds = path.join(state, "builds");
-  if ((await lstat(builds).catch(() => undefined))?.isDirectory() && !(await serving(builds)))
-    await rm(builds, { recursive: true, force: true });
+  if ((await lstat(builds).catch(() => undefined))?.isDirectory() && !(await serving(builds))) await removeFolder(builds);
 }
 
 /**
@@ -124,14 +123,14 @@ export async function removeStale(state: string, keep: readonly number[], commit
     if (!RUN_NAME.test(name) || keep.includes(Number(name))) continue;
     const dir = path.join(runs, name);
     // A run that never committed goes before this run writes: after a full disk, it holds the room this run needs.
-    if (Number(name) > committedRun || !(await removeInBackground(dir, name))) await rm(dir, { recursive: true, force: true });
+    if (Number(name) > committedRun || !(await removeInBackground(dir, name))) await removeFolder(dir);
   }
 }
 
 /** The run's own folder, empty, ready to be filled. */
 export async function stage(state: string, run: number): Promise<string> {
   const dir = path.join(state, LAYOUT.runs, runName(run));
-  await rm(dir, { recursive: true, force: true });
+  await removeFolder(dir);
   await mkdir(dir, { recursive: true });
   return dir;
 }

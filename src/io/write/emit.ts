@@ -1,7 +1,7 @@
 import { createHash } from "node:crypto";
 import { closeSync, createReadStream, ftruncateSync, renameSync, unlinkSync, writeSync } from "node:fs";
 import { mkdir, readdir, readFile, rename, rm, rmdir, stat, unlink } from "node:fs/promises";
-import { removeInBackground, replaceFolder, type ReplaceOptions } from "./swap.ts";
+import { removeFolder, removeInBackground, replaceFolder, type ReplaceOptions } from "./swap.ts";
 import type { OutputLock } from "./lock.ts";
 import path from "node:path";
 import { pipeline } from "node:stream/promises";
@@ -140,7 +140,7 @@ async function takeOver(root: string, out: string): Promise<KnownFiles | undefin
     const aside = path.join(path.dirname(root), `.${base}.trash-${process.pid}-${Date.now()}`);
     await mkdir(aside);
     for (const name of names) await rename(path.join(root, name), path.join(aside, name));
-    if (!(await removeInBackground(aside, base))) await rm(aside, { recursive: true, force: true });
+    if (!(await removeInBackground(aside, base))) await removeFolder(aside);
     return undefined;
   }
   // Gone before any write: a tree interrupted from here on has no digests, so it is never trusted again.
@@ -151,7 +151,7 @@ async function takeOver(root: string, out: string): Promise<KnownFiles | undefin
   }
   const tops = new Set<string>();
   for (const file of known.names()) tops.add(topOf(file));
-  for (const name of names) if (!tops.has(name)) await rm(path.join(root, name), { recursive: true, force: true });
+  for (const name of names) if (!tops.has(name)) await removeFolder(path.join(root, name));
   return known;
 }
 

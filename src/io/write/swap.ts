@@ -1,6 +1,6 @@
 import { execFile, spawn } from "node:child_process";
 import { existsSync, renameSync, rmSync } from "node:fs";
-import { mkdir, readdir, rename, rm, stat } from "node:fs/promises";
+import { lstat, mkdir, readdir, rename, rm, stat } from "node:fs/promises";
 import os from "node:os";
 import path from "node:path";
 import { onInterrupt } from "./interrupt.ts";
@@ -105,13 +105,15 @@ export async function replaceFolder<T>(target: string, fill: (tmp: string) => Pr
 const REMOVE = { recursive: true, force: true, maxRetries: 3 } as const;
 
 /**
- * Removes a whole build in this process's time: by `rm -rf` in a child first, where there is one,
- * because Node's recursive `fs.rm` holds its walk of the tree in this process's heap (a replaced
- * 40,000-access-point output raised a build to 1.7 GB, docs/performance.md); `fs.rm` then takes
- * what is left, files a write still in flight added among them.
+ * Removes a folder that may hold a whole build, in this process's time: by `rm -rf` in a child
+ * first, where there is one, because Node's recursive `fs.rm` holds its walk of the tree in this
+ * process's heap (a replaced 40,000-access-point output raised a build to 1.7 GB,
+ * docs/performance.md); `fs.rm` then takes what is left, files a write still in flight added among them.
  */
-async function removeFolder(dir: string): Promise<void> {
-  if (process.platform !== "win32")
+export async function removeFolder(dir: string): Promise<void> {
+  // a file, a link or nothing: no walk to spare, no process to start
+  const folder = (await lstat(dir).catch(() => undefined))?.isDirectory() === true;
+  if (folder && process.platform !== "win32")
     await new Promise<void>((done) => execFile("rm", ["-rf", "--", path.resolve(dir)], { windowsHide: true }, () => done()));
   await rm(dir, REMOVE);
 }
@@ -183,7 +185,7 @@ async function recoverLeftovers(parent: string, base: string): Promise<void> {
   }
   for (const n of names) {
     const leftover = n.startsWith(`.${base}.tmp-`) || n.startsWith(`.${base}.trash-`) ? !writerAlive(n) : olds.includes(n);
-    if (leftover) await rm(path.join(parent, n), { recursive: true, force: true });
+    if (leftover) await removeFolder(path.join(parent, n));
   }
 }
 
