@@ -54,6 +54,21 @@ describe("a text in pieces (core/body.ts)", () => {
     expect(second.map(String)).toEqual(["second body, longer"]);
   });
 
+  it("lends a long body's pieces but the last from three buffers when asked: the same bytes, copied as they come", () => {
+    const items = Array.from({ length: 80_000 }, (_, i) => Buffer.from(JSON.stringify({ id: i, name: "é".repeat(i % 70) })));
+    const text = piecesOf(() => Array.from({ length: 12_000 }, (_, i) => `${i} ${"€".repeat(i % 300)}\n`)[Symbol.iterator]());
+    for (const body of [items, text]) {
+      const own = [...bodyPieces(body)];
+      const lent = Array.from(bodyPieces(body, true), (p) => ({ copy: Buffer.from(p), backing: p.buffer }));
+      expect(own.length).toBeGreaterThan(4);
+      expect(Buffer.concat(lent.map((p) => p.copy)).equals(Buffer.concat(own))).toBe(true);
+      // the pieces but the last from three buffers, the fourth in the first one's again
+      expect(new Set(lent.slice(0, -1).map((p) => p.backing)).size).toBe(3);
+      expect(lent[3].backing).toBe(lent[0].backing);
+      expect(new Set(own.map((p) => p.buffer)).size).toBeGreaterThan(3);
+    }
+  });
+
   it("makes a body read inside another's text with its own bytes", () => {
     const inner = piecesOf(() => ["inner ", "text"][Symbol.iterator]());
     // the outer text's bytes are half made when the inner body's are made

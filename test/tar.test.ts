@@ -83,6 +83,33 @@ describe("the archives", () => {
     expect(chunks.filter((c) => c.length === 2 ** 16).length).toBeGreaterThanOrEqual(6);
   });
 
+  it("fills a chunk handed back again, and no other: the stream's bytes are those of new chunks", async () => {
+    const mtime = new Date("2026-11-09T10:11:12Z");
+    const body = Buffer.alloc(5 * 2 ** 16 + 11, "e");
+    const run = (giveBack: boolean) => {
+      const tar = new TarWriter((mtime.getTime() / 1000) | 0, 2 ** 16);
+      const copies: Buffer[] = [];
+      const backings = new Set<ArrayBufferLike>();
+      for (const _ of tar.bytesInChunks("a/long.json", body))
+        for (const chunk of tar.take()) {
+          copies.push(Buffer.from(chunk)); // what a consumer made of it before handing it back
+          backings.add(chunk.buffer);
+          if (giveBack) tar.giveBack(chunk);
+        }
+      tar.giveBack(Buffer.alloc(2 ** 16)); // not the writer's: never filled
+      tar.end();
+      for (const chunk of tar.take()) copies.push(Buffer.from(chunk));
+      return { bytes: Buffer.concat(copies), backings: backings.size };
+    };
+    const reused = run(true);
+    const fresh = run(false);
+    expect(reused.bytes.equals(fresh.bytes)).toBe(true);
+    expect(reused.bytes.equals(await packed([{ name: "a/long.json", body }], mtime))).toBe(true);
+    expect(fresh.backings).toBeGreaterThanOrEqual(5);
+    // the chunk being filled and the one handed back, in turn
+    expect(reused.backings).toBe(2);
+  });
+
   it("streams files given in any order, no folder entries, waiting for the compressor without piling up listeners; its count and sum are the file's", async () => {
     const file = path.join(tempDir(), "x.tar.gz");
     const archive = new ArchiveStream(file, "top", new Date(0));

@@ -37,12 +37,17 @@ const [OPEN, COMMA, CLOSE] = ["[", ",", "]"].map((c) => Buffer.from(c));
 /**
  * A body as UTF-8 pieces; a JSON list (alone or inside a head and a tail) in pieces of about PIECE
  * bytes, so a 60 MB list never exists whole.
+ *
+ * With `lend`, a piece before the last may be lent (see `lent`): its bytes are written over once two
+ * more pieces were asked for, from this body or another lending one. The consumer that asks for that
+ * (the build's writing of a long body, io/write/emit.ts) writes or copies each piece before it asks
+ * for the third after it, and keeps none across a wait in which another body may be read.
  */
-export function* bodyPieces(body: Body): Generator<Buffer> {
+export function* bodyPieces(body: Body, lend = false): Generator<Buffer> {
   if (typeof body === "string") return yield Buffer.from(body, "utf8");
   if (Buffer.isBuffer(body)) return yield body;
-  if ("text" in body) return yield* textPieces(body.text);
-  if ("make" in body) return yield* bodyPieces(body.make());
+  if ("text" in body) return yield* textPieces(body.text, lend);
+  if ("make" in body) return yield* bodyPieces(body.make(), lend);
   const enclosed = "items" in body ? body : undefined;
   const head = enclosed ? Buffer.from(enclosed.head, "utf8") : undefined;
   let batch: Buffer[] = head ? [head, OPEN] : [OPEN];
@@ -54,14 +59,14 @@ export function* bodyPieces(body: Body): Generator<Buffer> {
     empty = false;
     size += item.length + 1;
     if (size >= PIECE) {
-      yield Buffer.concat(batch);
+      yield lend ? lent(batch, size) : Buffer.concat(batch);
       [batch, size] = [[], 0];
     }
   }
   batch.push(CLOSE);
   if (enclosed && typeof enclosed.tail === "string") batch.push(Buffer.from(enclosed.tail, "utf8"));
   yield Buffer.concat(batch);
-  if (enclosed && typeof enclosed.tail !== "string") yield* bodyPieces(enclosed.tail);
+  if (enclosed && typeof enclosed.tail !== "string") yield* bodyPieces(enclosed.tail, lend);
 }
 
 /**
@@ -71,7 +76,7 @@ export function* bodyPieces(body: Body): Generator<Buffer> {
  * garbage at 40,000 access points, an allocation profile). The bytes are those of the texts joined:
  * a surrogate pair split between two texts is encoded whole.
  */
-function* textPieces(text: Iterable<string>): Generator<Buffer> {
+function* textPieces(text: Iterable<string>, lend: boolean): Generator<Buffer> {
   // the one spare buffer, lent to one body at a time (a body read inside another's text makes its own)
   const bytes = spare ?? Buffer.allocUnsafe(PIECE);
   spare = undefined;
@@ -81,7 +86,7 @@ function* textPieces(text: Iterable<string>): Generator<Buffer> {
       // at most three UTF-8 bytes a code unit: counted only when that many might not fit
       const size = used + part.length * 3 > PIECE ? Buffer.byteLength(part, "utf8") : 0;
       if (used + size > PIECE) {
-        if (used > 0) yield Buffer.from(bytes.subarray(0, used));
+        if (used > 0) yield lend ? lent([bytes.subarray(0, used)], used) : Buffer.from(bytes.subarray(0, used));
         used = 0;
         if (size > PIECE) {
           yield Buffer.from(part, "utf8");
@@ -96,6 +101,25 @@ function* textPieces(text: Iterable<string>): Generator<Buffer> {
   }
 }
 let spare: Buffer | undefined;
+
+/**
+ * The pieces before a long body's last, copied into one of three buffers in turn instead of a new
+ * buffer each: a 40,000 build wrote about 1,300 such pieces, each a new block of a MiB from the C
+ * library's heap, which keeps its high-water mark (docs/performance.md, fortieth session). A piece
+ * that fits no buffer (an item longer than a piece) gets its own.
+ */
+const LENT: Buffer[] = [];
+let lentTurn = 0;
+
+/** `size`: about the parts' bytes (at least them) */
+function lent(parts: readonly Buffer[], size: number): Buffer {
+  if (size > 2 * PIECE) return Buffer.concat(parts);
+  const into = (LENT[lentTurn] ??= Buffer.allocUnsafeSlow(2 * PIECE));
+  lentTurn = (lentTurn + 1) % 3;
+  let at = 0;
+  for (const part of parts) at += part.copy(into, at);
+  return into.subarray(0, at);
+}
 
 /** The texts, a high surrogate that ends one moved to the start of the next (encoded apart, each half would be U+FFFD). */
 function* pairsWhole(text: Iterable<string>): Generator<string> {

@@ -206,7 +206,15 @@ export class ArchiveStream {
 
   /** The tar's chunks completed so far, each a member compressed in zlib's pool. */
   private push(): void {
-    for (const chunk of this.tar.take()) this.hand(gzipAsync(chunk, { level: LEVEL }), chunk.length);
+    for (const chunk of this.tar.take()) {
+      const member = gzipAsync(chunk, { level: LEVEL });
+      // compressed: the chunk is the writer's to fill again (not when it failed: nothing is written after)
+      void member.then(
+        () => this.tar.giveBack(chunk),
+        () => {},
+      );
+      this.hand(member, chunk.length);
+    }
   }
 
   private hand(bytes: Promise<Buffer>, weight: number): void {

@@ -62,21 +62,40 @@ function paxRecord(text: string): Buffer {
 }
 
 /**
- * A tar stream in chunks of `size` bytes, each a new buffer that the consumer may keep. A file's bytes are
- * read or copied into the chunks themselves, not into a buffer of their own.
- * `mtime`: every entry's, in seconds.
+ * A tar stream in chunks of `size` bytes, each a buffer that the consumer may keep, or hand back
+ * (`giveBack`) once done with it, to be filled again. A file's bytes are read or copied into the
+ * chunks themselves, not into a buffer of their own. `mtime`: every entry's, in seconds.
+ *
+ * Why hand back: a new block of a MiB a chunk (1,352 of them in a 40,000 build's archive) comes from
+ * the C library's heap once its mapping threshold has risen, and that heap keeps its high-water mark
+ * (docs/performance.md, fortieth session).
  */
+/** Chunks kept for reuse: as many as the archive's compressor holds at once (its lag), and a few more. */
+const SPARE_CHUNKS = 12;
+
+/** A block of its own, not a slice of Node.js's small-buffer pool: what giveBack recognises. */
+const ownBlock = (size: number): Buffer => Buffer.allocUnsafeSlow(size);
+
 export class TarWriter {
   private chunk: Buffer;
   private at = 0;
   private readonly done: Buffer[] = [];
   private readonly fixed = new Map<string, { readonly block: Buffer; readonly sum: number }>();
+  /** chunks handed back, filled again before a new one is made */
+  private readonly spare: Buffer[] = [];
 
   constructor(
     private readonly mtime: number,
     private readonly size = 2 ** 20,
   ) {
-    this.chunk = Buffer.allocUnsafe(size);
+    this.chunk = ownBlock(size);
+  }
+
+  /** A chunk that take() gave, which its consumer no longer reads: its bytes are written over. */
+  giveBack(chunk: Buffer): void {
+    // a chunk of the stream's own size (not a long header's room of its own), a few kept at most
+    if (chunk.byteOffset === 0 && chunk.buffer.byteLength === this.size && this.spare.length < SPARE_CHUNKS)
+      this.spare.push(Buffer.from(chunk.buffer, 0, this.size));
   }
 
   /** The chunks completed so far, taken. */
@@ -220,7 +239,7 @@ export class TarWriter {
   private flush(): void {
     if (this.at === 0) return;
     this.done.push(this.chunk.subarray(0, this.at));
-    this.chunk = Buffer.allocUnsafe(this.size);
+    this.chunk = this.spare.pop() ?? ownBlock(this.size);
     this.at = 0;
   }
 }

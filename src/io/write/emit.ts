@@ -1,10 +1,9 @@
 import { createHash } from "node:crypto";
-import { closeSync, createReadStream, ftruncateSync, renameSync, unlinkSync, writeSync } from "node:fs";
-import { mkdir, readdir, readFile, rename, rm, rmdir, stat, unlink } from "node:fs/promises";
+import { closeSync, ftruncateSync, renameSync, unlinkSync, writeSync } from "node:fs";
+import { mkdir, open, readdir, readFile, rename, rm, rmdir, stat, unlink } from "node:fs/promises";
 import { removeFolder, removeInBackground, replaceFolder, type ReplaceOptions } from "./swap.ts";
 import type { OutputLock } from "./lock.ts";
 import path from "node:path";
-import { pipeline } from "node:stream/promises";
 import { promisify } from "node:util";
 import { createGzip, gzip } from "node:zlib";
 import { bodyPieces, PIECE, type Body } from "../../core/body.ts";
@@ -347,7 +346,7 @@ class TreeWriting {
       const target = linkedFile(file, full, was, recent, recycling, this.calls());
       const own = was?.[2] === undefined ? was : undefined;
       const name: RecycledName = { file: file.path, full, shared: own !== was, own };
-      const body = target === undefined ? split(file.body, own) : undefined;
+      const body = target === undefined ? split(file.body, own, true) : undefined;
       if (target !== undefined) packing = this.repeat(file, target, was, mine, recycling, twins);
       else if (body!.whole) {
         const data = body!.whole;
@@ -610,7 +609,7 @@ function handWhole(
 
 /** A short body's bytes (an alias's, for the archive: the file it repeats is not read back). */
 function wholeOf(body: Body): Buffer {
-  const made = split(body, undefined);
+  const made = split(body, undefined, false);
   return made.whole ?? Buffer.concat([...made.firstTwo, ...made.rest]);
 }
 
@@ -624,9 +623,10 @@ type Split =
  * without a generator's turns. One longer than a piece (a carried day's graph, 25 MB at 40,000 access
  * points) goes the long way, as a list does: written by this thread, its twin compressed from its
  * file, never held whole for the writing thread or the compressor; unless the recycled tree holds
- * these very bytes (`was`), which is decided from memory, and nothing is written.
+ * these very bytes (`was`), which is decided from memory, and nothing is written. With `lend`, a
+ * long body's pieces are lent (core/body.ts), for writeLong, which writes each before the next.
  */
-function split(body: Body, was: Written | undefined): Split {
+function split(body: Body, was: Written | undefined, lend: boolean): Split {
   const made = typeof body === "object" && "make" in body ? body.make() : body;
   const whole = typeof made === "string" ? Buffer.from(made, "utf8") : Buffer.isBuffer(made) ? made : undefined;
   if (whole !== undefined) {
@@ -643,7 +643,7 @@ function split(body: Body, was: Written | undefined): Split {
       })(),
     };
   }
-  const rest = bodyPieces(made);
+  const rest = bodyPieces(made, lend);
   const first = rest.next();
   if (first.done) return { whole: Buffer.alloc(0) };
   const second = rest.next();
@@ -753,12 +753,36 @@ const gzipped = (data: Buffer) => gzipAsync(data, { level: TWIN.level });
  */
 async function gzippedFile(file: string): Promise<Buffer> {
   const chunks: Buffer[] = [];
-  const read = createReadStream(file, { highWaterMark: PIECE });
-  await pipeline(read, createGzip({ level: TWIN.level, chunkSize: PIECE / 4 }), async (source: AsyncIterable<Buffer>) => {
-    for await (const chunk of source) chunks.push(chunk);
-  });
+  const gz = createGzip({ level: TWIN.level, chunkSize: PIECE / 4 });
+  gz.on("data", (chunk: Buffer) => chunks.push(chunk));
+  const ended = new Promise<void>((ok, fail) => gz.once("end", ok).once("error", fail));
+  ended.catch(() => {}); // awaited below, or the failure thrown from the writes
+  // The file's pieces read into a buffer of the few kept, not a new one each (a stream's reads):
+  // 650 new blocks of a MiB in a 40,000 build, from the C library's heap (docs/performance.md,
+  // fortieth session). zlib reads a piece until its write's callback: only then is it filled again.
+  const input = readBuffers.pop() ?? Buffer.allocUnsafeSlow(PIECE);
+  let reusable = false;
+  const handle = await open(file, "r");
+  try {
+    for (;;) {
+      const { bytesRead } = await handle.read(input, 0, PIECE, null);
+      if (bytesRead === 0) break;
+      await new Promise<void>((ok, fail) => gz.write(input.subarray(0, bytesRead), (err) => (err ? fail(err) : ok())));
+    }
+    gz.end();
+    await ended;
+    reusable = true;
+  } catch (err) {
+    gz.destroy();
+    throw err;
+  } finally {
+    await handle.close();
+    // after a failure zlib may still hold it
+    if (reusable && readBuffers.length < 4) readBuffers.push(input);
+  }
   return Buffer.concat(chunks);
 }
+const readBuffers: Buffer[] = [];
 
 /**
  * A file's gzip twin (core/routes/compression.ts), written after the file. When the recycled tree

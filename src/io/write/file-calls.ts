@@ -1,5 +1,6 @@
 import { Worker } from "node:worker_threads";
 import { onInterrupt } from "./interrupt.ts";
+import { PIECE } from "../../core/body.ts";
 
 /**
  * The file system calls that put a build's files on disk, made by the build's own thread or by a
@@ -183,7 +184,8 @@ function threadMain(calls: typeof fileCalls): void {
     }
     Atomics.store(control, 1, 0);
     Atomics.notify(control, 1);
-    parentPort!.postMessage({ done: true });
+    // the batch's buffer goes back to be filled again
+    parentPort!.postMessage({ done: true, bytes }, [bytes]);
   });
 }
 
@@ -191,6 +193,13 @@ function threadMain(calls: typeof fileCalls): void {
 const BATCH_BYTES = 512 * 1024;
 const BATCH_CALLS = 1024;
 const IN_FLIGHT = 4;
+/**
+ * A batch's buffer, handed back by the thread and filled again: a batch holds under BATCH_BYTES and
+ * one more file, and the build's thread writes a body over a piece itself (emit.ts). A new buffer a
+ * batch (several thousand in a 40,000 build) came from the C library's heap, which keeps its
+ * high-water mark (docs/performance.md, fortieth session).
+ */
+const BATCH_BUFFER = BATCH_BYTES + PIECE;
 
 /**
  * A writing thread: the build hands it folders and whole files in batches (the bytes copied into one
@@ -207,6 +216,8 @@ export class WritingThread {
   private bytes = 0;
   private inFlight = 0;
   private waiting: (() => void)[] = [];
+  /** buffers the thread handed back (at most IN_FLIGHT are out at once) */
+  private readonly spare: ArrayBuffer[] = [];
   private readonly forget: () => void;
   failure: unknown;
 
@@ -220,7 +231,8 @@ export class WritingThread {
       // it holds a batch or two and a set of folder names: far below these
       resourceLimits: { maxOldGenerationSizeMb: 64, maxYoungGenerationSizeMb: 2 },
     });
-    this.worker.on("message", (m: { done?: true; error?: CallError }) => {
+    this.worker.on("message", (m: { done?: true; error?: CallError; bytes?: ArrayBuffer }) => {
+      if (m.bytes?.byteLength === BATCH_BUFFER && this.spare.length < IN_FLIGHT) this.spare.push(m.bytes);
       if (m.error) this.failure ??= Object.assign(new Error(m.error.message), m.error);
       if (m.done) this.inFlight--;
       this.wake();
@@ -302,7 +314,7 @@ export class WritingThread {
 
   private send(): void {
     if (this.calls.length === 0) return;
-    const bytes = new ArrayBuffer(this.bytes);
+    const bytes = this.bytes <= BATCH_BUFFER ? (this.spare.pop() ?? new ArrayBuffer(BATCH_BUFFER)) : new ArrayBuffer(this.bytes);
     const view = new Uint8Array(bytes);
     let at = 0;
     for (const chunk of this.chunks) {
