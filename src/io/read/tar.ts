@@ -61,6 +61,12 @@ function paxRecord(text: string): Buffer {
   return Buffer.from(`${length + digits}${text}`);
 }
 
+/** Chunks kept for reuse: as many as the archive's compressor holds at once (its lag), and a few more. */
+const SPARE_CHUNKS = 12;
+
+/** A block of its own, not a slice of Node.js's small-buffer pool: what giveBack recognises. */
+const ownBlock = (size: number): Buffer => Buffer.allocUnsafeSlow(size);
+
 /**
  * A tar stream in chunks of `size` bytes, each a buffer that the consumer may keep, or hand back
  * (`giveBack`) once done with it, to be filled again. A file's bytes are read or copied into the
@@ -70,12 +76,6 @@ function paxRecord(text: string): Buffer {
  * the C library's heap once its mapping threshold has risen, and that heap keeps its high-water mark
  * (docs/performance.md, fortieth session).
  */
-/** Chunks kept for reuse: as many as the archive's compressor holds at once (its lag), and a few more. */
-const SPARE_CHUNKS = 12;
-
-/** A block of its own, not a slice of Node.js's small-buffer pool: what giveBack recognises. */
-const ownBlock = (size: number): Buffer => Buffer.allocUnsafeSlow(size);
-
 export class TarWriter {
   private chunk: Buffer;
   private at = 0;
