@@ -64,9 +64,6 @@ function paxRecord(text: string): Buffer {
 /** Chunks kept for reuse: as many as the archive's compressor holds at once (its lag), and a few more. */
 const SPARE_CHUNKS = 12;
 
-/** A block of its own, not a slice of Node.js's small-buffer pool: what giveBack recognises. */
-const ownBlock = (size: number): Buffer => Buffer.allocUnsafeSlow(size);
-
 /**
  * A tar stream in chunks of `size` bytes, each a buffer that the consumer may keep, or hand back
  * (`giveBack`) once done with it, to be filled again. A file's bytes are read or copied into the
@@ -83,19 +80,26 @@ export class TarWriter {
   private readonly fixed = new Map<string, { readonly block: Buffer; readonly sum: number }>();
   /** chunks handed back, filled again before a new one is made */
   private readonly spare: Buffer[] = [];
+  /** the blocks this writer made: the only ones giveBack takes (another's buffer is never written into) */
+  private readonly made = new WeakSet<ArrayBufferLike>();
 
   constructor(
     private readonly mtime: number,
     private readonly size = 2 ** 20,
   ) {
-    this.chunk = ownBlock(size);
+    this.chunk = this.block();
   }
 
   /** A chunk that take() gave, which its consumer no longer reads: its bytes are written over. */
   giveBack(chunk: Buffer): void {
-    // a chunk of the stream's own size (not a long header's room of its own), a few kept at most
-    if (chunk.byteOffset === 0 && chunk.buffer.byteLength === this.size && this.spare.length < SPARE_CHUNKS)
-      this.spare.push(Buffer.from(chunk.buffer, 0, this.size));
+    // one of its own chunks (not a long header's room of its own, nor another's buffer), a few kept at most
+    if (this.made.has(chunk.buffer) && this.spare.length < SPARE_CHUNKS) this.spare.push(Buffer.from(chunk.buffer, 0, this.size));
+  }
+
+  private block(): Buffer {
+    const b = Buffer.allocUnsafeSlow(this.size); // a block of its own, not a slice of Node.js's pool
+    this.made.add(b.buffer);
+    return b;
   }
 
   /** The chunks completed so far, taken. */
@@ -239,7 +243,7 @@ export class TarWriter {
   private flush(): void {
     if (this.at === 0) return;
     this.done.push(this.chunk.subarray(0, this.at));
-    this.chunk = this.spare.pop() ?? ownBlock(this.size);
+    this.chunk = this.spare.pop() ?? this.block();
     this.at = 0;
   }
 }
