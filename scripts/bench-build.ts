@@ -5,6 +5,7 @@ import { requestsFromTree } from "../src/publish/deployment.ts";
 import { build } from "../src/index.ts";
 import { netlifyRules } from "../src/hosts/netlify.ts";
 import { limitHeapGrowth, loaded } from "../src/cli/memory.ts";
+import { cpuSeconds } from "./bench-cpu.ts";
 import type { SiteSettings } from "../src/core/settings.ts";
 
 /**
@@ -26,6 +27,7 @@ const r = await build({
 execFileSync("sync"); // the files are written when they are on disk
 const seconds = (performance.now() - started) / 1000;
 const peakRssMiB = process.resourceUsage().maxRSS / 1024; // before the layout count below
+const cpu = cpuSeconds(); // the build's threads and its `sync`
 
 // What each kind of response costs the host: files and bytes (not timed).
 const layout: Record<string, { files: number; bytes: number }> = {};
@@ -68,6 +70,8 @@ process.stdout.write(
     netlifyRules: netlifyRules(r.values).deployRules,
     literalRules: netlifyRules(r.values).configRules,
     peakRssMiB,
+    userSeconds: cpu.user,
+    systemSeconds: cpu.system,
     layout,
   }) + "\n",
 );
