@@ -1,6 +1,6 @@
 import { existsSync, lstatSync, mkdirSync, readdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
 import path from "node:path";
-import { describe, expect, it } from "vitest";
+import { afterEach, describe, expect, it, vi } from "vitest";
 import { fileCalls, WritingThread } from "../src/io/write/file-calls.ts";
 import { tempDir } from "./support/tree.ts";
 
@@ -130,5 +130,35 @@ describe("the writing thread", () => {
       expect(failed?.code).toBe("ENOENT");
       expect(existsSync(root)).toBe(false);
     });
+  });
+
+  afterEach(() => void vi.unstubAllGlobals());
+
+  it("fills the batches' buffers the thread hands back again, never one of its own a batch, and writes each file's bytes", async () => {
+    // the buffers of at least half a MiB made meanwhile: a batch's (a new one each came from the C library's heap)
+    let made = 0;
+    class Counted extends ArrayBuffer {
+      constructor(length: number) {
+        super(length);
+        if (length >= 512 * 1024) made++;
+      }
+    }
+    vi.stubGlobal("ArrayBuffer", Counted);
+    const root = tempDir();
+    const body = (i: number) => Buffer.alloc(64 * 1024 + i, i % 251);
+    await withThread(root, 16, async (thread) => {
+      thread.folder(path.join(root, "f"));
+      // 25 MiB: about fifty batches
+      for (let i = 0; i < 400; i++) {
+        thread.whole(path.join(root, "f", `${i}.json`), body(i), undefined);
+        await thread.room();
+      }
+      await thread.settled();
+    });
+    vi.unstubAllGlobals();
+    for (let i = 0; i < 400; i++) expect(readFileSync(path.join(root, "f", `${i}.json`)).equals(body(i))).toBe(true);
+    // at most IN_FLIGHT on their way, one being filled, one handed back late
+    expect(made).toBeGreaterThan(0);
+    expect(made).toBeLessThanOrEqual(6);
   });
 });
