@@ -19,7 +19,7 @@ import {
 } from "node:fs";
 import path from "node:path";
 import { gunzipSync } from "node:zlib";
-import { describe, expect, it } from "vitest";
+import { describe, expect, it, vi } from "vitest";
 import { FILES, TWIN } from "../src/core/routes.ts";
 import { emitTree } from "../src/io/write/emit.ts";
 import { ArchiveStream } from "../src/io/read/archive.ts";
@@ -655,6 +655,22 @@ describe("a recycled tree (cycle: the build before the served one becomes the ne
     await emitTree(e, next, { archive: archiving("e.tar.gz") });
     expect(existsSync(path.join(e, ".partial"))).toBe(false);
     expect(readFileSync(path.join(e, "api/same/index.json"), "utf8")).toBe("same");
+  });
+
+  it("reads a long file for its twin into a buffer kept from one twin to the next, not a new one each", async () => {
+    // one long answer a build, so that no two twins are on their way at once
+    const text = (i: number) => `[${'"y",'.repeat(PIECE / 2 + i * 100)}"${i}"]`;
+    const outs = Array.from({ length: 6 }, () => path.join(tempDir(), "dist"));
+    const made = vi.spyOn(Buffer, "allocUnsafeSlow");
+    try {
+      for (const [i, out] of outs.entries()) await emitTree(out, [{ path: `/long/${i}/index.json`, body: text(i) }]);
+      // a read buffer is a piece long (a new one each came from the C library's heap: docs/performance.md)
+      expect(made.mock.calls.filter(([size]) => size === PIECE).length).toBeLessThanOrEqual(1);
+    } finally {
+      made.mockRestore();
+    }
+    for (const [i, out] of outs.entries())
+      expect(gunzipSync(readFileSync(path.join(out, `long/${i}/index.json.gz`))).toString()).toBe(text(i));
   });
 
   it("writes a gzip twin of each long text answer, kept while its file is, made anew when it changes, gone when it is short", async () => {
