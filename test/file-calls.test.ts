@@ -28,6 +28,8 @@ const failureOf = (thread: WritingThread) =>
   );
 
 describe("the writing thread", () => {
+  afterEach(() => void vi.unstubAllGlobals());
+
   it("makes folders and files in the order handed: new ones, and recycled ones written over and cut", async () => {
     const root = tempDir();
     await withThread(root, 16, async (thread) => {
@@ -131,8 +133,6 @@ describe("the writing thread", () => {
       expect(existsSync(root)).toBe(false);
     });
   });
-
-  afterEach(() => void vi.unstubAllGlobals());
 
   it("fills the batches' buffers the thread hands back again, never one of its own a batch, and writes each file's bytes", async () => {
     // the buffers of at least half a MiB made meanwhile: a batch's (a new one each came from the C library's heap)

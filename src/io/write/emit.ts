@@ -752,6 +752,8 @@ const gzipped = (data: Buffer) => gzipAsync(data, { level: TWIN.level });
  * are the same however the input and output are cut.
  */
 async function gzippedFile(file: string): Promise<Buffer> {
+  // opened first: a file that cannot be read leaves no compressor behind
+  const handle = await open(file, "r");
   const chunks: Buffer[] = [];
   const gz = createGzip({ level: TWIN.level, chunkSize: PIECE / 4 });
   gz.on("data", (chunk: Buffer) => chunks.push(chunk));
@@ -762,7 +764,6 @@ async function gzippedFile(file: string): Promise<Buffer> {
   // fortieth session). zlib reads a piece until its write's callback: only then is it filled again.
   const input = readBuffers.pop() ?? Buffer.allocUnsafeSlow(PIECE);
   let reusable = false;
-  const handle = await open(file, "r");
   try {
     for (;;) {
       const { bytesRead } = await handle.read(input, 0, PIECE, null);
