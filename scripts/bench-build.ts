@@ -27,7 +27,7 @@ const r = await build({
 execFileSync("sync"); // the files are written when they are on disk
 const seconds = (performance.now() - started) / 1000;
 const peakRssMiB = process.resourceUsage().maxRSS / 1024; // before the layout count below
-const cpu = cpuSeconds(); // the build's threads and its `sync`
+const cpu = cpuSeconds(); // the process's so far: the build, its threads and its `sync` (and loading its modules, a fraction of a second)
 
 // What each kind of response costs the host: files and bytes (not timed).
 const layout: Record<string, { files: number; bytes: number }> = {};

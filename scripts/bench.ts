@@ -83,7 +83,7 @@ interface Row {
   bytes: number;
   filesPerSecond: number;
   peakRssMiB: number;
-  /** CPU seconds of the build (its threads and its `sync`) and of `cp -r` (its `sync` apart: a few ms) */
+  /** CPU seconds of the build's process (its threads, its `sync`, its start) and of `cp -r` (its `sync` apart: a few ms) */
   buildUserSeconds: number;
   buildSystemSeconds: number;
   cpUserSeconds: number;
